@@ -1,0 +1,101 @@
+// Package match decides which pods and namespaces a SidecarSet selects, and
+// whether two SidecarSets can select the same pod. It is pure: namespace
+// labels are passed in, never fetched.
+package match
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// NamespaceNameLabel is the label every namespace carries with its own name.
+const NamespaceNameLabel = "kubernetes.io/metadata.name"
+
+// ClusterScope is the namespace-index value of a SidecarSet that is not
+// pinned to one namespace.
+const ClusterScope = "clusterScope"
+
+// NamespaceSelector returns the effective namespace selector of a
+// SidecarSet: spec.namespace as a selector on kubernetes.io/metadata.name,
+// else spec.namespaceSelector, else nil (every namespace).
+func NamespaceSelector(s *appsv1alpha1.SidecarSet) *metav1.LabelSelector {
+	if s.Spec.Namespace != "" {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{NamespaceNameLabel: s.Spec.Namespace}}
+	}
+	return s.Spec.NamespaceSelector
+}
+
+// Namespace reports whether a SidecarSet selects a namespace, given the
+// namespace's labels. The name is matched through kubernetes.io/metadata.name,
+// which is added to the labels if missing.
+func Namespace(s *appsv1alpha1.SidecarSet, name string, nsLabels map[string]string) (bool, error) {
+	sel := NamespaceSelector(s)
+	if sel == nil {
+		return true, nil
+	}
+	if nsLabels[NamespaceNameLabel] != name {
+		withName := make(map[string]string, len(nsLabels)+1)
+		for k, v := range nsLabels {
+			withName[k] = v
+		}
+		withName[NamespaceNameLabel] = name
+		nsLabels = withName
+	}
+	return selects(sel, nsLabels, "namespaceSelector")
+}
+
+// Pod reports whether a SidecarSet's selector matches a pod's labels. A nil
+// or empty selector matches nothing.
+func Pod(s *appsv1alpha1.SidecarSet, podLabels map[string]string) (bool, error) {
+	if IsEmpty(s.Spec.Selector) {
+		return false, nil
+	}
+	return selects(s.Spec.Selector, podLabels, "selector")
+}
+
+// Selects reports whether a label selector matches a label set; a nil
+// selector matches everything, an invalid one is an error.
+func Selects(sel *metav1.LabelSelector, set map[string]string) (bool, error) {
+	if sel == nil {
+		return true, nil
+	}
+	return selects(sel, set, "selector")
+}
+
+func selects(sel *metav1.LabelSelector, set map[string]string, what string) (bool, error) {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return false, fmt.Errorf("invalid %s: %w", what, err)
+	}
+	return s.Matches(labels.Set(set)), nil
+}
+
+// IsEmpty reports whether a selector is nil or has no requirement.
+func IsEmpty(sel *metav1.LabelSelector) bool {
+	return sel == nil || (len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0)
+}
+
+// IndexValues are the values under which a SidecarSet is indexed by
+// namespace: the namespaces it is pinned to (spec.namespace, or the values
+// of a namespaceSelector on kubernetes.io/metadata.name), else ClusterScope.
+// A pod's candidates are the SidecarSets indexed under its namespace plus
+// those indexed under ClusterScope.
+func IndexValues(s *appsv1alpha1.SidecarSet) []string {
+	sel := NamespaceSelector(s)
+	if sel == nil {
+		return []string{ClusterScope}
+	}
+	if v, ok := sel.MatchLabels[NamespaceNameLabel]; ok {
+		return []string{v}
+	}
+	for _, r := range sel.MatchExpressions {
+		if r.Key == NamespaceNameLabel && r.Operator == metav1.LabelSelectorOpIn && len(r.Values) > 0 {
+			return append([]string(nil), r.Values...)
+		}
+	}
+	return []string{ClusterScope}
+}

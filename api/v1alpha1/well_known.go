@@ -1,0 +1,90 @@
+package v1alpha1
+
+// Annotation, label and condition keys shared with OpenKruise. Pods injected
+// by either implementation carry the same keys with the same formats, so each
+// implementation can manage the other's pods.
+const (
+	// SidecarSetHashAnnotation is, on a SidecarSet, its hash, and on a pod,
+	// the JSON map of the injected or upgraded hash per SidecarSet.
+	SidecarSetHashAnnotation = "kruise.io/sidecarset-hash"
+	// SidecarSetHashWithoutImageAnnotation is the same, ignoring images.
+	SidecarSetHashWithoutImageAnnotation = "kruise.io/sidecarset-hash-without-image"
+	// SidecarSetListAnnotation is the sorted, comma-joined list of the
+	// SidecarSets injected into a pod.
+	SidecarSetListAnnotation = "kruise.io/sidecarset-injected-list"
+	// InPlaceUpdateStateAnnotation records, per SidecarSet, the container
+	// image IDs a pod had before its last in-place upgrade.
+	InPlaceUpdateStateAnnotation = "kruise.io/sidecarset-inplace-update-state"
+	// WorkingHotUpgradeContainerAnnotation maps each hot-upgrade sidecar to
+	// its working twin.
+	WorkingHotUpgradeContainerAnnotation = "kruise.io/sidecarset-working-hotupgrade-container"
+	// HotUpgradeVersionAnnotationPrefix prefixes the version annotation of a
+	// hot-upgrade twin (version.sidecarset.kruise.io/<twin>).
+	HotUpgradeVersionAnnotationPrefix = "version.sidecarset.kruise.io/"
+	// HotUpgradeVersionAltAnnotationPrefix prefixes the other twin's version
+	// (versionalt.sidecarset.kruise.io/<twin>).
+	HotUpgradeVersionAltAnnotationPrefix = "versionalt.sidecarset.kruise.io/"
+
+	// SidecarSetCustomVersionLabel tags a SidecarSet, and the
+	// ControllerRevisions recorded from it, with a user version.
+	SidecarSetCustomVersionLabel = "apps.kruise.io/sidecarset-custom-version"
+	// SidecarSetNameLabel names the SidecarSet of a ControllerRevision.
+	SidecarSetNameLabel = "kruise.io/sidecarset-name"
+	// SidecarSetCanaryAnnotation marks a canary SidecarSet ("true").
+	SidecarSetCanaryAnnotation = "apps.kruise.io/sidecarset-canary"
+	// SidecarSetBaseAnnotation names the base SidecarSet of a canary.
+	SidecarSetBaseAnnotation = "apps.kruise.io/sidecarset-base"
+
+	// SidecarEnvInjected marks an injected container (IS_INJECTED=true).
+	SidecarEnvInjected = "IS_INJECTED"
+	// SidecarEnvVersion is the hot-upgrade twin's own version.
+	SidecarEnvVersion = "SIDECARSET_VERSION"
+	// SidecarEnvVersionAlt is the other hot-upgrade twin's version.
+	SidecarEnvVersionAlt = "SIDECARSET_VERSION_ALT"
+
+	// SidecarSetUpgradableCondition is the pod condition saying, as a JSON
+	// map from SidecarSet name to bool, whether the pod can be upgraded in place.
+	SidecarSetUpgradableCondition = "SidecarSetUpgradable"
+	// AllSidecarSetUpgradableReason is its reason when every entry is true.
+	AllSidecarSetUpgradableReason = "AllSidecarsetUpgradable"
+	// UpdateImmutableFieldReason is its reason when some entry is false.
+	UpdateImmutableFieldReason = "UpdateImmutableField"
+
+	// PatchPodMetadataWhiteListKey is the data key of the whitelist in the
+	// kruise-configuration ConfigMap.
+	PatchPodMetadataWhiteListKey = "SidecarSet_PatchPodMetadata_WhiteList"
+	// ConfigurationConfigMapName is the ConfigMap holding the whitelist.
+	ConfigurationConfigMapName = "kruise-configuration"
+)
+
+// SidecarSet status condition types and reasons. They explain, in
+// `kubectl describe sidecarset`, whether a rollout progresses and why not.
+const (
+	// SidecarSetConditionUpdated is True when every upgradable pod runs the
+	// latest sidecars.
+	SidecarSetConditionUpdated = "Updated"
+	// SidecarSetConditionProgressing is True while an in-place rollout can
+	// make progress, False with a reason when it is held or stalled.
+	SidecarSetConditionProgressing = "Progressing"
+
+	// ReasonRolloutComplete: every selected pod runs the latest sidecars.
+	ReasonRolloutComplete = "RolloutComplete"
+	// ReasonUpdating: pods are being upgraded.
+	ReasonUpdating = "Updating"
+	// ReasonNotUpdate: the strategy is NotUpdate; existing pods are left alone.
+	ReasonNotUpdate = "NotUpdateStrategy"
+	// ReasonPaused: updateStrategy.paused is true.
+	ReasonPaused = "Paused"
+	// ReasonPartitionHeld: the remaining pods are held back by partition.
+	ReasonPartitionHeld = "PartitionHeld"
+	// ReasonWaitingForUnavailablePods: maxUnavailable is used up by pods
+	// that are upgrading or not ready.
+	ReasonWaitingForUnavailablePods = "WaitingForUnavailablePods"
+	// ReasonMaxUnavailableIsZero: maxUnavailable resolves to 0.
+	ReasonMaxUnavailableIsZero = "MaxUnavailableIsZero"
+	// ReasonNotUpgradablePods: some pods cannot be upgraded in place because
+	// a field other than an image changed.
+	ReasonNotUpgradablePods = "NotUpgradablePods"
+	// ReasonNotSelected: the remaining pods are outside updateStrategy.selector.
+	ReasonNotSelected = "NotSelectedByUpdateSelector"
+)
