@@ -30,10 +30,10 @@ const maxNamePrefix = 223
 
 // Data is the part of a SidecarSet spec a revision records.
 type Data struct {
-	Containers       []appsv1alpha1.SidecarContainer          `json:"containers"`
-	InitContainers   []appsv1alpha1.SidecarContainer          `json:"initContainers"`
-	Volumes          []corev1.Volume                          `json:"volumes"`
-	ImagePullSecrets []corev1.LocalObjectReference            `json:"imagePullSecrets"`
+	Containers       []appsv1alpha1.SidecarContainer           `json:"containers"`
+	InitContainers   []appsv1alpha1.SidecarContainer           `json:"initContainers"`
+	Volumes          []corev1.Volume                           `json:"volumes"`
+	ImagePullSecrets []corev1.LocalObjectReference             `json:"imagePullSecrets"`
 	PatchPodMetadata []appsv1alpha1.SidecarSetPatchPodMetadata `json:"patchPodMetadata"`
 }
 
