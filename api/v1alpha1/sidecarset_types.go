@@ -9,7 +9,7 @@ import (
 // SidecarSetSpec declares which pods get which sidecars, and how existing
 // pods are upgraded when the sidecars change.
 // +kubebuilder:validation:XValidation:rule="(has(self.containers) && size(self.containers) > 0) || (has(self.initContainers) && size(self.initContainers) > 0)",message="at least one container or initContainer is required",fieldPath=".containers"
-// +kubebuilder:validation:XValidation:rule="!(has(self.namespace) && self.namespace != ” && has(self.namespaceSelector))",message="namespace and namespaceSelector are mutually exclusive: namespace is a shorthand for a namespaceSelector on kubernetes.io/metadata.name",fieldPath=".namespaceSelector"
+// +kubebuilder:validation:XValidation:rule="!(has(self.namespace) && size(self.namespace) > 0 && has(self.namespaceSelector))",message="namespace and namespaceSelector are mutually exclusive: namespace is a shorthand for a namespaceSelector on kubernetes.io/metadata.name",fieldPath=".namespaceSelector"
 type SidecarSetSpec struct {
 	// selector is a label query over the pods that get the sidecars injected
 	// at creation and upgraded in place afterwards. It must not be empty.
@@ -210,8 +210,8 @@ const (
 )
 
 // SidecarContainerUpgradeStrategy says how a sidecar is upgraded in place.
-// +kubebuilder:validation:XValidation:rule="!has(self.upgradeType) || self.upgradeType != 'HotUpgrade' || (has(self.hotUpgradeEmptyImage) && self.hotUpgradeEmptyImage != ”)",message="hotUpgradeEmptyImage is required when upgradeType is HotUpgrade",fieldPath=".hotUpgradeEmptyImage"
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.upgradeType) || oldSelf.upgradeType == ” || (has(self.upgradeType) && self.upgradeType == oldSelf.upgradeType)",message="upgradeType is immutable: create a new SidecarSet to change it",fieldPath=".upgradeType"
+// +kubebuilder:validation:XValidation:rule="!has(self.upgradeType) || self.upgradeType != 'HotUpgrade' || (has(self.hotUpgradeEmptyImage) && size(self.hotUpgradeEmptyImage) > 0)",message="hotUpgradeEmptyImage is required when upgradeType is HotUpgrade",fieldPath=".hotUpgradeEmptyImage"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.upgradeType) || size(oldSelf.upgradeType) == 0 || (has(self.upgradeType) && self.upgradeType == oldSelf.upgradeType)",message="upgradeType is immutable: create a new SidecarSet to change it",fieldPath=".upgradeType"
 type SidecarContainerUpgradeStrategy struct {
 	// upgradeType is ColdUpgrade (the default) or HotUpgrade. It cannot be
 	// changed once set. HotUpgrade injects two twins, <name>-1 and <name>-2.
