@@ -1,0 +1,88 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// PatchPodMetadata applies a SidecarSet's patchPodMetadata entries, in
+// order, to a pod's annotations and returns the annotations it changes, with
+// their new values. The input map is not modified.
+//
+//   - Retain sets a key only if the pod does not have it (an empty value
+//     counts as present).
+//   - Overwrite always sets the key.
+//   - MergePatchJson merges the value into the pod's JSON value as an RFC 7386
+//     merge patch, re-serialized with sorted keys; a pod without the key (or
+//     with an empty value) gets the value as is.
+//
+// The webhook applies it at injection and the controller again at each
+// in-place upgrade, where Retain entries are re-added only if missing.
+func PatchPodMetadata(current map[string]string, patches []appsv1alpha1.SidecarSetPatchPodMetadata) (map[string]string, error) {
+	changed := map[string]string{}
+	get := func(k string) (string, bool) {
+		if v, ok := changed[k]; ok {
+			return v, true
+		}
+		v, ok := current[k]
+		return v, ok
+	}
+	for _, p := range patches {
+		keys := make([]string, 0, len(p.Annotations))
+		for k := range p.Annotations {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			value := p.Annotations[k]
+			old, exists := get(k)
+			switch p.PatchPolicy {
+			case appsv1alpha1.SidecarSetRetainPatchPolicy, "":
+				if exists {
+					continue
+				}
+			case appsv1alpha1.SidecarSetOverwritePatchPolicy:
+			case appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy:
+				if old != "" {
+					merged, err := mergeJSON(old, value)
+					if err != nil {
+						return nil, fmt.Errorf("annotation %s: merging %q into %q: %w", k, value, old, err)
+					}
+					value = merged
+				}
+			default:
+				return nil, fmt.Errorf("annotation %s: unknown patchPolicy %q", k, p.PatchPolicy)
+			}
+			if !exists || old != value {
+				changed[k] = value
+			}
+		}
+	}
+	return changed, nil
+}
+
+// mergeJSON applies patch to doc as an RFC 7386 merge patch and re-encodes
+// the result with sorted keys.
+func mergeJSON(doc, patch string) (string, error) {
+	if !json.Valid([]byte(doc)) {
+		return "", fmt.Errorf("the pod's value is not JSON")
+	}
+	if !json.Valid([]byte(patch)) {
+		return "", fmt.Errorf("the SidecarSet's value is not JSON")
+	}
+	merged, err := jsonpatch.MergePatch([]byte(doc), []byte(patch))
+	if err != nil {
+		return "", err
+	}
+	var v any
+	if err := json.Unmarshal(merged, &v); err != nil {
+		return "", err
+	}
+	out, err := json.Marshal(v)
+	return string(out), err
+}
