@@ -1,0 +1,205 @@
+// Command devenv runs `make dev` and `make dev-down`: a local kwok cluster
+// (binary runtime, no Docker) with the operator's manager as a host process
+// and the seed example applied.
+//
+//	go run ./test/devenv up   --dir bin/dev   # create or refresh
+//	go run ./test/devenv down --dir bin/dev   # remove everything
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/sidecarset-operator/sidecarset-operator/test/cluster"
+)
+
+const (
+	clusterName = "sidecarset-dev"
+	nodes       = 3
+	healthAddr  = "127.0.0.1:8081"
+	metricsAddr = "127.0.0.1:8080"
+	webhookPort = "9443"
+)
+
+func main() {
+	fs := flag.NewFlagSet("devenv", flag.ExitOnError)
+	dir := fs.String("dir", "bin/dev", "Directory of the dev environment: cluster state, kubeconfig, manager log.")
+	binDir := fs.String("bin-dir", "bin", "Directory of the tools and the manager binary.")
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: devenv up|down [--dir DIR] [--bin-dir DIR]")
+		os.Exit(2)
+	}
+	verb := os.Args[1]
+	if err := fs.Parse(os.Args[2:]); err != nil {
+		os.Exit(2)
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	env, err := newEnv(*dir, *binDir)
+	if err == nil {
+		switch verb {
+		case "up":
+			err = env.up(ctx)
+		case "down":
+			err = env.down(ctx)
+		default:
+			err = fmt.Errorf("unknown command %q: want up or down", verb)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "devenv:", err)
+		os.Exit(1)
+	}
+}
+
+type env struct {
+	dir     string
+	binDir  string
+	cluster *cluster.Cluster
+}
+
+func newEnv(dir, binDir string) (*env, error) {
+	root, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	if binDir, err = filepath.Abs(binDir); err != nil {
+		return nil, err
+	}
+	return &env{dir: dir, binDir: binDir, cluster: &cluster.Cluster{Name: clusterName, RepoRoot: root, WorkDir: dir}}, nil
+}
+
+func (e *env) up(ctx context.Context) error {
+	c := e.cluster
+	log, err := os.OpenFile(filepath.Join(e.dir, "kwokctl.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err == nil {
+		defer func() { _ = log.Close() }()
+		c.Out = log
+	} else if err := os.MkdirAll(e.dir, 0o755); err != nil {
+		return err
+	}
+	switch {
+	case !c.Exists():
+		step("Creating the kwok cluster %s with %d nodes", clusterName, nodes)
+		if err := c.Create(ctx, nodes); err != nil {
+			return err
+		}
+	case !e.apiServerUp(ctx):
+		step("Starting the stopped kwok cluster %s", clusterName)
+		if err := c.Start(ctx); err != nil {
+			return err
+		}
+	default:
+		step("Reusing the running kwok cluster %s", clusterName)
+	}
+
+	step("Installing the CRD and the operator's namespace (config/dev)")
+	if _, err := c.RunKubectl(ctx, "apply", "--server-side", "--force-conflicts", "--field-manager=devenv", "-k", "config/dev"); err != nil {
+		return err
+	}
+	if _, err := c.RunKubectl(ctx, "wait", "--for=condition=Established", "crd/sidecarsets.apps.kruise.io", "--timeout=60s"); err != nil {
+		return err
+	}
+
+	step("Starting the manager (log: %s)", e.managerLog())
+	if err := cluster.StopFromPIDFile(e.pidFile(), 15*time.Second); err != nil {
+		return fmt.Errorf("stopping the previous manager: %w", err)
+	}
+	m := &cluster.Manager{
+		Binary: filepath.Join(e.binDir, "manager"),
+		Args: []string{
+			"--kubeconfig=" + c.KubeconfigPath(),
+			"--health-probe-bind-address=" + healthAddr,
+			"--metrics-bind-address=" + metricsAddr,
+			"--metrics-secure=false",
+			"--namespace=kruise-system",
+		},
+		LogPath:  e.managerLog(),
+		PIDPath:  e.pidFile(),
+		ReadyURL: "http://" + healthAddr + "/readyz",
+	}
+	if err := m.Start(true); err != nil {
+		return err
+	}
+	readyCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := m.WaitReady(readyCtx); err != nil {
+		return err
+	}
+
+	step("Applying the seed example (config/samples)")
+	if _, err := c.RunKubectl(ctx, "apply", "-k", "config/samples"); err != nil {
+		return err
+	}
+	e.printUsage()
+	return nil
+}
+
+func (e *env) down(ctx context.Context) error {
+	step("Stopping the manager")
+	if err := cluster.StopFromPIDFile(e.pidFile(), 15*time.Second); err != nil {
+		return err
+	}
+	step("Deleting the kwok cluster %s", clusterName)
+	if err := e.cluster.Delete(ctx); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(e.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	step("Done: nothing of the dev environment is left")
+	return nil
+}
+
+func (e *env) apiServerUp(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := e.cluster.RunKubectl(ctx, "get", "--raw", "/readyz")
+	return err == nil
+}
+
+func (e *env) managerLog() string { return filepath.Join(e.dir, "manager.log") }
+func (e *env) pidFile() string    { return filepath.Join(e.dir, "manager.pid") }
+
+func (e *env) printUsage() {
+	rel := func(p string) string {
+		if wd, err := os.Getwd(); err == nil {
+			if r, err := filepath.Rel(wd, p); err == nil {
+				return r
+			}
+		}
+		return p
+	}
+	kc := rel(e.cluster.KubeconfigPath())
+	fmt.Printf(`
+The dev cluster %[1]s is ready: %[2]d kwok nodes, the SidecarSet operator
+running on this host (log: %[3]s), the seed example applied.
+
+  export KUBECONFIG=%[4]s
+  kubectl get sidecarsets
+  kubectl get nodes
+
+kubectl v1.37.1 is in bin/k8s/kubectl. Pods of any Deployment run on the kwok
+nodes; changing a container image of a running pod restarts that container in
+place (new image and imageID in its status) after about a second; an image
+whose tag ends in "invalid" never becomes ready.
+
+  make dev        rebuilds and restarts the operator on the same cluster
+  make dev-down   removes the cluster and stops the operator
+`, clusterName, nodes, rel(e.managerLog()), kc)
+}
+
+func step(format string, args ...any) {
+	fmt.Printf("==> "+format+"\n", args...)
+}

@@ -1,0 +1,130 @@
+// Package framework starts the envtest control plane (a real kube-apiserver
+// and etcd built into bin/k8s) for the integration suites, with the CRDs of
+// config/crd and, on request, the webhook configurations of config/webhook.
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// Scheme knows the built-in types and the SidecarSet API.
+var Scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(Scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(Scheme))
+}
+
+// Env is a running envtest control plane.
+type Env struct {
+	// TestEnv is the envtest environment.
+	TestEnv *envtest.Environment
+	// Config is an admin client configuration.
+	Config *rest.Config
+	// Client is an admin client.
+	Client client.Client
+	// KubeconfigPath is an admin kubeconfig for kubectl.
+	KubeconfigPath string
+	// Kubectl is the kubectl built with the control plane.
+	Kubectl string
+}
+
+// Options select what is installed.
+type Options struct {
+	// Webhooks installs the webhook configurations of config/webhook, served
+	// by envtest's local webhook server (TestEnv.WebhookInstallOptions).
+	Webhooks bool
+}
+
+// Start starts the control plane. The binaries come from KUBEBUILDER_ASSETS
+// (the Makefile exports bin/k8s) or, for runs outside make, from bin/k8s.
+func Start(o Options) (*Env, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	te := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: filepath.Join(root, "bin", "k8s"),
+	}
+	if o.Webhooks {
+		te.WebhookInstallOptions = envtest.WebhookInstallOptions{Paths: []string{filepath.Join(root, "config", "webhook")}}
+	}
+	cfg, err := te.Start()
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("starting envtest (run make envtest?): %w", err), te.Stop())
+	}
+	env := &Env{TestEnv: te, Config: cfg, Kubectl: filepath.Join(root, "bin", "k8s", "kubectl")}
+	if env.Client, err = client.New(cfg, client.Options{Scheme: Scheme}); err != nil {
+		return nil, errors.Join(err, te.Stop())
+	}
+	if env.KubeconfigPath, err = writeAdminKubeconfig(te); err != nil {
+		return nil, errors.Join(err, te.Stop())
+	}
+	return env, nil
+}
+
+// Stop stops the control plane and removes the kubeconfig.
+func (e *Env) Stop() error {
+	if e == nil {
+		return nil
+	}
+	return errors.Join(e.TestEnv.Stop(), os.Remove(e.KubeconfigPath))
+}
+
+func writeAdminKubeconfig(te *envtest.Environment) (string, error) {
+	user, err := te.AddUser(envtest.User{Name: "envtest-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp("", "envtest-kubeconfig-*")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	_, err = f.Write(data)
+	return f.Name(), err
+}
+
+// RepoRoot is the repository root: the nearest parent directory of the
+// working directory with the operator's go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && isOperatorModule(data) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("repository root not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func isOperatorModule(gomod []byte) bool {
+	const line = "module github.com/sidecarset-operator/sidecarset-operator\n"
+	return len(gomod) >= len(line) && string(gomod[:len(line)]) == line
+}
