@@ -116,31 +116,45 @@ dev-down: ## Stop the operator and delete the dev cluster.
 ##@ Tools
 
 .PHONY: tools
-tools: $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL) $(ETCD) $(CONTROLLER_GEN) $(KWOK) $(KWOKCTL) $(GOLANGCI_LINT) ## Build every tool into bin/ (once; later calls do nothing).
+tools: $(K8S_STAMP) $(ETCD_STAMP) $(TOOLS_STAMP) $(LINT_STAMP) ## Build every tool into bin/ (once; later calls do nothing).
+
+# Each tool group is built once per content of its pinning module: the stamp
+# names the hash of go.mod and go.sum, so a restored bin/ (CI cache) is
+# reused whatever its file times, and a version bump rebuilds.
+tools_hash = $(shell cat $(1)/go.mod $(1)/go.sum | sha256sum | cut -c1-16)
+K8S_STAMP := $(K8S_BIN)/.built-k8s-$(call tools_hash,test/tools/k8s)
+ETCD_STAMP := $(K8S_BIN)/.built-etcd-$(call tools_hash,test/tools/etcd)
+TOOLS_STAMP := $(LOCALBIN)/.built-tools-$(call tools_hash,test/tools)
+LINT_STAMP := $(LOCALBIN)/.built-lint-$(call tools_hash,test/tools)
+
+$(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL): $(K8S_STAMP)
+$(ETCD): $(ETCD_STAMP)
+$(CONTROLLER_GEN) $(KWOK) $(KWOKCTL): $(TOOLS_STAMP)
+$(GOLANGCI_LINT): $(LINT_STAMP)
 
 # k8s.io/kubernetes has no checksum-database answer here; its go.sum is committed.
-$(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL) &: test/tools/k8s/go.mod test/tools/k8s/go.sum
+$(K8S_STAMP):
 	@mkdir -p $(K8S_BIN)
 	cd test/tools/k8s && GONOSUMDB=k8s.io/kubernetes go build -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
-	@touch $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL)
+	@rm -f $(K8S_BIN)/.built-k8s-* && touch $@
 
-$(ETCD): test/tools/etcd/go.mod test/tools/etcd/go.sum
+$(ETCD_STAMP):
 	@mkdir -p $(K8S_BIN)
 	cd test/tools/etcd && go build -o $(ETCD) go.etcd.io/etcd/server/v3
-	@touch $(ETCD)
+	@rm -f $(K8S_BIN)/.built-etcd-* && touch $@
 
-$(CONTROLLER_GEN) $(KWOK) $(KWOKCTL) &: test/tools/go.mod test/tools/go.sum
+$(TOOLS_STAMP):
 	@mkdir -p $(LOCALBIN)
 	cd test/tools && go build -o $(LOCALBIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen \
 		sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
-	@touch $(CONTROLLER_GEN) $(KWOK) $(KWOKCTL)
+	@rm -f $(LOCALBIN)/.built-tools-* && touch $@
 
-$(GOLANGCI_LINT): test/tools/go.mod test/tools/go.sum
+$(LINT_STAMP):
 	@mkdir -p $(LOCALBIN)
 	cd test/tools && go build -o $(LOCALBIN)/ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
-	@touch $(GOLANGCI_LINT)
+	@rm -f $(LOCALBIN)/.built-lint-* && touch $@
 
 .PHONY: controller-gen kubectl kwokctl golangci-lint envtest setup-envtest
 controller-gen: $(CONTROLLER_GEN) ## Build controller-gen.

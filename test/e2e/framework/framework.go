@@ -1,0 +1,170 @@
+// Package framework sets up the end-to-end environment: a kwok cluster
+// (binary runtime) with the operator's manager running on the host, built
+// from this checkout, and clients to drive them.
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/cluster"
+)
+
+// Ports of the e2e manager; they differ from `make dev`'s so that both can
+// run at the same time.
+const (
+	HealthAddr  = "127.0.0.1:18081"
+	MetricsAddr = "127.0.0.1:18080"
+	WebhookPort = 19443
+	// OperatorNamespace holds the ControllerRevisions and the whitelist.
+	OperatorNamespace = "kruise-system"
+)
+
+// Scheme knows the built-in types and the SidecarSet API.
+var Scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(Scheme))
+}
+
+// Env is a running e2e environment.
+type Env struct {
+	RepoRoot  string
+	Dir       string
+	Cluster   *cluster.Cluster
+	Config    *rest.Config
+	Client    client.Client
+	Clientset kubernetes.Interface
+	Manager   *cluster.Manager
+}
+
+// Options shape the environment.
+type Options struct {
+	// Nodes is the number of kwok nodes.
+	Nodes int
+	// ManagerArgs are added to the manager's command line.
+	ManagerArgs []string
+}
+
+// Setup creates the cluster (replacing a leftover one), installs the CRD and
+// the webhook configurations, builds the manager and starts it.
+func Setup(ctx context.Context, o Options) (*Env, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, "bin", "e2e")
+	c := &cluster.Cluster{Name: "sidecarset-e2e", RepoRoot: root, WorkDir: dir}
+	if err := c.Delete(ctx); err != nil {
+		return nil, fmt.Errorf("removing a leftover e2e cluster: %w", err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if o.Nodes == 0 {
+		o.Nodes = 3
+	}
+	if err := c.Create(ctx, o.Nodes); err != nil {
+		return nil, err
+	}
+	e := &Env{RepoRoot: root, Dir: dir, Cluster: c}
+	if err := e.connect(); err != nil {
+		return e, err
+	}
+	if _, err := c.RunKubectl(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(root, "config", "e2e")); err != nil {
+		return e, err
+	}
+	if _, err := c.RunKubectl(ctx, "wait", "--for=condition=Established", "crd/sidecarsets.apps.kruise.io", "--timeout=60s"); err != nil {
+		return e, err
+	}
+	binary := filepath.Join(dir, "manager")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return e, fmt.Errorf("building the manager: %w\n%s", err, out)
+	}
+	e.Manager = &cluster.Manager{
+		Binary: binary,
+		Args: append([]string{
+			"--kubeconfig=" + c.KubeconfigPath(),
+			"--health-probe-bind-address=" + HealthAddr,
+			"--metrics-bind-address=" + MetricsAddr,
+			"--metrics-secure=false",
+			"--namespace=" + OperatorNamespace,
+		}, o.ManagerArgs...),
+		LogPath:  filepath.Join(dir, "manager.log"),
+		ReadyURL: "http://" + HealthAddr + "/readyz",
+	}
+	return e, e.StartManager(ctx)
+}
+
+// StartManager starts the manager and waits until it is ready.
+func (e *Env) StartManager(ctx context.Context) error {
+	if err := e.Manager.Start(false); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	return e.Manager.WaitReady(ctx)
+}
+
+// Teardown stops the manager and deletes the cluster. With keep set (a
+// failed run), the cluster and the logs are left for inspection.
+func (e *Env) Teardown(ctx context.Context, keep bool) error {
+	if e == nil {
+		return nil
+	}
+	var errs []error
+	if e.Manager != nil {
+		errs = append(errs, e.Manager.Stop(15*time.Second))
+	}
+	if !keep {
+		errs = append(errs, e.Cluster.Delete(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Env) connect() error {
+	cfg, err := e.Cluster.RESTConfig()
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	e.Config = cfg
+	if e.Client, err = client.New(cfg, client.Options{Scheme: Scheme}); err != nil {
+		return err
+	}
+	e.Clientset, err = kubernetes.NewForConfig(cfg)
+	return err
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "PROJECT")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("repository root (PROJECT) not found above the working directory")
+		}
+		dir = parent
+	}
+}
