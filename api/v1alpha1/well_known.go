@@ -87,4 +87,8 @@ const (
 	ReasonNotUpgradablePods = "NotUpgradablePods"
 	// ReasonNotSelected: the remaining pods are outside updateStrategy.selector.
 	ReasonNotSelected = "NotSelectedByUpdateSelector"
+	// ReasonBlockedPods: some pods that need the upgrade cannot be patched:
+	// their SidecarSet annotations are unreadable, or patchPodMetadata
+	// cannot be applied to them.
+	ReasonBlockedPods = "BlockedPods"
 )

@@ -1,0 +1,160 @@
+package rollout
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Partition and maxUnavailable.
+//
+// The rollout is the population of selected pods that are updated, patched
+// to the current hash, or can be upgraded in place (podView.inRollout); pods
+// that cannot be upgraded in place or are not selected are outside it.
+//
+//   - partition is how many of the rollout's pods stay on the old sidecars:
+//     at most max(0, rollout − partition) pods are upgraded in total, so
+//     this round may upgrade that many minus those already done. A
+//     percentage is of the rollout, rounded up, except that below 100% at
+//     least one pod is upgraded when the rollout has more than one. (OpenKruise
+//     subtracts the partition from this round's waiting list instead, so
+//     pods still finishing an earlier upgrade shift the count.)
+//   - maxUnavailable bounds the pods unavailable because of the rollout: a
+//     percentage is of the matched pods, rounded up (a non-zero percentage
+//     never resolves to 0). Pods already unavailable count first: patched
+//     and not yet observed, an in-place update not complete, or updated and
+//     not ready. Every pod this round upgrades takes one more share, whether
+//     or not it is ready, except a pod already counted (an earlier upgrade
+//     of it is stuck, e.g. on an image that cannot be pulled): re-upgrading
+//     it makes nothing worse, so a fixed image can always reach it.
+//     (OpenKruise lets every not-ready pod bypass the budget and counts only
+//     updated pods as unavailable.)
+
+// budget is one round's resolved partition and maxUnavailable.
+type budget struct {
+	// matched is the number of matched pods, rollout the size of the
+	// rollout and done how many of its pods are updated or patched.
+	matched, rollout, done int
+	// partition is the resolved partition; partitionErr is set when the
+	// value is malformed, and then the partition holds every pod.
+	partition    int
+	partitionErr error
+	// maxUnavailable is the resolved value; maxUnavailableErr is set when
+	// the value is malformed, and then it is 0.
+	maxUnavailable    int
+	maxUnavailableErr error
+	// unavailable counts the pods unavailable before this round.
+	unavailable int
+}
+
+// allowed is how many pods the partition lets this round upgrade.
+func (b budget) allowed() int {
+	return max(0, max(0, b.rollout-b.partition)-b.done)
+}
+
+// newBudget resolves the strategy values.
+func newBudget(partition, maxUnavailable *intstr.IntOrString, matched, rollout, done, unavailable int) budget {
+	b := budget{matched: matched, rollout: rollout, done: done, unavailable: unavailable}
+	b.partition, b.partitionErr = resolvePartition(partition, rollout)
+	if b.partitionErr != nil {
+		b.partition = rollout
+	}
+	b.maxUnavailable, b.maxUnavailableErr = resolveMaxUnavailable(maxUnavailable, matched)
+	return b
+}
+
+// resolvePartition resolves a partition against the rollout's size: an
+// integer as is, a percentage rounded up, except that a percentage below
+// 100% that rounds to the whole of a rollout of more than one pod keeps one
+// pod fewer. The result is within [0, total].
+func resolvePartition(v *intstr.IntOrString, total int) (int, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if v.Type == intstr.Int {
+		return min(max(0, v.IntValue()), total), nil
+	}
+	p, err := parsePercent(v.StrVal)
+	if err != nil {
+		return 0, fmt.Errorf("partition: %w", err)
+	}
+	n := ceilPercent(p, total)
+	if n == total && total > 1 && p < 100 {
+		n = total - 1
+	}
+	return n, nil
+}
+
+// resolveMaxUnavailable resolves maxUnavailable against the matched pods:
+// nil is 1, an integer as is, a percentage rounded up.
+func resolveMaxUnavailable(v *intstr.IntOrString, total int) (int, error) {
+	if v == nil {
+		return 1, nil
+	}
+	if v.Type == intstr.Int {
+		return max(0, v.IntValue()), nil
+	}
+	p, err := parsePercent(v.StrVal)
+	if err != nil {
+		return 0, fmt.Errorf("maxUnavailable: %w", err)
+	}
+	return ceilPercent(p, total), nil
+}
+
+// parsePercent parses "N%" with N ≥ 0; values above 100 count as 100.
+func parsePercent(s string) (int, error) {
+	digits, ok := strings.CutSuffix(s, "%")
+	if !ok {
+		return 0, fmt.Errorf("%q is neither an integer nor a percentage", s)
+	}
+	p, err := strconv.Atoi(digits)
+	if err != nil || p < 0 {
+		return 0, fmt.Errorf("%q is not a valid percentage", s)
+	}
+	return min(p, 100), nil
+}
+
+func ceilPercent(p, total int) int {
+	return (p*total + 99) / 100
+}
+
+// batch is the outcome of walking the ordered waiting pods.
+type batch struct {
+	chosen []*podView
+	// byPartition and byBudget count the waiting pods held back by the
+	// partition and by maxUnavailable; blocked those whose patch could not
+	// be built.
+	byPartition, byBudget, blocked int
+	// unavailable counts the unavailable pods once the batch is applied.
+	unavailable int
+}
+
+// pick walks the ordered waiting pods and chooses this round's batch.
+// accept builds a pod's update and reports whether it could; a pod it
+// rejects takes no share of either limit.
+func (b budget) pick(ordered []*podView, accept func(*podView) bool) batch {
+	out := batch{unavailable: b.unavailable}
+	allowed := b.allowed()
+	out.byPartition = max(0, len(ordered)-allowed)
+	for _, p := range ordered {
+		if len(out.chosen) == allowed {
+			break
+		}
+		free := p.unavailable()
+		if !free && out.unavailable >= b.maxUnavailable {
+			continue
+		}
+		if !accept(p) {
+			out.blocked++
+			continue
+		}
+		out.chosen = append(out.chosen, p)
+		if !free {
+			out.unavailable++
+		}
+	}
+	out.byBudget = max(0, len(ordered)-len(out.chosen)-out.byPartition-out.blocked)
+	return out
+}

@@ -1,0 +1,239 @@
+package rollout
+
+import (
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// setView is the SidecarSet as the planner uses it, derived once per plan.
+type setView struct {
+	obj    *appsv1alpha1.SidecarSet
+	name   string
+	hashes appsv1alpha1.Hashes
+	// names are the SidecarSet's container names in a pod, both twins of a
+	// hot-upgrade sidecar included: consistency is checked over them.
+	names []string
+	// cold and hot split spec.containers by upgrade type.
+	cold []*appsv1alpha1.SidecarContainer
+	hot  []hotSidecar
+	// sidecarList is the sorted list recorded in the hash annotation.
+	sidecarList []string
+	// selectorErr is set when updateStrategy.selector is invalid; it then
+	// selects no pod.
+	selectorErr error
+}
+
+// hotSidecar is a hot-upgrade sidecar and its twins.
+type hotSidecar struct {
+	name, twin1, twin2 string
+	image, emptyImage  string
+}
+
+func newSetView(s *appsv1alpha1.SidecarSet, hashes appsv1alpha1.Hashes) *setView {
+	v := &setView{obj: s, name: s.Name, hashes: hashes}
+	for i := range s.Spec.Containers {
+		c := &s.Spec.Containers[i]
+		v.sidecarList = append(v.sidecarList, c.Name)
+		if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
+			t1, t2 := podstate.HotUpgradeTwins(c.Name)
+			v.hot = append(v.hot, hotSidecar{
+				name: c.Name, twin1: t1, twin2: t2,
+				image: c.Image, emptyImage: c.UpgradeStrategy.HotUpgradeEmptyImage,
+			})
+			v.names = append(v.names, t1, t2)
+			continue
+		}
+		v.cold = append(v.cold, c)
+		v.names = append(v.names, c.Name)
+	}
+	for i := range s.Spec.InitContainers {
+		if appsv1alpha1.IsNativeSidecar(&s.Spec.InitContainers[i].Container) {
+			v.sidecarList = append(v.sidecarList, s.Spec.InitContainers[i].Name)
+		}
+	}
+	slices.Sort(v.sidecarList)
+	v.sidecarList = slices.Compact(v.sidecarList)
+	if _, err := match.Selects(s.Spec.UpdateStrategy.Selector, nil); err != nil {
+		v.selectorErr = err
+	}
+	return v
+}
+
+// rolling reports whether the strategy lets the planner touch pods.
+func (s *setView) rolling() bool {
+	us := s.obj.Spec.UpdateStrategy
+	return us.Type != appsv1alpha1.NotUpdateSidecarSetStrategyType && !us.Paused
+}
+
+// podView is one matched pod, its annotations decoded once, classified.
+type podView struct {
+	pod   *corev1.Pod
+	key   types.NamespacedName
+	state podstate.State
+	// err is set when the pod's SidecarSet annotations cannot be decoded:
+	// the pod is counted as matched and otherwise left alone.
+	err error
+	// updated: the pod records the SidecarSet's current hash.
+	updated bool
+	// selected: updateStrategy.selector selects the pod.
+	selected bool
+	// upgradable: the pod's without-image hash equals the SidecarSet's, so
+	// the difference, if any, is images only.
+	upgradable bool
+	// consistent: every in-place update of the SidecarSet's containers is
+	// complete (consistency.go).
+	consistent bool
+	// finishing: a container that reports ready has not completed its last
+	// in-place update (to an older version): skip the pod this round.
+	finishing bool
+	// ready is the status definition: running, Ready, not terminating, and
+	// every hot-upgrade sidecar's idle twin has the empty image.
+	ready bool
+	// inFlight: the shell patched the pod and has not observed it yet;
+	// inFlightHash is the hash it was patched to.
+	inFlight     bool
+	inFlightHash string
+}
+
+// inPlace returns the SidecarSet's entry of the pod's in-place update state.
+func (v *podView) inPlace(set string) *podstate.InPlaceUpdateState {
+	return v.state.InPlace[set]
+}
+
+// unavailable reports whether the pod takes a share of maxUnavailable: it
+// was patched and not yet observed, an in-place update is not complete, or
+// it is updated and not ready.
+func (v *podView) unavailable() bool {
+	if v.err != nil {
+		return false
+	}
+	return v.inFlight || !v.consistent || (v.updated && !v.ready)
+}
+
+// done reports whether the pod runs, or was patched to, the current hash.
+func (v *podView) done(hash string) bool {
+	return v.updated || (v.inFlight && v.inFlightHash == hash)
+}
+
+// waiting reports whether the pod can be upgraded in place this round,
+// before ordering and budget.
+func (v *podView) waiting() bool {
+	return v.err == nil && v.selected && !v.updated && v.upgradable && !v.inFlight && !v.finishing
+}
+
+// notUpgradable reports whether the pod needs the upgrade but a change
+// other than images prevents it.
+func (v *podView) notUpgradable() bool {
+	return v.err == nil && v.selected && !v.updated && !v.inFlight && !v.upgradable
+}
+
+// inRollout reports whether the pod belongs to the population the
+// partition is counted on: selected and upgradable, or already updated.
+func (v *podView) inRollout(hash string) bool {
+	return v.err == nil && v.selected && (v.done(hash) || v.upgradable)
+}
+
+// classify decodes and classifies one pod. active reports whether the shell
+// has an unexpired in-flight entry for it.
+func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *podView {
+	v := &podView{pod: pod, key: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}}
+	v.state, v.err = podstate.Read(pod.Annotations)
+	if v.err != nil {
+		return v
+	}
+	v.updated = v.state.Hashes[s.name].Hash == s.hashes.Hash
+	v.inFlight = active && !v.updated
+	if v.inFlight {
+		v.inFlightHash = inflight.Hash
+	}
+	if s.selectorErr == nil {
+		v.selected, _ = match.Selects(s.obj.Spec.UpdateStrategy.Selector, pod.Labels)
+	}
+	v.upgradable = v.updated || v.state.HashesWithoutImage[s.name].Hash == s.hashes.WithoutImage
+
+	state := v.inPlace(s.name)
+	v.consistent = true
+	for _, name := range s.names {
+		if containerComplete(pod, name, state) {
+			continue
+		}
+		v.consistent = false
+		if containerStatusReady(pod, name) {
+			v.finishing = true
+		}
+	}
+	v.ready = podRunningAndReady(pod)
+	for _, h := range s.hot {
+		_, idle := s.twins(v, h)
+		if c := specContainer(pod, idle); c != nil && c.Image != h.emptyImage {
+			v.ready = false
+		}
+	}
+	return v
+}
+
+// twins returns the working and the idle twin of a hot-upgrade sidecar in a
+// pod, per the working-container annotation (the first twin when unset).
+func (s *setView) twins(v *podView, h hotSidecar) (working, idle string) {
+	if v.state.WorkingHotUpgrade[h.name] == h.twin2 {
+		return h.twin2, h.twin1
+	}
+	return h.twin1, h.twin2
+}
+
+// settleInFlight sorts the shell's in-flight entries: those to forget (the
+// pod is gone, shows the hash it was patched to, or the entry expired), the
+// expired subset, and the still active ones.
+func settleInFlight(in Input, byUID map[types.UID]*corev1.Pod) (forget, expired []types.UID, active map[types.UID]InFlight) {
+	active = map[types.UID]InFlight{}
+	for uid, e := range in.InFlight {
+		pod, ok := byUID[uid]
+		switch {
+		case !ok:
+			forget = append(forget, uid)
+		case observedHash(pod, in.SidecarSet.Name) == e.Hash:
+			forget = append(forget, uid)
+		case in.Now.Sub(e.Since) >= InFlightTimeout:
+			forget = append(forget, uid)
+			expired = append(expired, uid)
+		default:
+			active[uid] = e
+		}
+	}
+	slices.Sort(forget)
+	slices.Sort(expired)
+	return forget, expired, active
+}
+
+// observedHash is the hash a pod records for a SidecarSet ("" if none or
+// unreadable).
+func observedHash(pod *corev1.Pod, set string) string {
+	h, err := podstate.DecodeHashes(pod.Annotations[appsv1alpha1.SidecarSetHashAnnotation])
+	if err != nil {
+		return ""
+	}
+	return h[set].Hash
+}
+
+// nextExpiry returns how long until the first active in-flight entry
+// expires, or 0 if none is active.
+func nextExpiry(now time.Time, active map[types.UID]InFlight) time.Duration {
+	var next time.Duration
+	for _, e := range active {
+		d := e.Since.Add(InFlightTimeout).Sub(now)
+		if d <= 0 {
+			continue
+		}
+		if next == 0 || d < next {
+			next = d
+		}
+	}
+	return next
+}

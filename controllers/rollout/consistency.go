@@ -1,0 +1,181 @@
+package rollout
+
+import (
+	"strings"
+
+	"github.com/distribution/reference"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+)
+
+// Completion of an in-place update.
+//
+// When the planner changes a container's image it records, in the pod's
+// kruise.io/sidecarset-inplace-update-state entry for the SidecarSet, the
+// imageID the container reported just before (lastContainerStatuses). A
+// container's update is complete when:
+//
+//   - it has no recorded entry: this SidecarSet never changed it in place
+//     (the webhook injected it as it is), so nothing is in flight; or
+//   - its spec image is digest-pinned (repo@sha256:…) and its status imageID
+//     carries that digest, whatever the runtime reports as status image; or
+//   - its status image names the spec image once both are normalized
+//     (nginx:1.25 == docker.io/library/nginx:1.25, a missing tag is :latest),
+//     its status imageID is not empty, and either that imageID differs from
+//     the recorded one or the container is running.
+//
+// The last rule is the fix of OpenKruise's "the imageID must change": a
+// re-tag of the same digest (nginx -> nginx:1.23) restarts the container on
+// the same imageID, and completes once the restarted container runs and
+// reports the new name. An image that cannot be pulled keeps the container
+// waiting (it then reports the old image, or the new name with the old
+// imageID), and stays incomplete. The old container, still running before
+// the kubelet restarts it, reports the old image name, so it is not taken for
+// the new one unless both names normalize to the same reference, in which
+// case nothing changes in the container anyway.
+//
+// A pod is consistent when the update of every one of the SidecarSet's
+// containers in it (both twins of a hot-upgrade sidecar) is complete.
+
+// sameImage reports whether two image references name the same image:
+// equal strings, or equal once normalized (docker.io/library prefix,
+// :latest when no tag is given).
+func sameImage(a, b string) bool {
+	if a == b {
+		return true
+	}
+	na, ok := normalizeImage(a)
+	if !ok {
+		return false
+	}
+	nb, ok := normalizeImage(b)
+	return ok && na == nb
+}
+
+func normalizeImage(image string) (string, bool) {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return "", false
+	}
+	return reference.TagNameOnly(named).String(), true
+}
+
+// pinnedDigest returns the digest of a digest-pinned image reference, or ""
+// for a reference by tag.
+func pinnedDigest(image string) string {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return ""
+	}
+	if d, ok := named.(reference.Digested); ok {
+		return d.Digest().String()
+	}
+	return ""
+}
+
+// imageIDDigest returns the digest a status imageID carries, in any of the
+// forms runtimes report: docker-pullable://nginx@sha256:…,
+// docker.io/library/nginx@sha256:…, or a bare sha256:….
+func imageIDDigest(imageID string) string {
+	if i := strings.Index(imageID, "://"); i >= 0 {
+		imageID = imageID[i+len("://"):]
+	}
+	ref, err := reference.ParseAnyReference(imageID)
+	if err != nil {
+		return ""
+	}
+	if d, ok := ref.(reference.Digested); ok {
+		return d.Digest().String()
+	}
+	return ""
+}
+
+// updateComplete reports whether a container's in-place update took effect
+// (see the rule at the top of this file). specImage is the image in the pod
+// spec, st the container's status (nil if the pod reports none), and
+// recorded the container's entry in the in-place update state (nil if the
+// SidecarSet never changed it in place).
+func updateComplete(specImage string, st *corev1.ContainerStatus, recorded *podstate.ContainerStatus) bool {
+	if recorded == nil {
+		return true
+	}
+	if st == nil || st.ImageID == "" {
+		return false
+	}
+	if d := pinnedDigest(specImage); d != "" {
+		return imageIDDigest(st.ImageID) == d
+	}
+	if !sameImage(st.Image, specImage) {
+		return false
+	}
+	return st.ImageID != recorded.ImageID || st.State.Running != nil
+}
+
+// specContainer returns the pod's spec container of that name, or nil.
+func specContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+// containerStatus returns the pod's status of the container of that name,
+// or nil.
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for i := range pod.Status.ContainerStatuses {
+		if pod.Status.ContainerStatuses[i].Name == name {
+			return &pod.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// containerComplete reports whether the in-place update of one of the
+// SidecarSet's containers in a pod is complete, given the SidecarSet's entry
+// of the pod's in-place update state (nil if none).
+func containerComplete(pod *corev1.Pod, name string, state *podstate.InPlaceUpdateState) bool {
+	var recorded *podstate.ContainerStatus
+	if state != nil {
+		if r, ok := state.LastContainerStatuses[name]; ok {
+			recorded = &r
+		}
+	}
+	if recorded == nil {
+		return true
+	}
+	c := specContainer(pod, name)
+	if c == nil {
+		return true // the container is gone from the pod: nothing can be in flight
+	}
+	return updateComplete(c.Image, containerStatus(pod, name), recorded)
+}
+
+// podRunningAndReady reports whether a pod runs, passes its Ready condition
+// and is not terminating.
+func podRunningAndReady(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil && podReadyCondition(pod)
+}
+
+// podReadyCondition reports whether the pod's Ready condition is True.
+func podReadyCondition(pod *corev1.Pod) bool {
+	c := readyCondition(pod)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+func readyCondition(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == corev1.PodReady {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// containerStatusReady reports whether the named container reports ready.
+func containerStatusReady(pod *corev1.Pod, name string) bool {
+	st := containerStatus(pod, name)
+	return st != nil && st.Ready
+}

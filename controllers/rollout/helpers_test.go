@@ -1,0 +1,487 @@
+package rollout
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// Test builders. Every pod lives in namespace "default" and is named and
+// UID-ed after its name; images get a deterministic imageID.
+
+var t0 = time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+
+// imageID returns the imageID a runtime would report for an image.
+func imageID(image string) string {
+	repo := image
+	if i := strings.LastIndex(repo, ":"); i > 0 && !strings.Contains(repo[i:], "/") {
+		repo = repo[:i]
+	}
+	return fmt.Sprintf("docker.io/library/%s@sha256:%x", repo, sha256.Sum256([]byte(image)))
+}
+
+// setWrapper builds a SidecarSet.
+type setWrapper struct{ appsv1alpha1.SidecarSet }
+
+func makeSet(name string) *setWrapper {
+	s := &setWrapper{}
+	s.Name = name
+	s.Generation = 3
+	s.ResourceVersion = "100"
+	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	return s
+}
+
+func (s *setWrapper) cold(name, image string) *setWrapper {
+	s.Spec.Containers = append(s.Spec.Containers, appsv1alpha1.SidecarContainer{
+		Container: corev1.Container{Name: name, Image: image},
+	})
+	return s
+}
+
+func (s *setWrapper) hot(name, image, empty string) *setWrapper {
+	s.Spec.Containers = append(s.Spec.Containers, appsv1alpha1.SidecarContainer{
+		Container: corev1.Container{Name: name, Image: image},
+		UpgradeStrategy: appsv1alpha1.SidecarContainerUpgradeStrategy{
+			UpgradeType: appsv1alpha1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: empty,
+		},
+	})
+	return s
+}
+
+func (s *setWrapper) image(container, image string) *setWrapper {
+	for i := range s.Spec.Containers {
+		if s.Spec.Containers[i].Name == container {
+			s.Spec.Containers[i].Image = image
+		}
+	}
+	return s
+}
+
+// mode sets the MODE env var of a container: a change other than images.
+func (s *setWrapper) mode(container, value string) *setWrapper {
+	for i := range s.Spec.Containers {
+		if s.Spec.Containers[i].Name == container {
+			s.Spec.Containers[i].Env = append(s.Spec.Containers[i].Env, corev1.EnvVar{Name: "MODE", Value: value})
+		}
+	}
+	return s
+}
+
+func (s *setWrapper) maxUnavailable(v intstr.IntOrString) *setWrapper {
+	s.Spec.UpdateStrategy.MaxUnavailable = &v
+	return s
+}
+
+func (s *setWrapper) partition(v intstr.IntOrString) *setWrapper {
+	s.Spec.UpdateStrategy.Partition = &v
+	return s
+}
+
+func (s *setWrapper) updateSelector(k, v string) *setWrapper {
+	s.Spec.UpdateStrategy.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{k: v}}
+	return s
+}
+
+func (s *setWrapper) paused() *setWrapper {
+	s.Spec.UpdateStrategy.Paused = true
+	return s
+}
+
+func (s *setWrapper) notUpdate() *setWrapper {
+	s.Spec.UpdateStrategy.Type = appsv1alpha1.NotUpdateSidecarSetStrategyType
+	return s
+}
+
+func (s *setWrapper) resourceVersion(rv string) *setWrapper {
+	s.ResourceVersion = rv
+	return s
+}
+
+func (s *setWrapper) patchMetadata(policy appsv1alpha1.SidecarSetPatchPolicyType, kv ...string) *setWrapper {
+	m := map[string]string{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	s.Spec.PatchPodMetadata = append(s.Spec.PatchPodMetadata, appsv1alpha1.SidecarSetPatchPodMetadata{Annotations: m, PatchPolicy: policy})
+	return s
+}
+
+func (s *setWrapper) conditions(c ...metav1.Condition) *setWrapper {
+	s.Status.Conditions = c
+	return s
+}
+
+// obj returns a defaulted copy.
+func (s *setWrapper) obj() *appsv1alpha1.SidecarSet {
+	o := s.DeepCopy()
+	appsv1alpha1.SetDefaults(o)
+	return o
+}
+
+// clone copies the wrapper, so that variants do not share state.
+func (s *setWrapper) clone() *setWrapper {
+	return &setWrapper{*s.DeepCopy()}
+}
+
+func hashesOf(tb testing.TB, s *appsv1alpha1.SidecarSet) appsv1alpha1.Hashes {
+	tb.Helper()
+	h, err := appsv1alpha1.ComputeHashes(&s.Spec)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
+// podWrapper builds a running, ready, scheduled pod.
+type podWrapper struct{ corev1.Pod }
+
+func makePod(name string) *podWrapper {
+	p := &podWrapper{}
+	p.Name = name
+	p.Namespace = "default"
+	p.UID = types.UID("uid-" + name)
+	p.ResourceVersion = "1"
+	p.Labels = map[string]string{"app": "web"}
+	p.Annotations = map[string]string{}
+	p.CreationTimestamp = metav1.NewTime(t0.Add(-time.Hour))
+	p.Spec.NodeName = "node-1"
+	p.Spec.Containers = []corev1.Container{{Name: "app", Image: "app:1"}}
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{
+		Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(-time.Hour)),
+	}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{runningStatus("app", "app:1")}
+	return p
+}
+
+func runningStatus(name, image string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{
+		Name: name, Image: image, ImageID: imageID(image), Ready: true,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(-time.Hour))}},
+	}
+}
+
+// injected makes the pod look injected by s: its containers (twins for
+// hot-upgrade sidecars, the first twin working) and annotations.
+func (p *podWrapper) injected(tb testing.TB, s *appsv1alpha1.SidecarSet) *podWrapper {
+	tb.Helper()
+	h := hashesOf(tb, s)
+	var list []string
+	for _, c := range s.Spec.Containers {
+		list = append(list, c.Name)
+		if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
+			t1, t2 := podstate.HotUpgradeTwins(c.Name)
+			p.container(t1, c.Image).container(t2, c.UpgradeStrategy.HotUpgradeEmptyImage)
+			p.working(c.Name, t1)
+			p.Annotations[podstate.VersionKey(t1)] = "1"
+			p.Annotations[podstate.VersionAltKey(t1)] = "0"
+			p.Annotations[podstate.VersionKey(t2)] = "0"
+			p.Annotations[podstate.VersionAltKey(t2)] = "1"
+			continue
+		}
+		p.container(c.Name, c.Image)
+	}
+	p.setHash(s.Name, h.Hash, h.WithoutImage, list)
+	p.Annotations[appsv1alpha1.SidecarSetListAnnotation] = podstate.EncodeInjectedList([]string{s.Name})
+	return p
+}
+
+func (p *podWrapper) setHash(set, hash, withoutImage string, list []string) *podWrapper {
+	hashes, _ := podstate.DecodeHashes(p.Annotations[appsv1alpha1.SidecarSetHashAnnotation])
+	hashes[set] = podstate.HashEntry{UpdateTimestamp: metav1.NewTime(t0.Add(-time.Hour)), Hash: hash, SidecarSetName: set, SidecarList: list}
+	p.Annotations[appsv1alpha1.SidecarSetHashAnnotation] = hashes.Encode()
+	without, _ := podstate.DecodeHashes(p.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation])
+	without[set] = podstate.HashEntry{UpdateTimestamp: metav1.NewTime(t0.Add(-time.Hour)), Hash: withoutImage, SidecarSetName: set, SidecarList: list}
+	p.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation] = without.Encode()
+	return p
+}
+
+// upgradedTo makes the pod look upgraded in place to s's cold images:
+// spec images and hash are s's, the in-place state records the old
+// imageIDs, and the statuses still show the old containers.
+func (p *podWrapper) upgradedTo(tb testing.TB, s *appsv1alpha1.SidecarSet) *podWrapper {
+	tb.Helper()
+	h := hashesOf(tb, s)
+	old := map[string]string{}
+	var list []string
+	for _, c := range s.Spec.Containers {
+		list = append(list, c.Name)
+		old[c.Name] = p.status(c.Name).ImageID
+		p.spec(c.Name).Image = c.Image
+	}
+	p.setHash(s.Name, h.Hash, h.WithoutImage, list)
+	return p.inPlace(s.Name, old)
+}
+
+// completed makes every container's status match its spec (the kubelet
+// restarted the upgraded ones).
+func (p *podWrapper) completed() *podWrapper {
+	for i := range p.Spec.Containers {
+		c := p.Spec.Containers[i]
+		if st := p.status(c.Name); st.Image != c.Image {
+			*st = runningStatus(c.Name, c.Image)
+		}
+	}
+	return p
+}
+
+func (p *podWrapper) container(name, image string) *podWrapper {
+	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: name, Image: image})
+	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, runningStatus(name, image))
+	return p
+}
+
+func (p *podWrapper) spec(name string) *corev1.Container {
+	c := specContainer(&p.Pod, name)
+	if c == nil {
+		panic("no container " + name)
+	}
+	return c
+}
+
+func (p *podWrapper) status(name string) *corev1.ContainerStatus {
+	st := containerStatus(&p.Pod, name)
+	if st == nil {
+		panic("no status " + name)
+	}
+	return st
+}
+
+func (p *podWrapper) inPlace(set string, imageIDs map[string]string) *podWrapper {
+	state, _ := podstate.DecodeInPlaceState(p.Annotations[appsv1alpha1.InPlaceUpdateStateAnnotation])
+	e := state[set]
+	if e == nil {
+		e = &podstate.InPlaceUpdateState{Revision: "r", UpdateTimestamp: metav1.NewTime(t0.Add(-time.Hour))}
+	}
+	if e.LastContainerStatuses == nil {
+		e.LastContainerStatuses = map[string]podstate.ContainerStatus{}
+	}
+	for c, id := range imageIDs {
+		e.LastContainerStatuses[c] = podstate.ContainerStatus{ImageID: id}
+	}
+	state[set] = e
+	p.Annotations[appsv1alpha1.InPlaceUpdateStateAnnotation] = podstate.EncodeInPlaceState(state)
+	return p
+}
+
+func (p *podWrapper) working(sidecar, twin string) *podWrapper {
+	m := map[string]string{}
+	if v := p.Annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation]; v != "" {
+		_ = json.Unmarshal([]byte(v), &m)
+	}
+	m[sidecar] = twin
+	p.Annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation] = podstate.EncodeStringMap(m)
+	return p
+}
+
+func (p *podWrapper) label(k, v string) *podWrapper {
+	p.Labels[k] = v
+	return p
+}
+
+func (p *podWrapper) annotation(k, v string) *podWrapper {
+	p.Annotations[k] = v
+	return p
+}
+
+func (p *podWrapper) notReady() *podWrapper {
+	p.Status.Conditions[0].Status = corev1.ConditionFalse
+	return p
+}
+
+func (p *podWrapper) created(t time.Time) *podWrapper {
+	p.CreationTimestamp = metav1.NewTime(t)
+	return p
+}
+
+func (p *podWrapper) upgradableCondition(message string, status corev1.ConditionStatus) *podWrapper {
+	reason := appsv1alpha1.AllSidecarSetUpgradableReason
+	if status == corev1.ConditionFalse {
+		reason = appsv1alpha1.UpdateImmutableFieldReason
+	}
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
+		Type: appsv1alpha1.SidecarSetUpgradableCondition, Status: status, Reason: reason, Message: message,
+		LastTransitionTime: metav1.NewTime(t0.Add(-time.Hour)),
+	})
+	return p
+}
+
+func (p *podWrapper) obj() *corev1.Pod {
+	return p.DeepCopy()
+}
+
+// input builds a planner input at t0.
+func input(tb testing.TB, s *appsv1alpha1.SidecarSet, pods ...*corev1.Pod) Input {
+	tb.Helper()
+	return Input{SidecarSet: s, Hashes: hashesOf(tb, s), LatestRevision: s.Name + "-rev", Pods: pods, Now: t0}
+}
+
+func compute(tb testing.TB, in Input) Plan {
+	tb.Helper()
+	p, err := Compute(in)
+	if err != nil {
+		tb.Fatalf("Compute: %v", err)
+	}
+	return p
+}
+
+// updatedNames lists the pods of a plan's updates, in order.
+func updatedNames(us []PodUpdate) []string {
+	out := []string{}
+	for _, u := range us {
+		out = append(out, u.Pod.Name)
+	}
+	return out
+}
+
+// applyPatch applies a PodUpdate as the API server would, bumping the
+// resourceVersion.
+func applyPatch(tb testing.TB, pod *corev1.Pod, u PodUpdate) *corev1.Pod {
+	tb.Helper()
+	if u.ResourceVersion != pod.ResourceVersion {
+		tb.Fatalf("patch for %s at resourceVersion %s, pod is at %s", pod.Name, u.ResourceVersion, pod.ResourceVersion)
+	}
+	orig, err := json.Marshal(pod)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	patched, err := strategicpatch.StrategicMergePatch(orig, u.Patch, corev1.Pod{})
+	if err != nil {
+		tb.Fatalf("applying %s: %v", u.Patch, err)
+	}
+	out := &corev1.Pod{}
+	if err := json.Unmarshal(patched, out); err != nil {
+		tb.Fatal(err)
+	}
+	rv, _ := strconv.Atoi(out.ResourceVersion)
+	out.ResourceVersion = strconv.Itoa(rv + 1)
+	return out
+}
+
+// kubelet restarts every container whose spec image differs from its
+// status, except those on the bad images: they wait with their old status.
+func kubelet(pod *corev1.Pod, bad ...string) *corev1.Pod {
+	out := pod.DeepCopy()
+	for i := range out.Spec.Containers {
+		c := out.Spec.Containers[i]
+		st := containerStatus(out, c.Name)
+		if st.Image == c.Image {
+			continue
+		}
+		if slices.Contains(bad, c.Image) {
+			st.Ready = false
+			st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
+			continue
+		}
+		*st = runningStatus(c.Name, c.Image)
+		st.RestartCount++
+	}
+	ready := corev1.ConditionTrue
+	for _, st := range out.Status.ContainerStatuses {
+		if !st.Ready {
+			ready = corev1.ConditionFalse
+		}
+	}
+	out.Status.Conditions[0].Status = ready
+	return out
+}
+
+func pods(ws ...*podWrapper) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(ws))
+	for i, w := range ws {
+		out[i] = w.obj()
+	}
+	return out
+}
+
+func (p *podWrapper) key() types.NamespacedName {
+	return keyOf(&p.Pod)
+}
+
+func keyOf(p *corev1.Pod) types.NamespacedName {
+	return types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+}
+
+// stuck makes a container wait on its spec image, which cannot be pulled:
+// it reports the new name with the old imageID, and the pod is not ready.
+func (p *podWrapper) stuck(container string) {
+	st := p.status(container)
+	st.Image = p.spec(container).Image
+	st.Ready = false
+	st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
+	p.notReady()
+}
+
+// cluster holds pods between planning rounds, applying plans as the API
+// server and kubelet would.
+type cluster struct {
+	pods  map[string]*corev1.Pod
+	names []string
+}
+
+func newCluster(ps []*corev1.Pod) *cluster {
+	c := &cluster{pods: map[string]*corev1.Pod{}}
+	for _, p := range ps {
+		c.pods[p.Name] = p
+		c.names = append(c.names, p.Name)
+	}
+	return c
+}
+
+func (c *cluster) list() []*corev1.Pod {
+	out := make([]*corev1.Pod, len(c.names))
+	for i, n := range c.names {
+		out[i] = c.pods[n]
+	}
+	return out
+}
+
+func (c *cluster) apply(tb testing.TB, plan Plan) {
+	tb.Helper()
+	for _, u := range append(append([]PodUpdate{}, plan.Updates...), plan.Resets...) {
+		c.pods[u.Pod.Name] = applyPatch(tb, c.pods[u.Pod.Name], u)
+	}
+}
+
+func (c *cluster) kubelet(bad ...string) {
+	for n, p := range c.pods {
+		c.pods[n] = kubelet(p, bad...)
+	}
+}
+
+// unavailable counts the pods the planner sees as unavailable.
+func (c *cluster) unavailable(tb testing.TB, s *appsv1alpha1.SidecarSet) int {
+	tb.Helper()
+	set := newSetView(s, hashesOf(tb, s))
+	n := 0
+	for _, p := range c.list() {
+		if set.classify(p, InFlight{}, false).unavailable() {
+			n++
+		}
+	}
+	return n
+}
+
+func conditionReason(conds []metav1.Condition, t string) string {
+	for _, c := range conds {
+		if c.Type == t {
+			return c.Reason
+		}
+	}
+	return ""
+}

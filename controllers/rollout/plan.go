@@ -1,0 +1,250 @@
+// Package rollout is the pure planner of SidecarSet in-place upgrades.
+//
+// Given a SidecarSet, its hashes, its matched pods and the shell's record of
+// pods it patched but has not yet seen updated, Compute decides the status
+// to write, which pods to upgrade now (each as one strategic-merge patch
+// with a resourceVersion precondition), which hot-upgrade twins to reset,
+// which pods cannot be upgraded in place, and which SidecarSetUpgradable pod
+// conditions change. It reads no cache, calls no API and reads no clock: the
+// reconciler around it does the I/O.
+//
+// The files follow the decision: classify.go (what each pod is),
+// consistency.go (when an in-place update is complete), order.go and
+// scatter.go (upgrade order), budget.go (partition and maxUnavailable),
+// update.go and hotupgrade.go (the patches), upgradable.go (the pod
+// condition), status.go (status counts and conditions).
+package rollout
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// InFlightTimeout is how long the planner waits for a patched pod to show
+// the hash it was patched to. After that it gives up on the entry and plans
+// the pod from what it observes, so a pod that vanished or was changed
+// behind the controller's back cannot stall the rollout.
+const InFlightTimeout = 5 * time.Minute
+
+// Input is everything the planner decides from.
+type Input struct {
+	// SidecarSet is the SidecarSet, defaulted (appsv1alpha1.SetDefaults).
+	// Its status conditions are the previous ones, kept where unchanged.
+	SidecarSet *appsv1alpha1.SidecarSet
+	// Hashes are ComputeHashes of its spec; the planner trusts these, not
+	// the SidecarSet's hash annotations.
+	Hashes appsv1alpha1.Hashes
+	// LatestRevision names the ControllerRevision of the current spec; it is
+	// recorded in upgraded pods' hash entries.
+	LatestRevision string
+	// Pods are the active pods matching the selector and namespace that list
+	// the SidecarSet in kruise.io/sidecarset-injected-list and contain its
+	// containers.
+	Pods []*corev1.Pod
+	// InFlight are the pods the shell patched and has not yet seen updated.
+	InFlight map[types.UID]InFlight
+	// Now is the current time.
+	Now time.Time
+}
+
+// InFlight is a pod upgrade the shell issued.
+type InFlight struct {
+	// Hash is the hash the pod was patched to.
+	Hash string
+	// Since is when the patch was issued.
+	Since time.Time
+}
+
+// Plan is what the shell must do this round.
+type Plan struct {
+	// Status holds the counts and conditions; the shell sets
+	// observedGeneration, latestRevision and collisionCount.
+	Status appsv1alpha1.SidecarSetStatus
+	// Updates are the in-place upgrades to issue now, all concurrently, in
+	// upgrade order. Record each as in flight once it succeeds.
+	Updates []PodUpdate
+	// Resets put the empty image back on hot-upgrade idle twins.
+	Resets []PodUpdate
+	// NotUpgradable are the selected pods that need the upgrade but differ
+	// in more than images (for the NotUpgradablePods event), sorted.
+	NotUpgradable []types.NamespacedName
+	// Upgradable are the SidecarSetUpgradable pod conditions to write, by
+	// pod. Those of pods in Updates are to be written once the update
+	// succeeded.
+	Upgradable []PodCondition
+	// Blocked are pods the planner could not plan, with why.
+	Blocked []BlockedPod
+	// Done are the in-flight entries to forget: the pod shows its new hash,
+	// is gone, or the entry expired. Sorted.
+	Done []types.UID
+	// Expired is the subset of Done given up after InFlightTimeout.
+	Expired []types.UID
+	// RequeueAfter, when positive, is when to plan again even if no event
+	// comes: the first in-flight entry then expires.
+	RequeueAfter time.Duration
+}
+
+// PodUpdate is one pod patch.
+type PodUpdate struct {
+	// Pod names the pod.
+	Pod types.NamespacedName
+	// UID is the pod's UID, the key of the in-flight record.
+	UID types.UID
+	// ResourceVersion is the version the patch was computed against; the
+	// patch carries it, so the API server rejects it if the pod changed.
+	ResourceVersion string
+	// Patch is a strategic-merge patch: the changed container images (by
+	// container name), the changed annotations and metadata.resourceVersion.
+	Patch []byte
+	// Hash is the SidecarSet hash the pod records once patched.
+	Hash string
+}
+
+// PodCondition is a pod's SidecarSetUpgradable condition to write.
+type PodCondition struct {
+	// Pod names the pod.
+	Pod types.NamespacedName
+	// Condition is the whole condition, with every SidecarSet's entry.
+	Condition corev1.PodCondition
+}
+
+// BlockedPod is a pod the planner could not plan.
+type BlockedPod struct {
+	// Pod names the pod.
+	Pod types.NamespacedName
+	// Reason says why.
+	Reason string
+}
+
+// Compute plans one round of a SidecarSet's in-place rollout.
+func Compute(in Input) (Plan, error) {
+	if in.SidecarSet == nil {
+		return Plan{}, errors.New("rollout: no SidecarSet")
+	}
+	if in.Hashes.Hash == "" || in.Hashes.WithoutImage == "" {
+		return Plan{}, fmt.Errorf("rollout: SidecarSet %s has no hashes", in.SidecarSet.Name)
+	}
+	set := newSetView(in.SidecarSet, in.Hashes)
+	hash := in.Hashes.Hash
+	us := &in.SidecarSet.Spec.UpdateStrategy
+
+	pods := slices.Clone(in.Pods)
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	byUID := make(map[types.UID]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		byUID[p.UID] = p
+	}
+	var plan Plan
+	var active map[types.UID]InFlight
+	plan.Done, plan.Expired, active = settleInFlight(in, byUID)
+	plan.RequeueAfter = nextExpiry(in.Now, active)
+
+	views := make([]*podView, len(pods))
+	for i, p := range pods {
+		e, ok := active[p.UID]
+		views[i] = set.classify(p, e, ok)
+	}
+	plan.Status = counts(views)
+
+	sum := roundSummary{
+		notUpdate:      us.Type == appsv1alpha1.NotUpdateSidecarSetStrategyType,
+		paused:         us.Paused,
+		matched:        len(views),
+		updated:        int(plan.Status.UpdatedPods),
+		selectorErr:    set.selectorErr,
+		expired:        len(plan.Expired),
+		partition:      us.Partition,
+		maxUnavailable: us.MaxUnavailable,
+	}
+	var rollout []*podView
+	done, unavailable := 0, 0
+	for _, v := range views {
+		if v.err != nil {
+			sum.blocked++
+			plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: v.err.Error()})
+			continue
+		}
+		if v.unavailable() {
+			unavailable++
+		}
+		switch {
+		case v.inRollout(hash):
+			rollout = append(rollout, v)
+			if v.updated {
+				sum.rolloutUpdated++
+			}
+			if v.done(hash) {
+				done++
+			}
+		case v.notUpgradable():
+			sum.notUpgradable++
+		case !v.updated && !v.selected:
+			sum.notSelected++
+		}
+		if v.selected && !v.updated && v.inFlight {
+			sum.inFlight++
+		}
+	}
+	sum.rollout = len(rollout)
+
+	upgrading := map[*podView]bool{}
+	if set.rolling() {
+		resetting := map[*podView]bool{}
+		for _, v := range views {
+			if u, ok := set.buildReset(v, in.Now); ok {
+				plan.Resets = append(plan.Resets, u)
+				resetting[v] = true
+			}
+		}
+		var waiting []*podView
+		for _, v := range rollout {
+			switch {
+			case v.waiting() && !resetting[v]:
+				waiting = append(waiting, v)
+			case v.finishing && !v.done(hash):
+				sum.finishing++
+			}
+		}
+		sum.waiting = len(waiting)
+		sum.budget = newBudget(us.Partition, us.MaxUnavailable, len(views), len(rollout), done, unavailable)
+		ordered := orderWaiting(waiting, rollout, us, hash)
+		sum.batch = sum.budget.pick(ordered, func(v *podView) bool {
+			u, err := set.buildUpdate(v, in.Now, in.LatestRevision)
+			if err != nil {
+				plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: err.Error()})
+				return false
+			}
+			plan.Updates = append(plan.Updates, u)
+			upgrading[v] = true
+			return true
+		})
+		sum.blocked += sum.batch.blocked
+		sum.updates, sum.resets = len(plan.Updates), len(plan.Resets)
+
+		for _, v := range views {
+			if v.notUpgradable() {
+				plan.NotUpgradable = append(plan.NotUpgradable, v.key)
+			}
+			if value, ok := desiredUpgradable(v, set.name, upgrading[v]); ok {
+				if cond, changed := upgradableCondition(v.pod, set.name, value, in.Now); changed {
+					plan.Upgradable = append(plan.Upgradable, PodCondition{Pod: v.key, Condition: cond})
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(plan.Blocked, func(a, b BlockedPod) int {
+		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
+	})
+	plan.Status.Conditions = setConditions(in.SidecarSet.Status.Conditions, in.SidecarSet.Generation, sum, in.Now)
+	return plan, nil
+}

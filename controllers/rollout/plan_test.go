@@ -1,0 +1,234 @@
+package rollout
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+func TestCompute_RejectsIncompleteInput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   Input
+	}{
+		{"no SidecarSet is an error", Input{}},
+		{"no hashes is an error", Input{SidecarSet: makeSet("s").obj()}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := Compute(tc.in); err == nil {
+				t.Error("Compute succeeded, want an error")
+			}
+		})
+	}
+}
+
+// One pod against SidecarSet v2 (maxUnavailable 5): is it upgraded, reported
+// not upgradable, blocked, or left alone?
+func TestPlan_Classification(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromInt32(5))
+	v3 := v1.clone().image("agent", "agent:3").maxUnavailable(intstr.FromInt32(5))
+	type outcome struct {
+		Updates, NotUpgradable, Blocked []string
+	}
+	tests := []struct {
+		name     string
+		set      *setWrapper
+		pod      *podWrapper
+		inFlight map[types.UID]InFlight
+		want     outcome
+	}{
+		{name: "a pod on the old images is upgraded", set: v2,
+			pod: makePod("p").injected(t, v1.obj()), want: outcome{Updates: []string{"p"}}},
+		{name: "an updated pod is left alone", set: v2,
+			pod: makePod("p").injected(t, v2.obj()), want: outcome{}},
+		{name: "a pod outside the update selector is left alone", set: v2.clone().updateSelector("canary", "true"),
+			pod: makePod("p").injected(t, v1.obj()), want: outcome{}},
+		{name: "a pod inside the update selector is upgraded", set: v2.clone().updateSelector("canary", "true"),
+			pod: makePod("p").injected(t, v1.obj()).label("canary", "true"), want: outcome{Updates: []string{"p"}}},
+		{name: "a pod differing in more than images is not upgradable", set: v2.clone().mode("agent", "x"),
+			pod: makePod("p").injected(t, v1.obj()), want: outcome{NotUpgradable: []string{"p"}}},
+		{name: "a pod without a without-image hash is not upgradable", set: v2,
+			pod:  makePod("p").injected(t, v1.obj()).annotation(appsv1alpha1.SidecarSetHashWithoutImageAnnotation, "{}"),
+			want: outcome{NotUpgradable: []string{"p"}}},
+		{name: "a pod finishing an earlier upgrade is skipped this round", set: v3,
+			pod: makePod("p").injected(t, v1.obj()).upgradedTo(t, v2.obj()), want: outcome{}},
+		{name: "a pod patched and not yet observed is skipped", set: v2,
+			pod:      makePod("p").injected(t, v1.obj()),
+			inFlight: map[types.UID]InFlight{"uid-p": {Hash: "whatever", Since: t0.Add(-time.Minute)}}, want: outcome{}},
+		{name: "a pod with unreadable annotations is blocked", set: v2,
+			pod:  makePod("p").injected(t, v1.obj()).annotation(appsv1alpha1.InPlaceUpdateStateAnnotation, "{"),
+			want: outcome{Blocked: []string{"p"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := input(t, tc.set.obj(), tc.pod.obj())
+			in.InFlight = tc.inFlight
+			plan := compute(t, in)
+			got := outcome{Updates: updatedNames(plan.Updates)}
+			for _, k := range plan.NotUpgradable {
+				got.NotUpgradable = append(got.NotUpgradable, k.Name)
+			}
+			for _, b := range plan.Blocked {
+				got.Blocked = append(got.Blocked, b.Pod.Name)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpEmpty); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+var cmpEmpty = cmp.Transformer("nilIfEmpty", func(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+})
+
+func TestPlan_InFlight(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromInt32(1))
+	h2 := hashesOf(t, v2.obj()).Hash
+	old := func(name string) *podWrapper { return makePod(name).injected(t, v1.obj()) }
+	tests := []struct {
+		name        string
+		pods        []*podWrapper
+		inFlight    map[types.UID]InFlight
+		wantUpdates []string
+		wantDone    []types.UID
+		wantExpired []types.UID
+		wantRequeue time.Duration
+	}{
+		{
+			name:        "a patched pod not yet observed takes the budget and asks for a requeue at its expiry",
+			pods:        []*podWrapper{old("a"), old("b")},
+			inFlight:    map[types.UID]InFlight{"uid-a": {Hash: h2, Since: t0.Add(-time.Minute)}},
+			wantUpdates: []string{},
+			wantRequeue: 4 * time.Minute,
+		},
+		{
+			name:        "a pod showing the hash it was patched to is done",
+			pods:        []*podWrapper{makePod("a").injected(t, v1.obj()).upgradedTo(t, v2.obj()).completed(), old("b")},
+			inFlight:    map[types.UID]InFlight{"uid-a": {Hash: h2, Since: t0.Add(-time.Minute)}},
+			wantUpdates: []string{"b"},
+			wantDone:    []types.UID{"uid-a"},
+		},
+		{
+			name:        "a vanished pod is done and holds nothing",
+			pods:        []*podWrapper{old("b")},
+			inFlight:    map[types.UID]InFlight{"uid-gone": {Hash: h2, Since: t0.Add(-time.Minute)}},
+			wantUpdates: []string{"b"},
+			wantDone:    []types.UID{"uid-gone"},
+		},
+		{
+			// OpenKruise: the expectation never expires and the rollout stalls.
+			name:        "an entry older than the timeout is given up and the pod planned again",
+			pods:        []*podWrapper{old("a").created(t0)},
+			inFlight:    map[types.UID]InFlight{"uid-a": {Hash: h2, Since: t0.Add(-InFlightTimeout)}},
+			wantUpdates: []string{"a"},
+			wantDone:    []types.UID{"uid-a"},
+			wantExpired: []types.UID{"uid-a"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := input(t, v2.obj(), pods(tc.pods...)...)
+			in.InFlight = tc.inFlight
+			plan := compute(t, in)
+			if diff := cmp.Diff(tc.wantUpdates, updatedNames(plan.Updates), cmpEmpty); diff != "" {
+				t.Errorf("updates (-want +got):\n%s", diff)
+			}
+			got := [][]types.UID{plan.Done, plan.Expired}
+			if diff := cmp.Diff([][]types.UID{tc.wantDone, tc.wantExpired}, got); diff != "" {
+				t.Errorf("[done, expired] (-want +got):\n%s", diff)
+			}
+			if plan.RequeueAfter != tc.wantRequeue {
+				t.Errorf("RequeueAfter = %v, want %v", plan.RequeueAfter, tc.wantRequeue)
+			}
+		})
+	}
+}
+
+func TestPlan_StatusCounts(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2")
+	ps := []*podWrapper{
+		makePod("old-ready").injected(t, v1.obj()),
+		makePod("old-not-ready").injected(t, v1.obj()).notReady(),
+		makePod("upgrading").injected(t, v1.obj()).upgradedTo(t, v2.obj()),
+		makePod("upgraded").injected(t, v1.obj()).upgradedTo(t, v2.obj()).completed(),
+		makePod("upgraded-not-ready").injected(t, v2.obj()).notReady(),
+		makePod("unreadable").injected(t, v2.obj()).annotation(appsv1alpha1.SidecarSetHashAnnotation, "["),
+	}
+	want := appsv1alpha1.SidecarSetStatus{MatchedPods: 6, UpdatedPods: 3, ReadyPods: 2, UpdatedReadyPods: 1}
+	for _, s := range []*setWrapper{v2, v2.clone().notUpdate(), v2.clone().paused()} {
+		t.Run("counts for strategy "+string(s.obj().Spec.UpdateStrategy.Type)+pausedSuffix(s), func(t *testing.T) {
+			t.Parallel()
+			got := compute(t, input(t, s.obj(), pods(ps...)...)).Status
+			got.Conditions = nil
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("status (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func pausedSuffix(s *setWrapper) string {
+	if s.Spec.UpdateStrategy.Paused {
+		return " paused"
+	}
+	return ""
+}
+
+// The plan does not depend on the order of the input pods.
+func TestPlan_Deterministic(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromString("30%"))
+	ps := pods(fleet(t, v1.obj(), v2.obj(), 30, 6, 3)...)
+	first := compute(t, input(t, v2.obj(), ps...))
+	reversed := slices.Clone(ps)
+	slices.Reverse(reversed)
+	second := compute(t, input(t, v2.obj(), reversed...))
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Errorf("plans differ with the pod order (-first +second):\n%s", diff)
+	}
+}
+
+func BenchmarkPlan(b *testing.B) {
+	v1 := makeSet("s").cold("agent", "agent:1").cold("log", "log:1")
+	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromString("10%"))
+	v2.Spec.UpdateStrategy.PriorityStrategy = &appsv1alpha1.UpdatePriorityStrategy{
+		WeightPriority: []appsv1alpha1.UpdatePriorityWeightTerm{
+			{Weight: 50, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"zone": "z1"}}},
+		},
+	}
+	v2.Spec.UpdateStrategy.ScatterStrategy = appsv1alpha1.UpdateScatterStrategy{{Key: "zone", Value: "*"}}
+	ws := fleet(b, v1.obj(), v2.obj(), 1000, 300, 250)
+	for i, w := range ws {
+		w.label("zone", []string{"z1", "z2", "z3"}[i%3])
+	}
+	in := input(b, v2.obj(), pods(ws...)...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Compute(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

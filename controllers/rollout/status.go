@@ -1,0 +1,234 @@
+package rollout
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// counts computes the status counts from the pods as observed (before this
+// round's patches):
+//
+//   - matchedPods: every pod;
+//   - updatedPods: pods recording the current hash;
+//   - readyPods: pods consistent and ready (podView.ready: running, Ready,
+//     not terminating, every hot-upgrade idle twin on the empty image);
+//   - updatedReadyPods: pods both updated and counted in readyPods.
+func counts(views []*podView) appsv1alpha1.SidecarSetStatus {
+	var st appsv1alpha1.SidecarSetStatus
+	for _, v := range views {
+		st.MatchedPods++
+		if v.err != nil {
+			continue
+		}
+		ok := v.consistent && v.ready
+		if v.updated {
+			st.UpdatedPods++
+		}
+		if ok {
+			st.ReadyPods++
+		}
+		if ok && v.updated {
+			st.UpdatedReadyPods++
+		}
+	}
+	return st
+}
+
+// roundSummary is what the conditions explain about one round.
+type roundSummary struct {
+	notUpdate, paused bool
+	// matched and updated are the status counts.
+	matched, updated int
+	// rollout is the size of the rollout population, rolloutUpdated how
+	// many of its pods are observed updated.
+	rollout, rolloutUpdated int
+	// Pods outside the rollout that need the upgrade.
+	notUpgradable, notSelected int
+	selectorErr                error
+	// Pods of the rollout not upgraded this round, and why.
+	inFlight, finishing, waiting int
+	// This round's patches.
+	updates, resets int
+	// blocked counts pods with unreadable annotations or an unbuildable
+	// patch; expired the in-flight entries given up this round.
+	blocked, expired int
+	budget           budget
+	batch            batch
+	partition        *intstr.IntOrString
+	maxUnavailable   *intstr.IntOrString
+}
+
+// setConditions returns prev with the Updated and Progressing conditions
+// set (meta.SetStatusCondition: the transition time moves only when the
+// status changes).
+func setConditions(prev []metav1.Condition, generation int64, sum roundSummary, now time.Time) []metav1.Condition {
+	conds := make([]metav1.Condition, len(prev))
+	for i := range prev {
+		prev[i].DeepCopyInto(&conds[i])
+	}
+	ts := metav1.NewTime(now.Truncate(time.Second))
+	updated := metav1.Condition{
+		Type: appsv1alpha1.SidecarSetConditionUpdated, ObservedGeneration: generation, LastTransitionTime: ts,
+	}
+	progressing := progressingCondition(sum)
+	progressing.Type = appsv1alpha1.SidecarSetConditionProgressing
+	progressing.ObservedGeneration = generation
+	progressing.LastTransitionTime = ts
+	if sum.rolloutUpdated == sum.rollout {
+		updated.Status = metav1.ConditionTrue
+		updated.Reason = appsv1alpha1.ReasonRolloutComplete
+		updated.Message = fmt.Sprintf("all %d pods that can be upgraded in place run the latest sidecars", sum.rollout)
+	} else {
+		updated.Status = metav1.ConditionFalse
+		updated.Reason = progressing.Reason
+		updated.Message = fmt.Sprintf("%d of %d pods that can be upgraded in place run the latest sidecars",
+			sum.rolloutUpdated, sum.rollout)
+	}
+	meta.SetStatusCondition(&conds, updated)
+	meta.SetStatusCondition(&conds, progressing)
+	return conds
+}
+
+// progressingCondition chooses the Progressing status, reason and message.
+// Progressing is True while the rollout moves (pods being upgraded, or
+// waiting for upgraded pods to become available), False when it is held by
+// configuration, stalled on pods it cannot change, or complete. The message
+// starts with the reason's own explanation, then adds what else holds pods
+// back.
+func progressingCondition(sum roundSummary) metav1.Condition {
+	var c metav1.Condition
+	switch {
+	case sum.notUpdate:
+		c.Status, c.Reason = metav1.ConditionFalse, appsv1alpha1.ReasonNotUpdate
+		c.Message = fmt.Sprintf("updateStrategy.type is NotUpdate: existing pods keep their sidecars; %d of %d pods are updated",
+			sum.updated, sum.matched)
+		return c
+	case sum.paused:
+		c.Status, c.Reason = metav1.ConditionFalse, appsv1alpha1.ReasonPaused
+		c.Message = fmt.Sprintf("updateStrategy.paused is true: %d of %d pods wait for their upgrade",
+			sum.rollout-sum.rolloutUpdated, sum.matched)
+		return c
+	}
+	c.Status, c.Reason = progressingReason(sum)
+	var main string
+	var notes []string
+	for _, n := range progressNotes(sum) {
+		if n.reason == c.Reason && main == "" {
+			main = n.text
+		} else {
+			notes = append(notes, n.text)
+		}
+	}
+	if main == "" {
+		main = fmt.Sprintf("all %d pods that can be upgraded in place run the latest sidecars", sum.rollout)
+	}
+	c.Message = strings.Join(append([]string{main}, notes...), "; ")
+	return c
+}
+
+// note is one sentence of the Progressing message; reason is the reason it
+// explains, if any.
+type note struct {
+	reason, text string
+}
+
+// progressNotes lists what moves and what holds pods back this round.
+func progressNotes(sum roundSummary) []note {
+	b, bt := sum.budget, sum.batch
+	var notes []note
+	add := func(ok bool, reason, format string, args ...any) {
+		if ok {
+			notes = append(notes, note{reason: reason, text: fmt.Sprintf(format, args...)})
+		}
+	}
+	if moving := progressNote(sum); moving != "" {
+		add(true, appsv1alpha1.ReasonUpdating, "%s; %d of %d pods are updated", moving, sum.rolloutUpdated, sum.matched)
+	}
+	add(bt.byBudget > 0 && b.maxUnavailable == 0, appsv1alpha1.ReasonMaxUnavailableIsZero,
+		"%d of %d pods wait: maxUnavailable %s lets no pod become unavailable",
+		bt.byBudget, sum.matched, describe(sum.maxUnavailable, b.maxUnavailable))
+	add(bt.byBudget > 0 && b.maxUnavailable > 0, appsv1alpha1.ReasonWaitingForUnavailablePods,
+		"%d of %d pods wait: maxUnavailable %s is used up by %s upgrading or not ready",
+		bt.byBudget, sum.matched, describe(sum.maxUnavailable, b.maxUnavailable), count(bt.unavailable, "pod"))
+	add(bt.byPartition > 0, appsv1alpha1.ReasonPartitionHeld, "%d of %d pods are held on the old sidecars by partition %s",
+		bt.byPartition, sum.matched, describe(sum.partition, b.partition))
+	add(b.partitionErr != nil, appsv1alpha1.ReasonPartitionHeld, "%v: holding every pod", b.partitionErr)
+	add(b.maxUnavailableErr != nil, appsv1alpha1.ReasonMaxUnavailableIsZero, "%v: no pod may become unavailable",
+		b.maxUnavailableErr)
+	add(sum.blocked > 0, appsv1alpha1.ReasonBlockedPods,
+		"%s cannot be patched: their SidecarSet annotations are unreadable or patchPodMetadata fails on them",
+		count(sum.blocked, "pod"))
+	add(sum.notUpgradable > 0, appsv1alpha1.ReasonNotUpgradablePods,
+		"%d of %d pods cannot be upgraded in place: a field other than an image changed; recreate them to get the new sidecars",
+		sum.notUpgradable, sum.matched)
+	add(sum.notSelected > 0, appsv1alpha1.ReasonNotSelected,
+		"%d of %d pods are not updated: updateStrategy.selector does not select them", sum.notSelected, sum.matched)
+	add(sum.selectorErr != nil, appsv1alpha1.ReasonNotSelected, "updateStrategy.selector is invalid: %v", sum.selectorErr)
+	add(sum.expired > 0, "", "gave up waiting for %s to show their new version after %v",
+		count(sum.expired, "patched pod"), InFlightTimeout)
+	return notes
+}
+
+// progressingReason chooses the reason when the strategy lets the rollout
+// run, in order of precedence.
+func progressingReason(sum roundSummary) (metav1.ConditionStatus, string) {
+	switch {
+	case sum.updates > 0 || sum.resets > 0 || sum.inFlight > 0 || sum.finishing > 0:
+		return metav1.ConditionTrue, appsv1alpha1.ReasonUpdating
+	case sum.batch.byBudget > 0 && sum.budget.maxUnavailable == 0:
+		return metav1.ConditionFalse, appsv1alpha1.ReasonMaxUnavailableIsZero
+	case sum.batch.byBudget > 0:
+		return metav1.ConditionTrue, appsv1alpha1.ReasonWaitingForUnavailablePods
+	case sum.batch.byPartition > 0:
+		return metav1.ConditionFalse, appsv1alpha1.ReasonPartitionHeld
+	case sum.blocked > 0 && sum.rolloutUpdated < sum.rollout:
+		return metav1.ConditionFalse, appsv1alpha1.ReasonBlockedPods
+	case sum.notUpgradable > 0:
+		return metav1.ConditionFalse, appsv1alpha1.ReasonNotUpgradablePods
+	case sum.notSelected > 0:
+		return metav1.ConditionFalse, appsv1alpha1.ReasonNotSelected
+	default:
+		return metav1.ConditionFalse, appsv1alpha1.ReasonRolloutComplete
+	}
+}
+
+// progressNote says what moves this round.
+func progressNote(sum roundSummary) string {
+	var parts []string
+	if sum.updates > 0 {
+		parts = append(parts, "upgrading "+count(sum.updates, "pod"))
+	}
+	if sum.resets > 0 {
+		parts = append(parts, "resetting the idle hot-upgrade twin of "+count(sum.resets, "pod"))
+	}
+	if sum.inFlight > 0 {
+		parts = append(parts, count(sum.inFlight, "upgrade")+" not yet observed")
+	}
+	if sum.finishing > 0 {
+		parts = append(parts, count(sum.finishing, "pod")+" finishing an earlier upgrade")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describe renders a strategy value: "10", or "10% (3)" for a percentage.
+func describe(v *intstr.IntOrString, resolved int) string {
+	if v == nil || v.Type == intstr.Int {
+		return fmt.Sprint(resolved)
+	}
+	return fmt.Sprintf("%s (%d)", v.StrVal, resolved)
+}
+
+// count renders "1 pod", "2 pods".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,162 @@
+package rollout
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+func TestPlan_Conditions(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2")
+	mu := func(n int32) *setWrapper { return v2.clone().maxUnavailable(intstr.FromInt32(n)) }
+	now, then := metav1.NewTime(t0), metav1.NewTime(t0.Add(-time.Hour))
+	cond := func(typ string, status metav1.ConditionStatus, reason, msg string, ltt metav1.Time) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: 3, LastTransitionTime: ltt}
+	}
+	updated := func(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+		return cond(appsv1alpha1.SidecarSetConditionUpdated, status, reason, msg, now)
+	}
+	progressing := func(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+		return cond(appsv1alpha1.SidecarSetConditionProgressing, status, reason, msg, now)
+	}
+	const (
+		yes = metav1.ConditionTrue
+		no  = metav1.ConditionFalse
+	)
+	tests := []struct {
+		name     string
+		set      *setWrapper
+		pods     []*podWrapper
+		inFlight map[types.UID]InFlight
+		want     []metav1.Condition
+	}{
+		{
+			name: "a complete rollout says so",
+			set:  mu(1), pods: fleet(t, v2.obj(), v2.obj(), 3, 0, 0),
+			want: []metav1.Condition{
+				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 3 pods that can be upgraded in place run the latest sidecars"),
+				progressing(no, appsv1alpha1.ReasonRolloutComplete, "all 3 pods that can be upgraded in place run the latest sidecars"),
+			},
+		},
+		{
+			name: "an upgrade in progress says how many pods move and how many wait",
+			set:  mu(1), pods: fleet(t, v1.obj(), v2.obj(), 3, 0, 0),
+			want: []metav1.Condition{
+				updated(no, appsv1alpha1.ReasonUpdating, "0 of 3 pods that can be upgraded in place run the latest sidecars"),
+				progressing(yes, appsv1alpha1.ReasonUpdating, "upgrading 1 pod; 0 of 3 pods are updated; "+
+					"2 of 3 pods wait: maxUnavailable 1 is used up by 1 pod upgrading or not ready"),
+			},
+		},
+		{
+			name: "pods waiting for upgraded pods to become available are counted",
+			set:  mu(10), pods: fleet(t, v1.obj(), v2.obj(), 100, 90, 80),
+			want: []metav1.Condition{
+				updated(no, appsv1alpha1.ReasonWaitingForUnavailablePods, "90 of 100 pods that can be upgraded in place run the latest sidecars"),
+				progressing(yes, appsv1alpha1.ReasonWaitingForUnavailablePods,
+					"10 of 100 pods wait: maxUnavailable 10 is used up by 10 pods upgrading or not ready"),
+			},
+		},
+		{
+			name: "a paused SidecarSet says how many pods wait",
+			set:  mu(1).paused(), pods: fleet(t, v1.obj(), v2.obj(), 3, 1, 1),
+			want: []metav1.Condition{
+				updated(no, appsv1alpha1.ReasonPaused, "1 of 3 pods that can be upgraded in place run the latest sidecars"),
+				progressing(no, appsv1alpha1.ReasonPaused, "updateStrategy.paused is true: 2 of 3 pods wait for their upgrade"),
+			},
+		},
+		{
+			name: "a NotUpdate SidecarSet leaves pods alone",
+			set:  mu(1).notUpdate(), pods: fleet(t, v1.obj(), v2.obj(), 3, 0, 0),
+			want: []metav1.Condition{
+				updated(no, appsv1alpha1.ReasonNotUpdate, "0 of 3 pods that can be upgraded in place run the latest sidecars"),
+				progressing(no, appsv1alpha1.ReasonNotUpdate, "updateStrategy.type is NotUpdate: existing pods keep their sidecars; 0 of 3 pods are updated"),
+			},
+		},
+		{
+			name: "a partition holding every remaining pod says so",
+			set:  mu(1).partition(intstr.FromString("50%")), pods: fleet(t, v1.obj(), v2.obj(), 4, 2, 2),
+			want: []metav1.Condition{
+				updated(no, appsv1alpha1.ReasonPartitionHeld, "2 of 4 pods that can be upgraded in place run the latest sidecars"),
+				progressing(no, appsv1alpha1.ReasonPartitionHeld, "2 of 4 pods are held on the old sidecars by partition 50% (2)"),
+			},
+		},
+		{
+			name: "maxUnavailable 0 says no pod may become unavailable",
+			set:  mu(0), pods: fleet(t, v1.obj(), v2.obj(), 3, 0, 0),
+			want: []metav1.Condition{
+				updated(no, appsv1alpha1.ReasonMaxUnavailableIsZero, "0 of 3 pods that can be upgraded in place run the latest sidecars"),
+				progressing(no, appsv1alpha1.ReasonMaxUnavailableIsZero, "3 of 3 pods wait: maxUnavailable 0 lets no pod become unavailable"),
+			},
+		},
+		{
+			name: "pods that cannot be upgraded in place are named as the reason",
+			set:  mu(1).mode("agent", "x"),
+			pods: append(fleet(t, v2.clone().mode("agent", "x").obj(), v2.obj(), 2, 0, 0), makePod("old").injected(t, v1.obj())),
+			want: []metav1.Condition{
+				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 2 pods that can be upgraded in place run the latest sidecars"),
+				progressing(no, appsv1alpha1.ReasonNotUpgradablePods, "1 of 3 pods cannot be upgraded in place: "+
+					"a field other than an image changed; recreate them to get the new sidecars"),
+			},
+		},
+		{
+			name: "pods outside the update selector are named as the reason",
+			set:  mu(1).updateSelector("canary", "true"),
+			pods: append(fleet(t, v1.obj(), v2.obj(), 2, 0, 0), makePod("canary").injected(t, v2.obj()).label("canary", "true")),
+			want: []metav1.Condition{
+				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 1 pods that can be upgraded in place run the latest sidecars"),
+				progressing(no, appsv1alpha1.ReasonNotSelected, "2 of 3 pods are not updated: updateStrategy.selector does not select them"),
+			},
+		},
+		{
+			name: "an expired in-flight entry is reported",
+			set:  mu(1), pods: fleet(t, v1.obj(), v2.obj(), 1, 0, 0),
+			inFlight: map[types.UID]InFlight{"uid-pod-0": {Hash: "h", Since: t0.Add(-time.Hour)}},
+			want: []metav1.Condition{
+				updated(no, appsv1alpha1.ReasonUpdating, "0 of 1 pods that can be upgraded in place run the latest sidecars"),
+				progressing(yes, appsv1alpha1.ReasonUpdating, "upgrading 1 pod; 0 of 1 pods are updated; "+
+					"gave up waiting for 1 patched pod to show their new version after 5m0s"),
+			},
+		},
+		{
+			name: "the transition time is kept while the status does not change, other conditions are kept",
+			set: mu(1).conditions(
+				metav1.Condition{Type: "Other", Status: yes, Reason: "R", LastTransitionTime: then},
+				metav1.Condition{Type: appsv1alpha1.SidecarSetConditionUpdated, Status: yes, Reason: appsv1alpha1.ReasonRolloutComplete, LastTransitionTime: then},
+				metav1.Condition{Type: appsv1alpha1.SidecarSetConditionProgressing, Status: yes, Reason: appsv1alpha1.ReasonUpdating, LastTransitionTime: then},
+			),
+			pods: fleet(t, v1.obj(), v2.obj(), 2, 1, 0),
+			want: []metav1.Condition{
+				{Type: "Other", Status: yes, Reason: "R", LastTransitionTime: then},
+				updated(no, appsv1alpha1.ReasonWaitingForUnavailablePods, "1 of 2 pods that can be upgraded in place run the latest sidecars"),
+				cond(appsv1alpha1.SidecarSetConditionProgressing, yes, appsv1alpha1.ReasonWaitingForUnavailablePods,
+					"1 of 2 pods wait: maxUnavailable 1 is used up by 1 pod upgrading or not ready", then),
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := input(t, tc.set.obj(), pods(tc.pods...)...)
+			in.InFlight = tc.inFlight
+			got := compute(t, in).Status.Conditions
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCount_Plural(t *testing.T) {
+	t.Parallel()
+	if diff := cmp.Diff([]string{"0 pods", "1 pod", "2 pods"}, []string{count(0, "pod"), count(1, "pod"), count(2, "pod")}); diff != "" {
+		t.Errorf("count (-want +got):\n%s", diff)
+	}
+}

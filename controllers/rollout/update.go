@@ -1,0 +1,143 @@
+package rollout
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
+)
+
+// change accumulates what one pod patch changes: container images (by
+// container name) and annotations.
+type change struct {
+	v      *podView
+	images map[string]string
+	anns   map[string]string
+}
+
+func newChange(v *podView) *change {
+	return &change{v: v, images: map[string]string{}, anns: map[string]string{}}
+}
+
+func (c *change) setImage(container, image string) {
+	c.images[container] = image
+}
+
+// annotation returns an annotation as the pod will have it.
+func (c *change) annotation(key string) string {
+	if v, ok := c.anns[key]; ok {
+		return v
+	}
+	return c.v.pod.Annotations[key]
+}
+
+// recordImageIDs records, in the SidecarSet's in-place update state entry,
+// the imageID each changed container reports now, creating the entry (with
+// revision and timestamp) if it is missing.
+func (c *change) recordImageIDs(set, revision string, now time.Time) {
+	if len(c.images) == 0 {
+		return
+	}
+	entry := podstate.InPlaceUpdateState{Revision: revision, UpdateTimestamp: metav1.NewTime(now.Truncate(time.Second))}
+	if old := c.v.state.InPlace[set]; old != nil {
+		entry = *old
+		entry.LastContainerStatuses = maps.Clone(old.LastContainerStatuses)
+	}
+	if entry.LastContainerStatuses == nil {
+		entry.LastContainerStatuses = map[string]podstate.ContainerStatus{}
+	}
+	for name := range c.images {
+		var id string
+		if st := containerStatus(c.v.pod, name); st != nil {
+			id = st.ImageID
+		}
+		entry.LastContainerStatuses[name] = podstate.ContainerStatus{ImageID: id}
+	}
+	state := maps.Clone(c.v.state.InPlace)
+	if state == nil {
+		state = map[string]*podstate.InPlaceUpdateState{}
+	}
+	state[set] = &entry
+	c.anns[appsv1alpha1.InPlaceUpdateStateAnnotation] = podstate.EncodeInPlaceState(state)
+}
+
+// podUpdate encodes the change as one strategic-merge patch carrying the
+// pod's resourceVersion, so that the API server rejects it if the pod
+// changed since it was read.
+func (c *change) podUpdate(hash string) PodUpdate {
+	pod := c.v.pod
+	meta := map[string]any{"resourceVersion": pod.ResourceVersion}
+	if len(c.anns) > 0 {
+		meta["annotations"] = c.anns
+	}
+	doc := map[string]any{"metadata": meta}
+	var containers []map[string]string
+	for i := range pod.Spec.Containers {
+		name := pod.Spec.Containers[i].Name
+		if image, ok := c.images[name]; ok {
+			containers = append(containers, map[string]string{"name": name, "image": image})
+		}
+	}
+	if len(containers) > 0 {
+		doc["spec"] = map[string]any{"containers": containers}
+	}
+	patch, err := json.Marshal(doc)
+	if err != nil {
+		panic(fmt.Sprintf("rollout: encoding a patch of strings: %v", err)) // maps of strings always encode
+	}
+	return PodUpdate{Pod: c.v.key, UID: pod.UID, ResourceVersion: pod.ResourceVersion, Patch: patch, Hash: hash}
+}
+
+// buildUpdate builds the in-place upgrade of one pod to the current hash:
+//
+//   - each cold sidecar whose pod image differs gets the SidecarSet's image;
+//   - each hot sidecar gets the image on one twin (hotupgrade.go);
+//   - the SidecarSet's hash entry is rewritten (timestamp, hash, sidecar
+//     list, controllerRevision), even if no image changed;
+//   - the in-place update state records the changed containers' imageIDs;
+//   - the SidecarSet's patchPodMetadata is applied again.
+//
+// Nothing else (env, mounts, resources) is touched.
+func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) (PodUpdate, error) {
+	c := newChange(v)
+	for _, sc := range s.cold {
+		if pc := specContainer(v.pod, sc.Name); pc != nil && pc.Image != sc.Image {
+			c.setImage(sc.Name, sc.Image)
+		}
+	}
+	s.upgradeHot(c)
+
+	hashes := maps.Clone(v.state.Hashes)
+	if hashes == nil {
+		hashes = podstate.Hashes{}
+	}
+	hashes[s.name] = podstate.HashEntry{
+		UpdateTimestamp:    metav1.NewTime(now.Truncate(time.Second)),
+		Hash:               s.hashes.Hash,
+		SidecarSetName:     s.name,
+		SidecarList:        s.sidecarList,
+		ControllerRevision: latestRevision,
+	}
+	c.anns[appsv1alpha1.SidecarSetHashAnnotation] = hashes.Encode()
+	c.recordImageIDs(s.name, s.hashes.Hash, now)
+
+	if len(s.obj.Spec.PatchPodMetadata) > 0 {
+		current := maps.Clone(v.pod.Annotations)
+		if current == nil {
+			current = map[string]string{}
+		}
+		maps.Copy(current, c.anns)
+		changed, err := policy.PatchPodMetadata(current, s.obj.Spec.PatchPodMetadata)
+		if err != nil {
+			return PodUpdate{}, fmt.Errorf("applying patchPodMetadata: %w", err)
+		}
+		maps.Copy(c.anns, changed)
+	}
+	return c.podUpdate(s.hashes.Hash), nil
+}

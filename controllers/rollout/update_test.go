@@ -1,0 +1,171 @@
+package rollout
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+func TestBuildUpdate_ColdPatch(t *testing.T) {
+	t.Parallel()
+	always := corev1.ContainerRestartPolicyAlways
+	v1 := makeSet("s").cold("log", "log:1").cold("agent", "agent:1")
+	v1.Spec.InitContainers = []appsv1alpha1.SidecarContainer{
+		{Container: corev1.Container{Name: "init", Image: "init:1"}},
+		{Container: corev1.Container{Name: "native", Image: "native:1", RestartPolicy: &always}},
+	}
+	v2 := v1.clone().image("agent", "agent:2")
+	pod := makePod("p").injected(t, v1.obj()).obj()
+	pod.ResourceVersion = "42"
+	set := v2.obj()
+	h := hashesOf(t, set)
+
+	plan := compute(t, input(t, set, pod))
+	if len(plan.Updates) != 1 {
+		t.Fatalf("got %d updates, want 1", len(plan.Updates))
+	}
+	u := plan.Updates[0]
+	if diff := cmp.Diff(PodUpdate{Pod: keyOf(pod), UID: pod.UID, ResourceVersion: "42", Hash: h.Hash}, u,
+		cmpIgnorePatch); diff != "" {
+		t.Errorf("update (-want +got):\n%s", diff)
+	}
+
+	wantHashes := podstate.Hashes{"s": {
+		UpdateTimestamp: metav1.NewTime(t0), Hash: h.Hash, SidecarSetName: "s",
+		SidecarList: []string{"agent", "log", "native"}, ControllerRevision: "s-rev",
+	}}
+	wantState := map[string]*podstate.InPlaceUpdateState{"s": {
+		Revision: h.Hash, UpdateTimestamp: metav1.NewTime(t0),
+		LastContainerStatuses: map[string]podstate.ContainerStatus{"agent": {ImageID: imageID("agent:1")}},
+	}}
+	want := map[string]any{
+		"metadata": map[string]any{
+			"resourceVersion": "42",
+			"annotations": map[string]any{
+				appsv1alpha1.SidecarSetHashAnnotation:     wantHashes.Encode(),
+				appsv1alpha1.InPlaceUpdateStateAnnotation: podstate.EncodeInPlaceState(wantState),
+			},
+		},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "agent", "image": "agent:2"}}},
+	}
+	var got map[string]any
+	if err := json.Unmarshal(u.Patch, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("patch (-want +got):\n%s", diff)
+	}
+
+	patched := applyPatch(t, pod, u)
+	wantContainers := []corev1.Container{{Name: "app", Image: "app:1"}, {Name: "log", Image: "log:1"}, {Name: "agent", Image: "agent:2"}}
+	if diff := cmp.Diff(wantContainers, patched.Spec.Containers); diff != "" {
+		t.Errorf("patched containers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(pod.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation],
+		patched.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation]); diff != "" {
+		t.Errorf("the without-image annotation changed (-want +got):\n%s", diff)
+	}
+}
+
+var cmpIgnorePatch = cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Patch" }, cmp.Ignore())
+
+func TestBuildUpdate_Annotations(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2")
+	h2 := hashesOf(t, v2.obj())
+	tests := []struct {
+		name string
+		set  *setWrapper
+		pod  *podWrapper
+		// want lists annotations the patch must set ("" = must not set).
+		want map[string]string
+	}{
+		{
+			name: "an existing in-place state entry keeps its revision and timestamp",
+			set:  v2,
+			pod:  makePod("p").injected(t, v1.obj()).inPlace("s", map[string]string{"other": "id-x"}).inPlace("t", map[string]string{"c": "id-t"}),
+			want: map[string]string{appsv1alpha1.InPlaceUpdateStateAnnotation: podstate.EncodeInPlaceState(map[string]*podstate.InPlaceUpdateState{
+				"s": {Revision: "r", UpdateTimestamp: metav1.NewTime(t0.Add(-time.Hour)), LastContainerStatuses: map[string]podstate.ContainerStatus{
+					"other": {ImageID: "id-x"}, "agent": {ImageID: imageID("agent:1")},
+				}},
+				"t": {Revision: "r", UpdateTimestamp: metav1.NewTime(t0.Add(-time.Hour)), LastContainerStatuses: map[string]podstate.ContainerStatus{"c": {ImageID: "id-t"}}},
+			})},
+		},
+		{
+			name: "a legacy hash annotation is rewritten in the current form, other SidecarSets kept",
+			set:  v2,
+			pod:  makePod("p").injected(t, v1.obj()).annotation(appsv1alpha1.SidecarSetHashAnnotation, `{"s":"old","t":"th"}`),
+			want: map[string]string{appsv1alpha1.SidecarSetHashAnnotation: podstate.Hashes{
+				"s": {UpdateTimestamp: metav1.NewTime(t0), Hash: h2.Hash, SidecarSetName: "s", SidecarList: []string{"agent"}, ControllerRevision: "s-rev"},
+				"t": {Hash: "th", SidecarSetName: "t"},
+			}.Encode()},
+		},
+		{
+			name: "a pod already on the images gets only its hash rewritten",
+			set:  v2,
+			pod: func() *podWrapper {
+				p := makePod("p").injected(t, v1.obj())
+				p.spec("agent").Image = "agent:2"
+				*p.status("agent") = runningStatus("agent", "agent:2")
+				return p
+			}(),
+			want: map[string]string{appsv1alpha1.InPlaceUpdateStateAnnotation: ""},
+		},
+		{
+			name: "patchPodMetadata overwrites and retains as the policy says",
+			set: v2.clone().patchMetadata(appsv1alpha1.SidecarSetOverwritePatchPolicy, "over", "new").
+				patchMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, "keep", "new", "add", "new"),
+			pod:  makePod("p").injected(t, v1.obj()).annotation("over", "old").annotation("keep", "old"),
+			want: map[string]string{"over": "new", "keep": "", "add": "new"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			plan := compute(t, input(t, tc.set.obj(), tc.pod.obj()))
+			if len(plan.Updates) != 1 {
+				t.Fatalf("got %d updates, want 1 (blocked: %v)", len(plan.Updates), plan.Blocked)
+			}
+			var patch struct {
+				Metadata struct {
+					Annotations map[string]string `json:"annotations"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(plan.Updates[0].Patch, &patch); err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range tc.want {
+				got, ok := patch.Metadata.Annotations[k]
+				if want == "" && ok {
+					t.Errorf("annotation %s set to %q, want it untouched", k, got)
+				}
+				if want != "" && got != want {
+					t.Errorf("annotation %s:\n got %s\nwant %s", k, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestPlan_PatchPodMetadataFailureBlocksThePod(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").patchMetadata(appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, "cfg", `{"a":1}`)
+	bad := makePod("bad").injected(t, v1.obj()).annotation("cfg", "not json").created(t0)
+	good := makePod("good").injected(t, v1.obj())
+	plan := compute(t, input(t, v2.obj(), pods(bad, good)...))
+	if diff := cmp.Diff([]string{"good"}, updatedNames(plan.Updates)); diff != "" {
+		t.Errorf("updates (-want +got):\n%s", diff)
+	}
+	if len(plan.Blocked) != 1 || plan.Blocked[0].Pod.Name != "bad" {
+		t.Errorf("blocked = %v, want the pod with the malformed annotation", plan.Blocked)
+	}
+}

@@ -1,0 +1,129 @@
+package inject
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
+)
+
+// injectionKeys are the pod annotations injection reads and writes.
+var injectionKeys = []string{
+	appsv1alpha1.SidecarSetHashAnnotation,
+	appsv1alpha1.SidecarSetHashWithoutImageAnnotation,
+	appsv1alpha1.SidecarSetListAnnotation,
+	appsv1alpha1.WorkingHotUpgradeContainerAnnotation,
+}
+
+// podState is the SidecarSet state of a pod, as injection needs it.
+type podState struct {
+	hashes             podstate.Hashes
+	hashesWithoutImage podstate.Hashes
+	injected           []string
+	working            map[string]string
+}
+
+// readState decodes the annotations injection uses. Only those: a malformed
+// in-place update state, which injection neither reads nor writes, does not
+// block pod creation.
+func readState(annotations map[string]string) (podState, error) {
+	used := make(map[string]string, len(injectionKeys))
+	for _, k := range injectionKeys {
+		if v, ok := annotations[k]; ok {
+			used[k] = v
+		}
+	}
+	s, err := podstate.Read(used)
+	if err != nil {
+		return podState{}, fmt.Errorf("pod %w; fix or remove it to create the pod", err)
+	}
+	return podState{hashes: s.Hashes, hashesWithoutImage: s.HashesWithoutImage, injected: s.Injected, working: s.WorkingHotUpgrade}, nil
+}
+
+// lists reports whether the pod's annotations already record a SidecarSet:
+// it was injected before (a webhook re-invocation, or a pod created from an
+// injected pod's manifest), and injecting it again would duplicate it.
+func (s podState) lists(name string) bool {
+	if _, ok := s.hashes[name]; ok {
+		return true
+	}
+	if _, ok := s.hashesWithoutImage[name]; ok {
+		return true
+	}
+	return slices.Contains(s.injected, name)
+}
+
+// reservedAnnotation reports whether a key is SidecarSet state that only
+// injection and the controller may write.
+func reservedAnnotation(key string) bool {
+	return slices.Contains(injectionKeys, key) || key == appsv1alpha1.InPlaceUpdateStateAnnotation ||
+		strings.HasPrefix(key, appsv1alpha1.HotUpgradeVersionAnnotationPrefix) ||
+		strings.HasPrefix(key, appsv1alpha1.HotUpgradeVersionAltAnnotationPrefix)
+}
+
+// patchMetadata applies a SidecarSet version's patchPodMetadata to the
+// annotations, in place. Keys holding SidecarSet state are not written (a
+// warning says so): overwriting them would corrupt the pod's state.
+func patchMetadata(v *version, annotations map[string]string) ([]string, error) {
+	if len(v.set.Spec.PatchPodMetadata) == 0 {
+		return nil, nil
+	}
+	changed, err := policy.PatchPodMetadata(annotations, v.set.Spec.PatchPodMetadata)
+	if err != nil {
+		return nil, fmt.Errorf("SidecarSet %q: patchPodMetadata: %w", v.name, err)
+	}
+	keys := make([]string, 0, len(changed))
+	for k := range changed {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var warnings []string
+	for _, k := range keys {
+		if reservedAnnotation(k) {
+			warnings = append(warnings, fmt.Sprintf(
+				"SidecarSet %q: patchPodMetadata: annotation %s holds SidecarSet state and was not patched", v.name, k))
+			continue
+		}
+		annotations[k] = changed[k]
+	}
+	return warnings, nil
+}
+
+// recordInjection writes, for the SidecarSets that injected something, the
+// hash and hash-without-image entries and the hot-upgrade annotations, and
+// adds the listed SidecarSets to the injected-list. Entries of other
+// SidecarSets are kept (legacy ones are rewritten in the current format).
+func recordInjection(annotations map[string]string, s podState, plans []*plan, listed []string, now metav1.Time) {
+	hotUpgrade := false
+	for _, p := range plans {
+		if p.empty() {
+			continue
+		}
+		entry := podstate.HashEntry{
+			UpdateTimestamp: now,
+			Hash:            p.v.hashes.Hash,
+			SidecarSetName:  p.v.name,
+			SidecarList:     p.sidecarList,
+		}
+		withoutImage := entry
+		withoutImage.Hash = p.v.hashes.WithoutImage
+		entry.ControllerRevision = p.v.controllerRevision
+		s.hashes[p.v.name] = entry
+		s.hashesWithoutImage[p.v.name] = withoutImage
+		for _, base := range p.hotUpgrade {
+			recordHotUpgrade(annotations, s.working, base)
+			hotUpgrade = true
+		}
+	}
+	annotations[appsv1alpha1.SidecarSetHashAnnotation] = s.hashes.Encode()
+	annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation] = s.hashesWithoutImage.Encode()
+	annotations[appsv1alpha1.SidecarSetListAnnotation] = podstate.EncodeInjectedList(append(slices.Clone(s.injected), listed...))
+	if hotUpgrade {
+		annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation] = podstate.EncodeStringMap(s.working)
+	}
+}

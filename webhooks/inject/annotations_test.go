@@ -1,0 +1,153 @@
+package inject
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+func TestReadState_DecodesOnlyWhatInjectionUses(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		wantLists   []string
+		wantErr     string
+	}{
+		{name: "a pod without state lists nothing"},
+		{
+			name: "current, legacy and injected-list entries all count as injected",
+			annotations: map[string]string{
+				appsv1alpha1.SidecarSetHashAnnotation:             `{"a":{"hash":"h","sidecarSetName":"a","updateTimestamp":null,"sidecarList":null}}`,
+				appsv1alpha1.SidecarSetHashWithoutImageAnnotation: `{"b":"legacy-hash"}`,
+				appsv1alpha1.SidecarSetListAnnotation:             "c,a",
+			},
+			wantLists: []string{"a", "b", "c"},
+		},
+		{
+			name: "a malformed in-place update state does not block injection",
+			annotations: map[string]string{
+				appsv1alpha1.InPlaceUpdateStateAnnotation: "{not json",
+				appsv1alpha1.SidecarSetListAnnotation:     "a",
+			},
+			wantLists: []string{"a"},
+		},
+		{
+			name:        "a malformed hash annotation denies the pod, naming it",
+			annotations: map[string]string{appsv1alpha1.SidecarSetHashAnnotation: "[1]"},
+			wantErr: "pod malformed annotation kruise.io/sidecarset-hash: neither a map of hash entries nor a map of hashes: " +
+				"json: cannot unmarshal array into Go value of type map[string]string; fix or remove it to create the pod",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := readState(tc.annotations)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, n := range []string{"a", "b", "c", "d"} {
+				if s.lists(n) {
+					got = append(got, n)
+				}
+			}
+			if diff := cmp.Diff(tc.wantLists, got); diff != "" {
+				t.Errorf("listed SidecarSets (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPatchMetadata_ProtectsSidecarSetState(t *testing.T) {
+	t.Parallel()
+	set := newSidecarSet("s", "web", "c")
+	set.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{
+		{PatchPolicy: appsv1alpha1.SidecarSetOverwritePatchPolicy, Annotations: map[string]string{
+			"team":                                "platform",
+			appsv1alpha1.SidecarSetListAnnotation: "evil",
+			"version.sidecarset.kruise.io/x-1":    "9",
+		}},
+	}
+	annotations := map[string]string{"team": "app"}
+	warnings, err := patchMetadata(&version{name: "s", set: set}, annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"team": "platform"}, annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	wantWarnings := []string{
+		`SidecarSet "s": patchPodMetadata: annotation kruise.io/sidecarset-injected-list holds SidecarSet state and was not patched`,
+		`SidecarSet "s": patchPodMetadata: annotation version.sidecarset.kruise.io/x-1 holds SidecarSet state and was not patched`,
+	}
+	if diff := cmp.Diff(wantWarnings, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+func TestPatchMetadata_MergeErrorDeniesThePod(t *testing.T) {
+	t.Parallel()
+	set := newSidecarSet("s", "web", "c")
+	set.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{
+		{PatchPolicy: appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, Annotations: map[string]string{"oom-score": `{"agent":1}`}},
+	}
+	_, err := patchMetadata(&version{name: "s", set: set}, map[string]string{"oom-score": "high"})
+	want := `SidecarSet "s": patchPodMetadata: annotation oom-score: merging "{\"agent\":1}" into "high": the pod's value is not JSON`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %q", err, want)
+	}
+}
+
+func TestRecordInjection_EntriesAndInjectedList(t *testing.T) {
+	t.Parallel()
+	state, err := readState(map[string]string{
+		appsv1alpha1.SidecarSetHashAnnotation:             `{"old":"h-old"}`,
+		appsv1alpha1.SidecarSetHashWithoutImageAnnotation: `{"old":"w-old"}`,
+		appsv1alpha1.SidecarSetListAnnotation:             "old,zz",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans := []*plan{
+		{v: &version{name: "a", hashes: appsv1alpha1.Hashes{Hash: "h-a", WithoutImage: "w-a"}, controllerRevision: "a-rev"},
+			containers: []sidecar{sc("c", "")}, sidecarList: []string{"c"}},
+		{v: &version{name: "empty", hashes: appsv1alpha1.Hashes{Hash: "h-e", WithoutImage: "w-e"}}},
+	}
+	annotations := map[string]string{}
+	recordInjection(annotations, state, plans, []string{"a", "empty"}, testNow)
+
+	got, err := readState(annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHashes := podstate.Hashes{
+		"old": {Hash: "h-old", SidecarSetName: "old"},
+		"a":   {UpdateTimestamp: testNow, Hash: "h-a", SidecarSetName: "a", SidecarList: []string{"c"}, ControllerRevision: "a-rev"},
+	}
+	if diff := cmp.Diff(wantHashes, got.hashes); diff != "" {
+		t.Errorf("hash entries (-want +got):\n%s", diff)
+	}
+	wantWithoutImage := podstate.Hashes{
+		"old": {Hash: "w-old", SidecarSetName: "old"},
+		"a":   {UpdateTimestamp: testNow, Hash: "w-a", SidecarSetName: "a", SidecarList: []string{"c"}},
+	}
+	if diff := cmp.Diff(wantWithoutImage, got.hashesWithoutImage); diff != "" {
+		t.Errorf("without-image entries (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("a,empty,old,zz", annotations[appsv1alpha1.SidecarSetListAnnotation]); diff != "" {
+		t.Errorf("injected-list (-want +got):\n%s", diff)
+	}
+	if _, ok := annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation]; ok {
+		t.Errorf("the working-twin annotation is written without any hot-upgrade sidecar")
+	}
+}

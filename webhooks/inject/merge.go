@@ -1,0 +1,285 @@
+package inject
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gomodules.xyz/jsonpatch/v2"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// existingContainerNames maps the names of the pod's containers (all kinds
+// share one namespace) to a description for conflict messages.
+func existingContainerNames(pod *corev1.Pod) map[string]string {
+	names := make(map[string]string, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
+	for _, c := range pod.Spec.InitContainers {
+		names[c.Name] = fmt.Sprintf("the pod's init container %q", c.Name)
+	}
+	for _, c := range pod.Spec.Containers {
+		names[c.Name] = fmt.Sprintf("the pod's container %q", c.Name)
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		names[c.Name] = fmt.Sprintf("the pod's ephemeral container %q", c.Name)
+	}
+	return names
+}
+
+// checkNames makes sure a SidecarSet version's sidecars can be added to the
+// pod without replacing or duplicating a container: their names must be new
+// to the pod, to the SidecarSets accepted before, and unique among
+// themselves. On success the names are reserved; otherwise the returned
+// Skip and warning name both sides of the first conflict.
+func checkNames(v *version, names map[string]string) (*Skip, string) {
+	var mine []string
+	for _, list := range []struct {
+		containers []appsv1alpha1.SidecarContainer
+		isInit     bool
+	}{{v.set.Spec.InitContainers, true}, {v.set.Spec.Containers, false}} {
+		for i := range list.containers {
+			mine = append(mine, injectedNames(&list.containers[i], list.isInit)...)
+		}
+	}
+	seen := make(map[string]bool, len(mine))
+	for _, n := range mine {
+		other, taken := names[n]
+		if !taken && seen[n] {
+			other = "another of its own sidecars"
+			taken = true
+		}
+		if taken {
+			msg := fmt.Sprintf("SidecarSet %q was not injected: its sidecar %q has the same name as %s", v.name, n, other)
+			return &Skip{SidecarSet: v.name, Reason: ReasonNameConflict, Message: msg}, msg
+		}
+		seen[n] = true
+	}
+	for _, n := range mine {
+		names[n] = fmt.Sprintf("sidecar %q of SidecarSet %q", n, v.name)
+	}
+	return nil, ""
+}
+
+// merged is where the built sidecars, volumes and pull secrets go.
+type merged struct {
+	initBefore, initAfter []corev1.Container
+	before, after         []corev1.Container
+	volumes               []corev1.Volume
+	// dupSecrets are the indexes, in the pod's imagePullSecrets, of repeated
+	// names, removed when secrets are added.
+	dupSecrets  []int
+	pullSecrets []corev1.LocalObjectReference
+	warnings    []string
+}
+
+// merge places the built sidecars around the pod's own containers.
+//
+//   - Init containers are sorted by name across SidecarSets (stable), then
+//     BeforeAppContainer ones go before the pod's init containers and the
+//     others (the default) after them.
+//   - Containers keep SidecarSet name order then spec order (or are sorted
+//     by name with Options.SortContainersByName); BeforeAppContainer ones
+//     (the default) go before the pod's containers as a block, the others
+//     after.
+//   - Volumes follow the pod's; a name the pod or an earlier SidecarSet
+//     already defines is not added again (a warning says so when the
+//     definitions differ).
+//   - imagePullSecrets follow the pod's, deduplicated by name.
+func merge(pod *corev1.Pod, plans []*plan, opts Options) merged {
+	var m merged
+	var inits, conts []sidecar
+	for _, p := range plans {
+		inits = append(inits, p.initContainers...)
+		conts = append(conts, p.containers...)
+	}
+	byName := func(a, b sidecar) int { return strings.Compare(a.container.Name, b.container.Name) }
+	slices.SortStableFunc(inits, byName)
+	if opts.SortContainersByName {
+		slices.SortStableFunc(conts, byName)
+	}
+	for _, s := range inits {
+		if s.policy == appsv1alpha1.BeforeAppContainerType {
+			m.initBefore = append(m.initBefore, s.container)
+		} else {
+			m.initAfter = append(m.initAfter, s.container)
+		}
+	}
+	for _, s := range conts {
+		if s.policy == appsv1alpha1.BeforeAppContainerType || s.policy == "" {
+			m.before = append(m.before, s.container)
+		} else {
+			m.after = append(m.after, s.container)
+		}
+	}
+	m.volumes, m.warnings = mergeVolumes(pod.Spec.Volumes, plans)
+	m.dupSecrets, m.pullSecrets = mergePullSecrets(pod.Spec.ImagePullSecrets, plans)
+	return m
+}
+
+func mergeVolumes(podVolumes []corev1.Volume, plans []*plan) ([]corev1.Volume, []string) {
+	type definition struct {
+		owner  string
+		volume corev1.Volume
+	}
+	defined := make(map[string]definition, len(podVolumes))
+	for _, v := range podVolumes {
+		defined[v.Name] = definition{owner: "the pod", volume: v}
+	}
+	var added []corev1.Volume
+	var warnings []string
+	for _, p := range plans {
+		for _, v := range p.volumes {
+			d, ok := defined[v.Name]
+			if !ok {
+				defined[v.Name] = definition{owner: fmt.Sprintf("SidecarSet %q", p.v.name), volume: v}
+				added = append(added, v)
+				continue
+			}
+			if !sameVolumeSource(d.volume, v) {
+				warnings = append(warnings, fmt.Sprintf(
+					"SidecarSet %q: volume %q is also defined, differently, by %s; the sidecars use that definition",
+					p.v.name, v.Name, d.owner))
+			}
+		}
+	}
+	return added, warnings
+}
+
+// sameVolumeSource compares two volumes once defaulted, so that a pod
+// volume defaulted by the API server equals the SidecarSet's definition.
+func sameVolumeSource(a, b corev1.Volume) bool {
+	vols := []corev1.Volume{*a.DeepCopy(), *b.DeepCopy()}
+	appsv1alpha1.SetVolumeDefaults(vols)
+	return apiequality.Semantic.DeepEqual(vols[0].VolumeSource, vols[1].VolumeSource)
+}
+
+func mergePullSecrets(podSecrets []corev1.LocalObjectReference, plans []*plan) ([]int, []corev1.LocalObjectReference) {
+	var wanted []corev1.LocalObjectReference
+	for _, p := range plans {
+		wanted = append(wanted, p.pullSecrets...)
+	}
+	if len(wanted) == 0 {
+		return nil, nil
+	}
+	seen := make(map[string]bool, len(podSecrets)+len(wanted))
+	var dups []int
+	for i, s := range podSecrets {
+		if seen[s.Name] {
+			dups = append(dups, i)
+		}
+		seen[s.Name] = true
+	}
+	var added []corev1.LocalObjectReference
+	for _, s := range wanted {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			added = append(added, s)
+		}
+	}
+	return dups, added
+}
+
+// apply returns the mutated pod and the minimal JSON patch that turns the
+// original into it: one op per added container, volume, pull secret and
+// annotation (a whole list or map when the pod had none), never a
+// re-serialization of fields injection does not touch.
+func apply(pod *corev1.Pod, m merged, annotations map[string]string) (*corev1.Pod, []jsonpatch.Operation) {
+	out := pod.DeepCopy()
+	var ops []jsonpatch.Operation
+	var annOps []jsonpatch.Operation
+	out.Annotations, annOps = annotationOps(pod.Annotations, annotations)
+	ops = append(ops, annOps...)
+	var listOps []jsonpatch.Operation
+	out.Spec.InitContainers, listOps = placeList("/spec/initContainers", out.Spec.InitContainers, m.initBefore, m.initAfter)
+	ops = append(ops, listOps...)
+	out.Spec.Containers, listOps = placeList("/spec/containers", out.Spec.Containers, m.before, m.after)
+	ops = append(ops, listOps...)
+	out.Spec.Volumes, listOps = placeList("/spec/volumes", out.Spec.Volumes, nil, m.volumes)
+	ops = append(ops, listOps...)
+	out.Spec.ImagePullSecrets, listOps = pullSecretOps(out.Spec.ImagePullSecrets, m.dupSecrets, m.pullSecrets)
+	ops = append(ops, listOps...)
+	return out, ops
+}
+
+// annotationOps returns the final annotations and the ops writing the
+// changed keys, in key order.
+func annotationOps(original, final map[string]string) (map[string]string, []jsonpatch.Operation) {
+	var changed []string
+	for k, v := range final {
+		if old, ok := original[k]; !ok || old != v {
+			changed = append(changed, k)
+		}
+	}
+	if len(changed) == 0 {
+		return maps.Clone(original), nil
+	}
+	if len(original) == 0 {
+		return maps.Clone(final), []jsonpatch.Operation{jsonpatch.NewOperation("add", "/metadata/annotations", maps.Clone(final))}
+	}
+	slices.Sort(changed)
+	ops := make([]jsonpatch.Operation, 0, len(changed))
+	for _, k := range changed {
+		op := "add"
+		if _, ok := original[k]; ok {
+			op = "replace"
+		}
+		ops = append(ops, jsonpatch.NewOperation(op, "/metadata/annotations/"+escapePointer(k), final[k]))
+	}
+	return maps.Clone(final), ops
+}
+
+// escapePointer escapes a JSON pointer token (RFC 6901).
+func escapePointer(token string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(token, "~", "~0"), "/", "~1")
+}
+
+// placeList returns before + existing + after, and the ops that insert the
+// new items: the before block at indexes 0..n-1, the after ones appended,
+// or the whole list when the pod had none.
+func placeList[T any](path string, existing, before, after []T) ([]T, []jsonpatch.Operation) {
+	if len(before) == 0 && len(after) == 0 {
+		return existing, nil
+	}
+	result := make([]T, 0, len(before)+len(existing)+len(after))
+	result = append(append(append(result, before...), existing...), after...)
+	if len(existing) == 0 {
+		return result, []jsonpatch.Operation{jsonpatch.NewOperation("add", path, result)}
+	}
+	ops := make([]jsonpatch.Operation, 0, len(before)+len(after))
+	for i, item := range before {
+		ops = append(ops, jsonpatch.NewOperation("add", path+"/"+strconv.Itoa(i), item))
+	}
+	for _, item := range after {
+		ops = append(ops, jsonpatch.NewOperation("add", path+"/-", item))
+	}
+	return result, ops
+}
+
+// pullSecretOps removes the pod's repeated pull secrets (highest index
+// first, so the indexes stay valid) and appends the new ones.
+func pullSecretOps(existing []corev1.LocalObjectReference, dups []int, added []corev1.LocalObjectReference) ([]corev1.LocalObjectReference, []jsonpatch.Operation) {
+	if len(added) == 0 && len(dups) == 0 {
+		return existing, nil
+	}
+	const path = "/spec/imagePullSecrets"
+	kept := make([]corev1.LocalObjectReference, 0, len(existing)+len(added))
+	for i, s := range existing {
+		if !slices.Contains(dups, i) {
+			kept = append(kept, s)
+		}
+	}
+	var ops []jsonpatch.Operation
+	for i := len(dups) - 1; i >= 0; i-- {
+		ops = append(ops, jsonpatch.NewOperation("remove", path+"/"+strconv.Itoa(dups[i]), nil))
+	}
+	result, addOps := placeList(path, kept, nil, added)
+	if len(kept) == 0 {
+		// Only when the pod had no secrets (duplicates always keep one).
+		return result, addOps
+	}
+	return result, append(ops, addOps...)
+}

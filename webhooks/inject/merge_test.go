@@ -1,0 +1,256 @@
+package inject
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gomodules.xyz/jsonpatch/v2"
+	corev1 "k8s.io/api/core/v1"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+func TestCheckNames_NeverReplaceOrDuplicate(t *testing.T) {
+	t.Parallel()
+	pod := newPod("web", "app")
+	pod.Spec.InitContainers = []corev1.Container{{Name: "setup"}}
+	tests := []struct {
+		name      string
+		sets      []*appsv1alpha1.SidecarSet
+		wantSkips []string // messages, one per set ("" = accepted)
+	}{
+		{
+			name:      "new names are accepted and reserved for the next SidecarSets",
+			sets:      []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "x"), newSidecarSet("b", "web", "x")},
+			wantSkips: []string{"", `SidecarSet "b" was not injected: its sidecar "x" has the same name as sidecar "x" of SidecarSet "a"`},
+		},
+		{
+			name:      "a sidecar named like an app container is refused",
+			sets:      []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "y", "app")},
+			wantSkips: []string{`SidecarSet "a" was not injected: its sidecar "app" has the same name as the pod's container "app"`},
+		},
+		{
+			name:      "a container named like a pod init container is refused (one namespace)",
+			sets:      []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "setup")},
+			wantSkips: []string{`SidecarSet "a" was not injected: its sidecar "setup" has the same name as the pod's init container "setup"`},
+		},
+		{
+			name: "a refused SidecarSet does not reserve its names",
+			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "z", "app"), newSidecarSet("b", "web", "z")},
+			wantSkips: []string{`SidecarSet "a" was not injected: its sidecar "app" has the same name as the pod's container "app"`,
+				""},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			reserved := existingContainerNames(pod)
+			var got []string
+			for _, s := range tc.sets {
+				skip, warning := checkNames(&version{name: s.Name, set: s}, reserved)
+				msg := ""
+				if skip != nil {
+					msg = skip.Message
+					if skip.Reason != ReasonNameConflict || skip.SidecarSet != s.Name || warning != msg {
+						t.Errorf("skip = %+v, warning = %q: want reason NameConflict and the message as warning", skip, warning)
+					}
+				}
+				got = append(got, msg)
+			}
+			if diff := cmp.Diff(tc.wantSkips, got); diff != "" {
+				t.Errorf("conflicts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func sc(name string, policy appsv1alpha1.PodInjectPolicyType) sidecar {
+	return sidecar{container: corev1.Container{Name: name}, policy: policy}
+}
+
+func containerNames(cs []corev1.Container) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func TestMerge_Placement(t *testing.T) {
+	t.Parallel()
+	before, after := appsv1alpha1.BeforeAppContainerType, appsv1alpha1.AfterAppContainerType
+	plans := []*plan{
+		{v: &version{name: "a"}, initContainers: []sidecar{sc("i-z", after), sc("i-b", before)},
+			containers: []sidecar{sc("z", before), sc("z-after", after)}},
+		{v: &version{name: "b"}, initContainers: []sidecar{sc("i-a", ""), sc("i-c", before)},
+			containers: []sidecar{sc("a", before), sc("a-after", after), sc("a-default", "")}},
+	}
+	tests := []struct {
+		name                  string
+		opts                  Options
+		wantInitBefore        []string
+		wantInitAfter         []string
+		wantBefore, wantAfter []string
+	}{
+		{
+			name:           "containers keep SidecarSet then spec order; init containers are sorted by name",
+			wantInitBefore: []string{"i-b", "i-c"}, wantInitAfter: []string{"i-a", "i-z"},
+			wantBefore: []string{"z", "a", "a-default"}, wantAfter: []string{"z-after", "a-after"},
+		},
+		{
+			name:           "SortContainersByName sorts containers across SidecarSets",
+			opts:           Options{SortContainersByName: true},
+			wantInitBefore: []string{"i-b", "i-c"}, wantInitAfter: []string{"i-a", "i-z"},
+			wantBefore: []string{"a", "a-default", "z"}, wantAfter: []string{"a-after", "z-after"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := merge(newPod("web", "app"), plans, tc.opts)
+			for _, c := range []struct {
+				what      string
+				want, got []string
+			}{
+				{"init before", tc.wantInitBefore, containerNames(m.initBefore)},
+				{"init after", tc.wantInitAfter, containerNames(m.initAfter)},
+				{"before", tc.wantBefore, containerNames(m.before)},
+				{"after", tc.wantAfter, containerNames(m.after)},
+			} {
+				if diff := cmp.Diff(c.want, c.got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", c.what, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestMergeVolumes_FirstDefinitionWins(t *testing.T) {
+	t.Parallel()
+	emptyDir := func(name string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+	}
+	secret := func(name, secretName string, mode *int32) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secretName, DefaultMode: mode}}}
+	}
+	podVolumes := []corev1.Volume{emptyDir("cache"), secret("tls", "pod-tls", ptrTo[int32](420))}
+	plans := []*plan{
+		{v: &version{name: "a"}, volumes: []corev1.Volume{emptyDir("cache"), secret("tls", "pod-tls", nil), emptyDir("new")}},
+		{v: &version{name: "b"}, volumes: []corev1.Volume{secret("new", "x", nil), emptyDir("other")}},
+	}
+	added, warnings := mergeVolumes(podVolumes, plans)
+	if diff := cmp.Diff([]corev1.Volume{emptyDir("new"), emptyDir("other")}, added); diff != "" {
+		t.Errorf("added volumes (-want +got):\n%s", diff)
+	}
+	wantWarnings := []string{`SidecarSet "b": volume "new" is also defined, differently, by SidecarSet "a"; the sidecars use that definition`}
+	if diff := cmp.Diff(wantWarnings, warnings); diff != "" {
+		t.Errorf("warnings (-want +got; a defaulted and an undefaulted secret are the same):\n%s", diff)
+	}
+}
+
+func TestPatchOps_Minimal(t *testing.T) {
+	t.Parallel()
+	a, b, c := corev1.Container{Name: "a"}, corev1.Container{Name: "b"}, corev1.Container{Name: "c"}
+	tests := []struct {
+		name       string
+		existing   []corev1.Container
+		before     []corev1.Container
+		after      []corev1.Container
+		wantResult []string
+		wantOps    []jsonpatch.Operation
+	}{
+		{name: "nothing to add gives no op", existing: []corev1.Container{a}, wantResult: []string{"a"}},
+		{
+			name: "a list the pod does not have is added whole", before: []corev1.Container{a}, after: []corev1.Container{b},
+			wantResult: []string{"a", "b"},
+			wantOps:    []jsonpatch.Operation{{Operation: "add", Path: "/spec/containers", Value: []corev1.Container{a, b}}},
+		},
+		{
+			name: "prepends go at increasing indexes, appends at the end", existing: []corev1.Container{c},
+			before: []corev1.Container{a, b}, after: []corev1.Container{a},
+			wantResult: []string{"a", "b", "c", "a"},
+			wantOps: []jsonpatch.Operation{
+				{Operation: "add", Path: "/spec/containers/0", Value: a},
+				{Operation: "add", Path: "/spec/containers/1", Value: b},
+				{Operation: "add", Path: "/spec/containers/-", Value: a},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			result, ops := placeList("/spec/containers", tc.existing, tc.before, tc.after)
+			if diff := cmp.Diff(tc.wantResult, containerNames(result)); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantOps, ops); diff != "" {
+				t.Errorf("ops (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPullSecretOps_DeduplicatesThePodsList(t *testing.T) {
+	t.Parallel()
+	ref := func(n string) corev1.LocalObjectReference { return corev1.LocalObjectReference{Name: n} }
+	plans := []*plan{{pullSecrets: []corev1.LocalObjectReference{ref("s0"), ref("s1"), ref("s2")}}, {pullSecrets: []corev1.LocalObjectReference{ref("s1")}}}
+	existing := []corev1.LocalObjectReference{ref("s2"), ref("s3"), ref("s2"), ref("s3")}
+	dups, added := mergePullSecrets(existing, plans)
+	result, ops := pullSecretOps(existing, dups, added)
+	if diff := cmp.Diff([]corev1.LocalObjectReference{ref("s2"), ref("s3"), ref("s0"), ref("s1")}, result); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	wantOps := []jsonpatch.Operation{
+		{Operation: "remove", Path: "/spec/imagePullSecrets/3"},
+		{Operation: "remove", Path: "/spec/imagePullSecrets/2"},
+		{Operation: "add", Path: "/spec/imagePullSecrets/-", Value: ref("s0")},
+		{Operation: "add", Path: "/spec/imagePullSecrets/-", Value: ref("s1")},
+	}
+	if diff := cmp.Diff(wantOps, ops); diff != "" {
+		t.Errorf("ops (-want +got):\n%s", diff)
+	}
+	if dups, added := mergePullSecrets(existing, []*plan{{}}); dups != nil || added != nil {
+		t.Errorf("without SidecarSet secrets the pod's list is left alone, got dups %v added %v", dups, added)
+	}
+}
+
+func TestAnnotationOps_PerKeyOrWhole(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		original map[string]string
+		final    map[string]string
+		want     []jsonpatch.Operation
+	}{
+		{name: "unchanged annotations give no op", original: map[string]string{"a": "1"}, final: map[string]string{"a": "1"}},
+		{
+			name: "a pod without annotations gets the whole map", final: map[string]string{"a": "1", "b/c": "2"},
+			want: []jsonpatch.Operation{{Operation: "add", Path: "/metadata/annotations", Value: map[string]string{"a": "1", "b/c": "2"}}},
+		},
+		{
+			name:     "new keys are added and changed ones replaced, escaped, in key order",
+			original: map[string]string{"keep": "x", "kruise.io/x": "old"},
+			final:    map[string]string{"keep": "x", "kruise.io/x": "new", "a~b/c": "1"},
+			want: []jsonpatch.Operation{
+				{Operation: "add", Path: "/metadata/annotations/a~0b~1c", Value: "1"},
+				{Operation: "replace", Path: "/metadata/annotations/kruise.io~1x", Value: "new"},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, ops := annotationOps(tc.original, tc.final)
+			if diff := cmp.Diff(tc.want, ops); diff != "" {
+				t.Errorf("ops (-want +got):\n%s", diff)
+			}
+			want := tc.final
+			if len(tc.final) == 0 {
+				want = tc.original
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("annotations (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,234 @@
+package inject
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// version is the version of a SidecarSet chosen for a pod: the live object
+// or a pinned revision.
+type version struct {
+	// name is the SidecarSet's name.
+	name string
+	// set is the selected object (live, or restored from the revision).
+	set *appsv1alpha1.SidecarSet
+	// hashes are the hashes of set's spec.
+	hashes appsv1alpha1.Hashes
+	// controllerRevision is recorded in the pod's hash annotation.
+	controllerRevision string
+}
+
+// orderCandidates returns the candidates sorted by SidecarSet name, so that
+// injection does not depend on the cache's iteration order. A SidecarSet
+// listed twice (it can be indexed under several namespaces) is kept once.
+func orderCandidates(in []Candidate) ([]*Candidate, error) {
+	out := make([]*Candidate, 0, len(in))
+	for i := range in {
+		if in[i].SidecarSet == nil {
+			return nil, fmt.Errorf("candidate %d has no SidecarSet", i)
+		}
+		out = append(out, &in[i])
+	}
+	slices.SortStableFunc(out, func(a, b *Candidate) int {
+		return strings.Compare(a.SidecarSet.Name, b.SidecarSet.Name)
+	})
+	return slices.CompactFunc(out, func(a, b *Candidate) bool {
+		return a.SidecarSet.Name == b.SidecarSet.Name
+	}), nil
+}
+
+// matchCandidates keeps the candidates that select the pod: not paused,
+// selecting its namespace and its labels, and not replaced by a matching
+// canary. An invalid pod selector is an error; an invalid namespaceSelector
+// is "not selected", as in OpenKruise.
+func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) ([]*Candidate, []Skip, error) {
+	nsName := ns.Name
+	if nsName == "" {
+		nsName = pod.Namespace
+	}
+	if nsName == "" {
+		nsName = metav1NamespaceDefault
+	}
+	var matched []*Candidate
+	var skips []Skip
+	for _, c := range cands {
+		s := c.SidecarSet
+		if s.Spec.InjectionStrategy.Paused {
+			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonInjectionPaused,
+				Message: "spec.injectionStrategy.paused is true"})
+			continue
+		}
+		ok, err := match.Namespace(s, nsName, ns.Labels)
+		if err != nil {
+			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonInvalidNamespaceSelector,
+				Message: fmt.Sprintf("its namespace selection cannot be evaluated: %v", err)})
+			continue
+		}
+		if !ok {
+			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonNamespaceNotSelected,
+				Message: fmt.Sprintf("it does not select namespace %q", nsName)})
+			continue
+		}
+		ok, err = match.Pod(s, pod.Labels)
+		if err != nil {
+			return nil, nil, fmt.Errorf("SidecarSet %q: %w", s.Name, err)
+		}
+		if !ok {
+			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonPodNotSelected,
+				Message: "its selector does not match the pod's labels"})
+			continue
+		}
+		matched = append(matched, c)
+	}
+	kept, canarySkips := excludeCanaryBases(matched)
+	return kept, append(skips, canarySkips...), nil
+}
+
+// metav1NamespaceDefault is the namespace of a pod that names none.
+const metav1NamespaceDefault = "default"
+
+// canaryBase returns the base a canary SidecarSet replaces, or "".
+func canaryBase(s *appsv1alpha1.SidecarSet) string {
+	if s.Annotations[appsv1alpha1.SidecarSetCanaryAnnotation] != "true" {
+		return ""
+	}
+	if base := s.Annotations[appsv1alpha1.SidecarSetBaseAnnotation]; base != s.Name {
+		return base
+	}
+	return ""
+}
+
+// excludeCanaryBases drops every matched SidecarSet that a matched canary
+// names as its base: the canary is injected instead of its base.
+func excludeCanaryBases(matched []*Candidate) ([]*Candidate, []Skip) {
+	replacedBy := map[string]string{}
+	for _, c := range matched {
+		if base := canaryBase(c.SidecarSet); base != "" {
+			if _, seen := replacedBy[base]; !seen {
+				replacedBy[base] = c.SidecarSet.Name
+			}
+		}
+	}
+	if len(replacedBy) == 0 {
+		return matched, nil
+	}
+	kept := make([]*Candidate, 0, len(matched))
+	var skips []Skip
+	for _, c := range matched {
+		canary, replaced := replacedBy[c.SidecarSet.Name]
+		if !replaced {
+			kept = append(kept, c)
+			continue
+		}
+		skips = append(skips, Skip{SidecarSet: c.SidecarSet.Name, Reason: ReasonReplacedByCanary,
+			Message: fmt.Sprintf("canary SidecarSet %q also matches the pod and is injected instead", canary)})
+	}
+	return kept, skips
+}
+
+// chooseVersion picks the version of a matched SidecarSet to inject: the
+// live object, unless spec.injectionStrategy.revision pins a revision and
+// the policy sends this pod to it.
+func chooseVersion(c *Candidate, podLabels map[string]string, coin float64) (*version, error) {
+	s := c.SidecarSet
+	live := &version{name: s.Name, set: s, hashes: c.Hashes, controllerRevision: s.Status.LatestRevision}
+	pin := s.Spec.InjectionStrategy.Revision
+	if pin == nil || (pin.RevisionName == nil && pin.CustomVersion == nil) {
+		return live, nil
+	}
+	if c.PinnedError != nil || c.Pinned == nil || c.Pinned.SidecarSet == nil {
+		return nil, pinError(s.Name, pin, c.PinnedError)
+	}
+	history, err := useHistory(s, pin, podLabels, coin)
+	if err != nil || !history {
+		return live, err
+	}
+	rev := c.Pinned.RevisionName
+	if rev == "" {
+		rev = c.Pinned.SidecarSet.Status.LatestRevision
+	}
+	return &version{name: s.Name, set: c.Pinned.SidecarSet, hashes: c.Pinned.Hashes, controllerRevision: rev}, nil
+}
+
+// useHistory reports whether the pinned revision, rather than the latest
+// spec, is injected into a pod.
+//
+//   - updateStrategy.paused: always the pinned revision.
+//   - policy Always: always the pinned revision.
+//   - policy Partial: the pinned revision for pods outside
+//     updateStrategy.selector; otherwise, with a percentage partition p%, the
+//     pinned revision with probability p (0% never, 100% always), and with
+//     an integer partition the latest.
+func useHistory(s *appsv1alpha1.SidecarSet, pin *appsv1alpha1.SidecarSetInjectRevision, podLabels map[string]string, coin float64) (bool, error) {
+	us := s.Spec.UpdateStrategy
+	if us.Paused || pin.Policy != appsv1alpha1.PartialSidecarSetInjectRevisionPolicy {
+		return true, nil
+	}
+	if us.Selector != nil {
+		ok, err := match.Selects(us.Selector, podLabels)
+		if err != nil {
+			return false, fmt.Errorf("SidecarSet %q: updateStrategy.selector: %w", s.Name, err)
+		}
+		if !ok {
+			return true, nil
+		}
+	}
+	if us.Partition == nil || us.Partition.Type == intstr.Int {
+		return false, nil
+	}
+	pct, err := parsePercent(us.Partition.StrVal)
+	if err != nil {
+		return false, fmt.Errorf("SidecarSet %q: updateStrategy.partition %q: %w", s.Name, us.Partition.StrVal, err)
+	}
+	return coin < float64(pct)/100, nil
+}
+
+// parsePercent parses "N%" (or a bare "N", which OpenKruise also accepts).
+func parsePercent(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	if err != nil {
+		return 0, errors.New("not a percentage (N%)")
+	}
+	return n, nil
+}
+
+// pinError is the denial of a pod whose SidecarSet pins a revision that the
+// shell could not resolve. It wraps the shell's error.
+func pinError(name string, pin *appsv1alpha1.SidecarSetInjectRevision, err error) error {
+	what := ""
+	if pin.RevisionName != nil {
+		what = fmt.Sprintf("revisionName %q", *pin.RevisionName)
+	} else {
+		what = fmt.Sprintf("customVersion %q", *pin.CustomVersion)
+	}
+	prefix := fmt.Sprintf("SidecarSet %q: injectionStrategy.revision %s", name, what)
+	switch {
+	case err == nil:
+		return &pinnedRevisionError{msg: prefix + " was not resolved; pods matching it cannot be created until it is"}
+	case apierrors.IsNotFound(err):
+		return &pinnedRevisionError{err: err, msg: prefix +
+			" not found; pods matching it cannot be created until it exists or the pin is removed"}
+	default:
+		return &pinnedRevisionError{err: err, msg: fmt.Sprintf("%s cannot be resolved (%v); "+
+			"pods matching it cannot be created until it can or the pin is removed", prefix, err)}
+	}
+}
+
+// pinnedRevisionError is a pinned revision that could not be resolved.
+type pinnedRevisionError struct {
+	msg string
+	err error
+}
+
+func (e *pinnedRevisionError) Error() string { return e.msg }
+func (e *pinnedRevisionError) Unwrap() error { return e.err }

@@ -1,0 +1,342 @@
+package inject
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+func names(cands []*Candidate) []string {
+	var out []string
+	for _, c := range cands {
+		out = append(out, c.SidecarSet.Name)
+	}
+	return out
+}
+
+func TestOrderCandidates_SortsByNameAndKeepsEachOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      []Candidate
+		want    []string
+		wantErr string
+	}{
+		{
+			name: "candidates in cache order are sorted by name",
+			in: []Candidate{candidateOf(newSidecarSet("c", "x")), candidateOf(newSidecarSet("a", "x")),
+				candidateOf(newSidecarSet("b", "x"))},
+			want: []string{"a", "b", "c"},
+		},
+		{
+			name: "a SidecarSet listed twice is kept once",
+			in: []Candidate{candidateOf(newSidecarSet("b", "x")), candidateOf(newSidecarSet("a", "x")),
+				candidateOf(newSidecarSet("b", "x"))},
+			want: []string{"a", "b"},
+		},
+		{
+			name:    "a candidate without SidecarSet is an error",
+			in:      []Candidate{candidateOf(newSidecarSet("a", "x")), {}},
+			wantErr: "candidate 1 has no SidecarSet",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := orderCandidates(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, names(got)); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMatchCandidates_SkipsWithReasons(t *testing.T) {
+	t.Parallel()
+	paused := newSidecarSet("paused", "web", "a")
+	paused.Spec.InjectionStrategy.Paused = true
+	otherNs := newSidecarSet("other-ns", "web", "a")
+	otherNs.Spec.Namespace = "other"
+	badNs := newSidecarSet("bad-ns", "web", "a")
+	badNs.Spec.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Bogus"}}}
+	prodNs := newSidecarSet("prod-ns", "web", "a")
+	prodNs.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
+	noSelector := newSidecarSet("no-selector", "web", "a")
+	noSelector.Spec.Selector = nil
+	badSelector := newSidecarSet("bad-selector", "web", "a")
+	badSelector.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
+	canary := func(name, base string) *appsv1alpha1.SidecarSet {
+		s := newSidecarSet(name, "web", "a")
+		s.Annotations = map[string]string{appsv1alpha1.SidecarSetCanaryAnnotation: "true", appsv1alpha1.SidecarSetBaseAnnotation: base}
+		return s
+	}
+	notCanary := canary("not-canary", "base")
+	notCanary.Annotations[appsv1alpha1.SidecarSetCanaryAnnotation] = "True"
+
+	tests := []struct {
+		name      string
+		sets      []*appsv1alpha1.SidecarSet
+		ns        Namespace
+		want      []string
+		wantSkips []Skip
+		wantErr   string
+	}{
+		{
+			name: "paused, other namespace, other labels and nil selector are skipped with their reasons",
+			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("match", "web", "a"), paused, otherNs,
+				newSidecarSet("other-app", "api", "a"), noSelector},
+			want: []string{"match"},
+			wantSkips: []Skip{
+				{SidecarSet: "paused", Reason: ReasonInjectionPaused, Message: "spec.injectionStrategy.paused is true"},
+				{SidecarSet: "other-ns", Reason: ReasonNamespaceNotSelected, Message: `it does not select namespace "default"`},
+				{SidecarSet: "other-app", Reason: ReasonPodNotSelected, Message: "its selector does not match the pod's labels"},
+				{SidecarSet: "no-selector", Reason: ReasonPodNotSelected, Message: "its selector does not match the pod's labels"},
+			},
+		},
+		{
+			name: "a namespaceSelector matches the namespace's labels",
+			sets: []*appsv1alpha1.SidecarSet{prodNs},
+			ns:   Namespace{Name: "shop", Labels: map[string]string{"env": "prod"}},
+			want: []string{"prod-ns"},
+		},
+		{
+			name: "an invalid namespaceSelector is not selected, as in OpenKruise",
+			sets: []*appsv1alpha1.SidecarSet{badNs},
+			wantSkips: []Skip{{SidecarSet: "bad-ns", Reason: ReasonInvalidNamespaceSelector,
+				Message: `its namespace selection cannot be evaluated: invalid namespaceSelector: "Bogus" is not a valid label selector operator`}},
+		},
+		{
+			name:    "an invalid selector denies the pod",
+			sets:    []*appsv1alpha1.SidecarSet{newSidecarSet("fine", "web", "a"), badSelector},
+			wantErr: `SidecarSet "bad-selector": invalid selector: "Bogus" is not a valid label selector operator`,
+		},
+		{
+			name: "a matching canary replaces its base",
+			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("base", "web", "a"), canary("canary", "base")},
+			want: []string{"canary"},
+			wantSkips: []Skip{{SidecarSet: "base", Reason: ReasonReplacedByCanary,
+				Message: `canary SidecarSet "canary" also matches the pod and is injected instead`}},
+		},
+		{
+			name: "a canary annotation other than exactly true is not a canary",
+			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("base", "web", "a"), notCanary},
+			want: []string{"base", "not-canary"},
+		},
+		{
+			name: "a canary naming itself as base is not excluded",
+			sets: []*appsv1alpha1.SidecarSet{canary("self", "self")},
+			want: []string{"self"},
+		},
+		{
+			name: "two canaries of one base: the base is replaced once, by the first",
+			sets: []*appsv1alpha1.SidecarSet{canary("canary-1", "base"), canary("canary-2", "base"), newSidecarSet("base", "web", "a")},
+			want: []string{"canary-1", "canary-2"},
+			wantSkips: []Skip{{SidecarSet: "base", Reason: ReasonReplacedByCanary,
+				Message: `canary SidecarSet "canary-1" also matches the pod and is injected instead`}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cands := make([]*Candidate, 0, len(tc.sets))
+			for _, s := range tc.sets {
+				c := candidateOf(s)
+				cands = append(cands, &c)
+			}
+			got, skips, err := matchCandidates(cands, newPod("web", "web"), tc.ns)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, names(got)); diff != "" {
+				t.Errorf("matched (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantSkips, skips); diff != "" {
+				t.Errorf("skips (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestChooseVersion_RevisionPinning(t *testing.T) {
+	t.Parallel()
+	notFound := apierrors.NewNotFound(schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}, "agent-abc")
+	type setup struct {
+		policy         appsv1alpha1.SidecarSetInjectRevisionPolicy
+		revisionName   *string
+		customVersion  *string
+		paused         bool
+		selector       *metav1.LabelSelector
+		partition      *intstr.IntOrString
+		pinnedError    error
+		noPinned       bool
+		pinnedRevision string
+	}
+	tests := []struct {
+		name        string
+		setup       setup
+		podLabels   map[string]string
+		coin        float64
+		wantHistory bool
+		wantRev     string
+		wantErr     string
+		wantIs      error
+	}{
+		{name: "no pin injects the live spec", setup: setup{noPinned: true}, wantRev: "agent-live"},
+		{name: "policy Always injects the pinned revision", setup: setup{policy: "Always", revisionName: ptrTo("agent-abc")},
+			wantHistory: true, wantRev: "agent-abc"},
+		{name: "a pinned revision without name records the restored latestRevision",
+			setup:       setup{policy: "Always", customVersion: ptrTo("v1"), pinnedRevision: "-"},
+			wantHistory: true, wantRev: "agent-restored"},
+		{name: "updateStrategy.paused injects the pinned revision even with Partial 0%",
+			setup:       setup{policy: "Partial", revisionName: ptrTo("agent-abc"), paused: true, partition: ptrTo(intstr.FromString("0%"))},
+			wantHistory: true, wantRev: "agent-abc"},
+		{name: "Partial with an integer partition injects the latest",
+			setup:   setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromInt32(3))},
+			wantRev: "agent-live"},
+		{name: "Partial 0% injects the latest even for the lowest coin",
+			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromString("0%"))},
+			coin:  0, wantRev: "agent-live"},
+		{name: "Partial 100% injects the pinned revision even for the highest coin",
+			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromString("100%"))},
+			coin:  0.9999, wantHistory: true, wantRev: "agent-abc"},
+		{name: "Partial 50% with a coin below 0.5 injects the pinned revision",
+			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromString("50%"))},
+			coin:  0.49, wantHistory: true, wantRev: "agent-abc"},
+		{name: "Partial 50% with a coin of 0.5 injects the latest",
+			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromString("50%"))},
+			coin:  0.5, wantRev: "agent-live"},
+		{name: "Partial with a pod outside updateStrategy.selector injects the pinned revision",
+			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"),
+				selector: &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}},
+			wantHistory: true, wantRev: "agent-abc"},
+		{name: "Partial with a pod inside updateStrategy.selector injects the latest",
+			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"),
+				selector: &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}},
+			podLabels: map[string]string{"canary": "true"}, wantRev: "agent-live"},
+		{name: "Partial with an invalid updateStrategy.selector denies the pod",
+			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"),
+				selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Bogus"}}}},
+			wantErr: `SidecarSet "agent": updateStrategy.selector: invalid selector: "Bogus" is not a valid label selector operator`},
+		{name: "Partial with a malformed percentage denies the pod",
+			setup:   setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromString("half"))},
+			wantErr: `SidecarSet "agent": updateStrategy.partition "half": not a percentage (N%)`},
+		{name: "a missing revisionName denies the pod, naming SidecarSet and revision",
+			setup: setup{policy: "Always", revisionName: ptrTo("agent-abc"), pinnedError: notFound},
+			wantErr: `SidecarSet "agent": injectionStrategy.revision revisionName "agent-abc" not found; ` +
+				`pods matching it cannot be created until it exists or the pin is removed`,
+			wantIs: notFound},
+		{name: "a missing customVersion denies the pod, naming it",
+			setup: setup{policy: "Partial", customVersion: ptrTo("v1"), pinnedError: notFound},
+			wantErr: `SidecarSet "agent": injectionStrategy.revision customVersion "v1" not found; ` +
+				`pods matching it cannot be created until it exists or the pin is removed`,
+			wantIs: notFound},
+		{name: "another lookup error denies the pod with the cause",
+			setup: setup{policy: "Always", revisionName: ptrTo("agent-abc"), pinnedError: errors.New("cache not synced")},
+			wantErr: `SidecarSet "agent": injectionStrategy.revision revisionName "agent-abc" cannot be resolved ` +
+				`(cache not synced); pods matching it cannot be created until it can or the pin is removed`},
+		{name: "a pin the shell did not resolve denies the pod",
+			setup:   setup{policy: "Always", revisionName: ptrTo("agent-abc"), noPinned: true},
+			wantErr: `SidecarSet "agent": injectionStrategy.revision revisionName "agent-abc" was not resolved; pods matching it cannot be created until it is`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			live := newSidecarSet("agent", "web", "agent")
+			live.Status.LatestRevision = "agent-live"
+			us := &live.Spec.UpdateStrategy
+			us.Paused, us.Selector = tc.setup.paused, tc.setup.selector
+			if tc.setup.partition != nil {
+				us.Partition = tc.setup.partition
+			}
+			if tc.setup.revisionName != nil || tc.setup.customVersion != nil {
+				live.Spec.InjectionStrategy.Revision = &appsv1alpha1.SidecarSetInjectRevision{
+					RevisionName: tc.setup.revisionName, CustomVersion: tc.setup.customVersion, Policy: tc.setup.policy,
+				}
+			}
+			c := candidateOf(live)
+			c.PinnedError = tc.setup.pinnedError
+			restored := live.DeepCopy()
+			restored.Spec.Containers[0].Image = "agent:0.9"
+			restored.Status.LatestRevision = "agent-restored"
+			if !tc.setup.noPinned && tc.setup.pinnedError == nil {
+				rev := "agent-abc"
+				if tc.setup.pinnedRevision == "-" {
+					rev = ""
+				}
+				c.Pinned = &Pinned{SidecarSet: restored, Hashes: appsv1alpha1.Hashes{Hash: "old"}, RevisionName: rev}
+			}
+			labels := map[string]string{"app": "web"}
+			for k, v := range tc.podLabels {
+				labels[k] = v
+			}
+			got, err := chooseVersion(&c, labels, tc.coin)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
+					t.Errorf("error does not wrap %v", tc.wantIs)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gotHistory := got.set == restored; gotHistory != tc.wantHistory {
+				t.Errorf("pinned revision chosen = %v, want %v", gotHistory, tc.wantHistory)
+			}
+			if got.controllerRevision != tc.wantRev {
+				t.Errorf("controllerRevision = %q, want %q", got.controllerRevision, tc.wantRev)
+			}
+			if got.name != "agent" {
+				t.Errorf("name = %q, want agent", got.name)
+			}
+		})
+	}
+}
+
+func TestIsActive_TerminatedOrDeletingPods(t *testing.T) {
+	t.Parallel()
+	now := metav1.Now()
+	tests := []struct {
+		name string
+		pod  corev1.Pod
+		want bool
+	}{
+		{name: "a pending pod is active", pod: corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}, want: true},
+		{name: "a succeeded pod is not active", pod: corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}},
+		{name: "a failed pod is not active", pod: corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}},
+		{name: "a deleting pod is not active", pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := isActive(&tc.pod); got != tc.want {
+				t.Errorf("isActive = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
