@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
 // plan is what one SidecarSet injects into a pod.
@@ -44,42 +45,53 @@ func (p *plan) empty() bool {
 
 // buildPlan builds the sidecars of one SidecarSet version for a pod being
 // created. annotations are the pod's annotations after patchPodMetadata
-// (a transferEnv may read one).
-func buildPlan(v *version, pod *corev1.Pod, annotations map[string]string) *plan {
+// (a transferEnv may read one); sidecarNames are the names of every sidecar
+// being injected into the pod, which resourcesPolicy never counts as the
+// pod's own containers.
+func buildPlan(v *version, pod *corev1.Pod, annotations map[string]string, sidecarNames map[string]bool) (*plan, error) {
 	p := &plan{v: v}
 	spec := &v.set.Spec
 	apps := appContainers(pod.Spec.Containers)
-	b := &builder{pod: pod, apps: apps, annotations: annotations, setName: v.name}
+	b := &builder{pod: pod, apps: apps, annotations: annotations, setName: v.name, sidecarNames: sidecarNames}
 	for i := range spec.InitContainers {
 		sc := &spec.InitContainers[i]
 		if appsv1alpha1.IsNativeSidecar(&sc.Container) {
 			p.sidecarList = append(p.sidecarList, sc.Name)
 		}
-		p.add(b, sc, true)
+		if err := p.add(b, sc, true); err != nil {
+			return nil, err
+		}
 	}
 	for i := range spec.Containers {
 		sc := &spec.Containers[i]
 		p.sidecarList = append(p.sidecarList, sc.Name)
-		p.add(b, sc, false)
+		if err := p.add(b, sc, false); err != nil {
+			return nil, err
+		}
 	}
 	if p.empty() {
-		return p
+		return p, nil
 	}
 	p.volumes = collectVolumes(v, spec, pod, b)
 	p.pullSecrets = spec.ImagePullSecrets
 	slices.Sort(p.sidecarList)
 	p.sidecarList = slices.Compact(p.sidecarList)
 	p.warnings = b.warnings
-	return p
+	return p, nil
 }
 
-// add builds one sidecar (or its hot-upgrade twins) into the plan.
-//
-// resourcesPolicy (behavior 2.8) is not computed here: the calculator sets
-// the built container's resources from the pod's own containers, at this
-// point, before the shared mounts and envs are added.
-func (p *plan) add(b *builder, sc *appsv1alpha1.SidecarContainer, isInit bool) {
+// add builds one sidecar (or its hot-upgrade twins) into the plan. A
+// resourcesPolicy sets the sidecar's resources from the pod's own containers
+// (behavior 2.8); it failing denies the pod.
+func (p *plan) add(b *builder, sc *appsv1alpha1.SidecarContainer, isInit bool) error {
 	c := b.build(sc)
+	if sc.ResourcesPolicy != nil {
+		res, err := resources.Compute(sc.ResourcesPolicy, b.pod.Spec.Containers, b.pod.Spec.InitContainers, b.sidecarNames)
+		if err != nil {
+			return fmt.Errorf("SidecarSet %q, sidecar %q: resourcesPolicy: %w", b.setName, sc.Name, err)
+		}
+		c.Resources = res
+	}
 	place := func(c corev1.Container) {
 		s := sidecar{container: c, policy: sc.PodInjectPolicy}
 		if isInit {
@@ -90,12 +102,13 @@ func (p *plan) add(b *builder, sc *appsv1alpha1.SidecarContainer, isInit bool) {
 	}
 	if !isHotUpgrade(sc, isInit) {
 		place(c)
-		return
+		return nil
 	}
 	working, idle := hotUpgradeTwins(c, sc.UpgradeStrategy.HotUpgradeEmptyImage)
 	place(working)
 	place(idle)
 	p.hotUpgrade = append(p.hotUpgrade, sc.Name)
+	return nil
 }
 
 // builder builds the sidecars of one SidecarSet for one pod.
@@ -106,7 +119,9 @@ type builder struct {
 	apps        []*corev1.Container
 	annotations map[string]string
 	setName     string
-	warnings    []string
+	// sidecarNames are every sidecar being injected into the pod.
+	sidecarNames map[string]bool
+	warnings     []string
 }
 
 // build returns the container to inject for a sidecar: its own definition,

@@ -232,7 +232,10 @@ func TestBuildPlan_VolumesAndSidecarList(t *testing.T) {
 	pod := newPod("web", "app")
 	pod.Spec.Volumes = []corev1.Volume{vol("pod-vol")}
 
-	p := buildPlan(&version{name: "s", set: set}, pod, nil)
+	p, err := buildPlan(&version{name: "s", set: set}, pod, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	if diff := cmp.Diff([]corev1.Volume{vol("init-vol"), vol("c-vol"), vol("dev-vol")}, p.volumes); diff != "" {
 		t.Errorf("volumes (-want +got):\n%s", diff)
@@ -267,7 +270,10 @@ func TestBuildPlan_EmptyVersionInjectsNothing(t *testing.T) {
 	set := newSidecarSet("s", "web")
 	set.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "pull"}}
 	set.Spec.Volumes = []corev1.Volume{{Name: "v"}}
-	p := buildPlan(&version{name: "s", set: set}, newPod("web", "app"), nil)
+	p, err := buildPlan(&version{name: "s", set: set}, newPod("web", "app"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !p.empty() || p.pullSecrets != nil || p.volumes != nil {
 		t.Errorf("plan of an empty version = %+v, want nothing to inject", p)
 	}

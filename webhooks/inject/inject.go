@@ -223,9 +223,20 @@ func Inject(in Input) (Output, error) {
 		out.Warnings = append(out.Warnings, warnings...)
 	}
 
+	sidecarNames := map[string]bool{}
+	for _, v := range accepted {
+		for _, list := range [][]appsv1alpha1.SidecarContainer{v.set.Spec.InitContainers, v.set.Spec.Containers} {
+			for i := range list {
+				sidecarNames[list[i].Name] = true
+			}
+		}
+	}
 	var plans []*plan
 	for _, v := range accepted {
-		p := buildPlan(v, pod, annotations)
+		p, err := buildPlan(v, pod, annotations, sidecarNames)
+		if err != nil {
+			return Output{}, err
+		}
 		out.Warnings = append(out.Warnings, p.warnings...)
 		if p.empty() {
 			out.Skipped = append(out.Skipped, Skip{SidecarSet: v.name, Reason: ReasonNothingToInject,

@@ -1,0 +1,73 @@
+package validation
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// maxNameLength is the longest SidecarSet name: the name is copied into the
+// label kruise.io/sidecarset-name of its ControllerRevisions, and label
+// values are at most 63 characters.
+const maxNameLength = 63
+
+// nameFormat is a lowercase RFC 1123 label.
+var nameFormat = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// validateName checks metadata.name of a new SidecarSet.
+func validateName(name string, path *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(path, "a SidecarSet needs a name")}
+	}
+	var errs field.ErrorList
+	if len(name) > maxNameLength {
+		errs = append(errs, field.Invalid(path, name, fmt.Sprintf(
+			"must be at most %d characters (it has %d): the name is copied into the label kruise.io/sidecarset-name "+
+				"of the SidecarSet's ControllerRevisions, and label values are limited to %d characters",
+			maxNameLength, len(name), maxNameLength)))
+	}
+	if !nameFormat.MatchString(name) {
+		errs = append(errs, field.Invalid(path, name,
+			"must consist of lowercase letters, digits and '-', and start and end with a letter or digit "+
+				"(regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$), such as 'istio-proxy': the name is copied into label "+
+				"values and pod annotations, which must stay valid"))
+	}
+	return errs
+}
+
+// validatePatchPodMetadata checks the annotations patched onto pods: keys and
+// values must be valid pod annotations, a key may appear in only one entry,
+// and a MergePatchJson value must be a JSON object.
+func validatePatchPodMetadata(entries []appsv1alpha1.SidecarSetPatchPodMetadata, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	firstEntry := map[string]int{} // annotation key -> index of the first entry that sets it
+	for i, entry := range entries {
+		annotations := path.Index(i).Child("annotations")
+		errs = append(errs, apivalidation.ValidateAnnotations(entry.Annotations, annotations)...)
+		for _, key := range slices.Sorted(maps.Keys(entry.Annotations)) {
+			if first, seen := firstEntry[key]; seen {
+				errs = append(errs, withDetail(field.Duplicate(annotations.Key(key), key), fmt.Sprintf(
+					"spec.patchPodMetadata[%d] already sets this annotation: keep each key in one entry", first)))
+			} else {
+				firstEntry[key] = i
+			}
+			if entry.PatchPolicy == appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy && !isJSONObject(entry.Annotations[key]) {
+				errs = append(errs, field.Invalid(annotations.Key(key), entry.Annotations[key],
+					"must be a JSON object with patchPolicy MergePatchJson: it is merged into the pod's value as a JSON merge patch"))
+			}
+		}
+	}
+	return errs
+}
+
+func isJSONObject(s string) bool {
+	var v map[string]any
+	return json.Unmarshal([]byte(s), &v) == nil && v != nil
+}

@@ -1,0 +1,140 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+func TestValidateSidecarSet_Name(t *testing.T) {
+	t.Parallel()
+	namePath := field.NewPath("metadata", "name")
+	const formatMsg = "must consist of lowercase letters, digits and '-', and start and end with a letter or digit " +
+		"(regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$), such as 'istio-proxy': the name is copied into label " +
+		"values and pod annotations, which must stay valid"
+	long := strings.Repeat("a", 64)
+	tests := []struct {
+		name     string
+		setName  string
+		isUpdate bool
+		want     field.ErrorList
+	}{
+		{name: "a lowercase name with dashes is accepted", setName: "istio-proxy-2"},
+		{name: "a name of 63 characters is accepted", setName: strings.Repeat("a", 63)},
+		{
+			name: "an uppercase name is rejected with the accepted format", setName: "Sidecar",
+			want: field.ErrorList{field.Invalid(namePath, "Sidecar", formatMsg)},
+		},
+		{
+			name: "a dotted name is rejected", setName: "my.sidecar",
+			want: field.ErrorList{field.Invalid(namePath, "my.sidecar", formatMsg)},
+		},
+		{
+			name: "a name ending with a dash is rejected", setName: "sidecar-",
+			want: field.ErrorList{field.Invalid(namePath, "sidecar-", formatMsg)},
+		},
+		{
+			name: "a name of 64 characters is rejected because it is copied into a label value", setName: long,
+			want: field.ErrorList{field.Invalid(namePath, long, "must be at most 63 characters (it has 64): the name is "+
+				"copied into the label kruise.io/sidecarset-name of the SidecarSet's ControllerRevisions, and label "+
+				"values are limited to 63 characters")},
+		},
+		{
+			name: "an empty name is required", setName: "",
+			want: field.ErrorList{field.Required(namePath, "a SidecarSet needs a name")},
+		},
+		{name: "an existing SidecarSet with a legacy dotted name stays editable", setName: "my.sidecar", isUpdate: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSidecarSet(tc.setName, "nginx")
+			var old *appsv1alpha1.SidecarSet
+			if tc.isUpdate {
+				old = s.DeepCopy()
+			}
+			errs, warnings := ValidateSidecarSet(s, old, Options{})
+			checkErrors(t, tc.want, errs)
+			checkWarnings(t, nil, warnings)
+		})
+	}
+}
+
+func TestValidateSidecarSet_PatchPodMetadata(t *testing.T) {
+	t.Parallel()
+	entries := field.NewPath("spec", "patchPodMetadata")
+	tests := []struct {
+		name    string
+		entries []appsv1alpha1.SidecarSetPatchPodMetadata
+		want    field.ErrorList
+	}{
+		{
+			name: "valid keys in distinct entries are accepted",
+			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+				{Annotations: map[string]string{"example.com/log": "on"}},
+				{Annotations: map[string]string{"example.com/config": `{"a":1}`}, PatchPolicy: appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy},
+			},
+		},
+		{
+			name: "an invalid annotation key is rejected on its entry",
+			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+				{Annotations: map[string]string{"bad key": "v"}},
+			},
+			want: field.ErrorList{field.Invalid(entries.Index(0).Child("annotations"), "bad key",
+				"name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "+
+					"alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "+
+					"'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")},
+		},
+		{
+			name: "an uppercase annotation key is accepted, as annotation keys are case-insensitive",
+			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+				{Annotations: map[string]string{"Example.COM/Log": "v"}},
+			},
+		},
+		{
+			name: "a key set by two entries is a duplicate on the later entry",
+			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+				{Annotations: map[string]string{"a": "1", "k": "1"}},
+				{Annotations: map[string]string{"k": "2"}, PatchPolicy: appsv1alpha1.SidecarSetOverwritePatchPolicy},
+				{Annotations: map[string]string{"k": "3"}},
+			},
+			want: field.ErrorList{
+				withDetail(field.Duplicate(entries.Index(1).Child("annotations").Key("k"), "k"),
+					"spec.patchPodMetadata[0] already sets this annotation: keep each key in one entry"),
+				withDetail(field.Duplicate(entries.Index(2).Child("annotations").Key("k"), "k"),
+					"spec.patchPodMetadata[0] already sets this annotation: keep each key in one entry"),
+			},
+		},
+		{
+			name: "a MergePatchJson value that is not a JSON object is rejected",
+			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+				{Annotations: map[string]string{"ok": `{"x":true}`, "list": `[1]`, "text": "plain"},
+					PatchPolicy: appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy},
+			},
+			want: field.ErrorList{
+				field.Invalid(entries.Index(0).Child("annotations").Key("list"), "[1]",
+					"must be a JSON object with patchPolicy MergePatchJson: it is merged into the pod's value as a JSON merge patch"),
+				field.Invalid(entries.Index(0).Child("annotations").Key("text"), "plain",
+					"must be a JSON object with patchPolicy MergePatchJson: it is merged into the pod's value as a JSON merge patch"),
+			},
+		},
+		{
+			name: "a non-JSON value is fine with Overwrite",
+			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+				{Annotations: map[string]string{"text": "plain"}, PatchPolicy: appsv1alpha1.SidecarSetOverwritePatchPolicy},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSidecarSet("s", "nginx", func(s *appsv1alpha1.SidecarSet) { s.Spec.PatchPodMetadata = tc.entries })
+			errs, warnings := ValidateSidecarSet(s, nil, Options{})
+			checkErrors(t, tc.want, errs)
+			checkWarnings(t, nil, warnings)
+		})
+	}
+}

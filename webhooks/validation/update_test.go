@@ -1,0 +1,200 @@
+package validation
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
+	t.Parallel()
+	const (
+		notInPlace = "this cannot be applied in place: only pods created from now on get it, " +
+			"existing pods keep their current sidecars (status shows them as not upgradable)"
+		initOnly = "init containers run only at pod creation: only pods created from now on get it, " +
+			"existing pods keep their current init containers"
+	)
+	base := func(mutate ...func(*appsv1alpha1.SidecarSet)) *appsv1alpha1.SidecarSet {
+		return newSidecarSet("s", "nginx", append([]func(*appsv1alpha1.SidecarSet){
+			withContainers(sidecar("sidecar1", "centos:6.7"), sidecar("sidecar2", "nginx:1")),
+			withInitContainers(sidecar("init", "busybox:1")),
+		}, mutate...)...)
+	}
+	tests := []struct {
+		name   string
+		old    *appsv1alpha1.SidecarSet
+		mutate func(*appsv1alpha1.SidecarSet)
+		want   []string
+	}{
+		{
+			name:   "an unchanged SidecarSet gives no warning",
+			mutate: func(*appsv1alpha1.SidecarSet) {},
+		},
+		{
+			name:   "a pure image change of a container gives no warning",
+			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "centos:7" },
+		},
+		{
+			name: "strategy, selector and pause changes apply at once and give no warning",
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.UpdateStrategy.Paused = true
+				s.Spec.Selector.MatchLabels["tier"] = "front"
+			},
+		},
+		{
+			name:   "an env change reaches new pods only",
+			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
+			want:   []string{"spec.containers[0] (sidecar1): env changed; " + notInPlace},
+		},
+		{
+			name: "several changed fields are named in declaration order, sidecar fields last",
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				c := &s.Spec.Containers[1]
+				c.Image = "nginx:2"
+				c.ShareVolumePolicy.Type = appsv1alpha1.ShareVolumePolicyEnabled
+				c.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+				c.Command = []string{"run"}
+			},
+			want: []string{"spec.containers[1] (sidecar2): command, resources, shareVolumePolicy changed; " + notInPlace},
+		},
+		{
+			name: "a changed hotUpgradeEmptyImage is an upgradeStrategy change",
+			old:  base(withContainers(hotSidecar("sidecar1", "centos:6.7"))),
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.Containers = []appsv1alpha1.SidecarContainer{hotSidecar("sidecar1", "centos:6.7")}
+				s.Spec.Containers[0].UpgradeStrategy.HotUpgradeEmptyImage = "busybox:2"
+			},
+			want: []string{"spec.containers[0] (sidecar1): upgradeStrategy changed; " + notInPlace},
+		},
+		{
+			name: "the same quantity written in another unit changes the hash and is reported",
+			old: base(func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
+			}),
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1073741824")}
+			},
+			want: []string{"spec.containers[0] (sidecar1): resources changed; " + notInPlace},
+		},
+		{
+			name:   "an empty list where there was none is not a change",
+			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Env = []corev1.EnvVar{} },
+		},
+		{
+			name: "an added and a removed container are accepted with warnings",
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.Containers = []appsv1alpha1.SidecarContainer{s.Spec.Containers[0], sidecar("sidecar3", "redis:7")}
+			},
+			want: []string{
+				"spec.containers (sidecar2): removed; this cannot be applied in place: only pods created from now on go without it, " +
+					"existing pods keep their current sidecars (status shows them as not upgradable)",
+				"spec.containers[1] (sidecar3): added; " + notInPlace,
+			},
+		},
+		{
+			name: "reordering containers changes the hash and is reported",
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.Containers[0], s.Spec.Containers[1] = s.Spec.Containers[1], s.Spec.Containers[0]
+			},
+			want: []string{"spec.containers: order changed from [sidecar1, sidecar2] to [sidecar2, sidecar1]; this cannot be " +
+				"applied in place: only pods created from now on get the new order, existing pods keep their current sidecars " +
+				"(status shows them as not upgradable)"},
+		},
+		{
+			name:   "an image change of a plain init container reaches new pods only",
+			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.InitContainers[0].Image = "busybox:2" },
+			want:   []string{"spec.initContainers[0] (init): image changed; " + initOnly},
+		},
+		{
+			name: "an added plain init container does not make pods not upgradable",
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.InitContainers = append(s.Spec.InitContainers, sidecar("init2", "busybox:1"))
+			},
+			want: []string{"spec.initContainers[1] (init2): added; " + initOnly},
+		},
+		{
+			name: "an image change of a native sidecar is applied in place",
+			old:  base(withInitContainers(nativeSidecar("native", "envoy:1"))),
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{nativeSidecar("native", "envoy:2")}
+			},
+		},
+		{
+			name: "an env change of a native sidecar reaches new pods only",
+			old:  base(withInitContainers(nativeSidecar("native", "envoy:1"))),
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{nativeSidecar("native", "envoy:1")}
+				s.Spec.InitContainers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+			},
+			want: []string{"spec.initContainers[0] (native): env changed; " + notInPlace},
+		},
+		{
+			name: "volume changes reach new pods only",
+			old: base(withVolumes(
+				corev1.Volume{Name: "a", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				corev1.Volume{Name: "b", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				corev1.Volume{Name: "c", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
+			)),
+			mutate: withVolumes(
+				corev1.Volume{Name: "b", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+				corev1.Volume{Name: "c", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{DefaultMode: ptrTo[int32](0o644)}}},
+				corev1.Volume{Name: "d"},
+			),
+			want: []string{`spec.volumes: "b" changed, "d" added, "a" removed; volumes reach only pods created from now on, ` +
+				"existing pods keep the volumes they were created with"},
+		},
+		{
+			name: "imagePullSecrets and patchPodMetadata changes are reported",
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
+				s.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{{Annotations: map[string]string{"k": "v"}}}
+			},
+			want: []string{
+				"spec.imagePullSecrets: changed; image pull secrets reach only pods created from now on, existing pods keep " +
+					"theirs, so an in-place upgrade to an image that needs a new secret can fail to pull",
+				"spec.patchPodMetadata: changed; Retain entries reach only pods created from now on, Overwrite and " +
+					"MergePatchJson entries also reach existing pods at their next in-place upgrade",
+			},
+		},
+		{
+			name: "a patchPolicy spelled out as the default is not a change",
+			old:  base(withPatch("", map[string]string{"k": "v"})),
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{{Annotations: map[string]string{"k": "v"},
+					PatchPolicy: appsv1alpha1.SidecarSetRetainPatchPolicy}}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			old := tc.old
+			if old == nil {
+				old = base()
+			}
+			s := old.DeepCopy()
+			tc.mutate(s)
+			appsv1alpha1.SetDefaults(s)
+			errs, warnings := ValidateSidecarSet(s, old, Options{})
+			checkErrors(t, nil, errs)
+			checkWarnings(t, tc.want, warnings)
+		})
+	}
+}
+
+func TestUpdateWarnings_UndefaultedOldObject(t *testing.T) {
+	t.Parallel()
+	// The old object from storage may predate some defaults: comparing after
+	// defaulting both sides keeps a pure image change silent.
+	old := &appsv1alpha1.SidecarSet{}
+	old.Name = "s"
+	old.Spec.Containers = []appsv1alpha1.SidecarContainer{sidecar("sidecar1", "centos:6.7")}
+	s := newSidecarSet("s", "nginx", func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "centos:7" })
+	old.Spec.Selector = s.Spec.Selector
+	got := updateWarnings(s, old, field.NewPath("spec"))
+	checkWarnings(t, nil, got)
+}
