@@ -17,10 +17,12 @@ type setView struct {
 	obj    *appsv1alpha1.SidecarSet
 	name   string
 	hashes appsv1alpha1.Hashes
-	// names are the SidecarSet's container names in a pod, both twins of a
-	// hot-upgrade sidecar included: consistency is checked over them.
+	// names are the SidecarSet's container and native-sidecar names in a
+	// pod, both twins of a hot-upgrade sidecar included: consistency is
+	// checked over them.
 	names []string
-	// cold and hot split spec.containers by upgrade type.
+	// cold and hot split the upgradable sidecars (spec.containers and the
+	// native sidecars of spec.initContainers) by upgrade type.
 	cold []*appsv1alpha1.SidecarContainer
 	hot  []hotSidecar
 	// sidecarList is the sorted list recorded in the hash annotation.
@@ -38,25 +40,13 @@ type hotSidecar struct {
 
 func newSetView(s *appsv1alpha1.SidecarSet, hashes appsv1alpha1.Hashes) *setView {
 	v := &setView{obj: s, name: s.Name, hashes: hashes}
-	for i := range s.Spec.Containers {
-		c := &s.Spec.Containers[i]
-		v.sidecarList = append(v.sidecarList, c.Name)
-		if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
-			t1, t2 := podstate.HotUpgradeTwins(c.Name)
-			v.hot = append(v.hot, hotSidecar{
-				name: c.Name, twin1: t1, twin2: t2,
-				image: c.Image, emptyImage: c.UpgradeStrategy.HotUpgradeEmptyImage,
-			})
-			v.names = append(v.names, t1, t2)
-			continue
-		}
-		v.cold = append(v.cold, c)
-		v.names = append(v.names, c.Name)
-	}
 	for i := range s.Spec.InitContainers {
-		if appsv1alpha1.IsNativeSidecar(&s.Spec.InitContainers[i].Container) {
-			v.sidecarList = append(v.sidecarList, s.Spec.InitContainers[i].Name)
+		if c := &s.Spec.InitContainers[i]; appsv1alpha1.IsNativeSidecar(&c.Container) {
+			v.addSidecar(c)
 		}
+	}
+	for i := range s.Spec.Containers {
+		v.addSidecar(&s.Spec.Containers[i])
 	}
 	slices.Sort(v.sidecarList)
 	v.sidecarList = slices.Compact(v.sidecarList)
@@ -64,6 +54,24 @@ func newSetView(s *appsv1alpha1.SidecarSet, hashes appsv1alpha1.Hashes) *setView
 		v.selectorErr = err
 	}
 	return v
+}
+
+// addSidecar adds one upgradable sidecar: a container, or a native sidecar
+// (an init container with restartPolicy Always). Plain init containers are
+// never added: they ran once and are not upgraded in place.
+func (v *setView) addSidecar(c *appsv1alpha1.SidecarContainer) {
+	v.sidecarList = append(v.sidecarList, c.Name)
+	if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
+		t1, t2 := podstate.HotUpgradeTwins(c.Name)
+		v.hot = append(v.hot, hotSidecar{
+			name: c.Name, twin1: t1, twin2: t2,
+			image: c.Image, emptyImage: c.UpgradeStrategy.HotUpgradeEmptyImage,
+		})
+		v.names = append(v.names, t1, t2)
+		return
+	}
+	v.cold = append(v.cold, c)
+	v.names = append(v.names, c.Name)
 }
 
 // rolling reports whether the strategy lets the planner touch pods.
@@ -87,8 +95,8 @@ type podView struct {
 	// upgradable: the pod's without-image hash equals the SidecarSet's, so
 	// the difference, if any, is images only.
 	upgradable bool
-	// consistent: every in-place update of the SidecarSet's containers is
-	// complete (consistency.go).
+	// consistent: every in-place update of the SidecarSet's containers and
+	// native sidecars is complete (consistency.go).
 	consistent bool
 	// finishing: a container that reports ready has not completed its last
 	// in-place update (to an older version): skip the pod this round.

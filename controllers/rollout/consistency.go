@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 )
 
 // Completion of an in-place update.
@@ -35,8 +36,15 @@ import (
 // the new one unless both names normalize to the same reference, in which
 // case nothing changes in the container anyway.
 //
+// Native sidecars (init containers with restartPolicy Always) follow the
+// same rule: since Kubernetes 1.33 the kubelet restarts a native sidecar
+// whose image changed, and its entry of status.initContainerStatuses then
+// reports the new image and imageID, like a container's. Plain init
+// containers ran once: the planner never changes nor checks them.
+//
 // A pod is consistent when the update of every one of the SidecarSet's
-// containers in it (both twins of a hot-upgrade sidecar) is complete.
+// containers and native sidecars in it (both twins of a hot-upgrade
+// sidecar) is complete.
 
 // sameImage reports whether two image references name the same image:
 // equal strings, or equal once normalized (docker.io/library prefix,
@@ -112,25 +120,57 @@ func updateComplete(specImage string, st *corev1.ContainerStatus, recorded *pods
 	return st.ImageID != recorded.ImageID || st.State.Running != nil
 }
 
-// specContainer returns the pod's spec container of that name, or nil.
+// specContainer returns the pod's long-running container of that name: a
+// container of spec.containers, or a native sidecar (an init container with
+// restartPolicy Always) of spec.initContainers. It returns nil for a plain
+// init container, which ran once and cannot be upgraded, and for a missing
+// name. Names are unique across both lists in a pod.
 func specContainer(pod *corev1.Pod, name string) *corev1.Container {
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == name {
 			return &pod.Spec.Containers[i]
 		}
 	}
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; c.Name == name {
+			if appsv1alpha1.IsNativeSidecar(c) {
+				return c
+			}
+			return nil
+		}
+	}
 	return nil
 }
 
 // containerStatus returns the pod's status of the container of that name,
-// or nil.
+// from status.containerStatuses or status.initContainerStatuses, or nil.
 func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	for i := range pod.Status.ContainerStatuses {
 		if pod.Status.ContainerStatuses[i].Name == name {
 			return &pod.Status.ContainerStatuses[i]
 		}
 	}
+	for i := range pod.Status.InitContainerStatuses {
+		if pod.Status.InitContainerStatuses[i].Name == name {
+			return &pod.Status.InitContainerStatuses[i]
+		}
+	}
 	return nil
+}
+
+// longRunningNames returns the names of the pod's containers and native
+// sidecars, in spec order (native sidecars first, as they start first).
+func longRunningNames(pod *corev1.Pod) []string {
+	names := make([]string, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
+	for i := range pod.Spec.InitContainers {
+		if appsv1alpha1.IsNativeSidecar(&pod.Spec.InitContainers[i]) {
+			names = append(names, pod.Spec.InitContainers[i].Name)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		names = append(names, pod.Spec.Containers[i].Name)
+	}
+	return names
 }
 
 // containerComplete reports whether the in-place update of one of the

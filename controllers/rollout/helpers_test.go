@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
@@ -63,10 +61,13 @@ func (s *setWrapper) hot(name, image, empty string) *setWrapper {
 	return s
 }
 
+// image sets the image of a container or an init container.
 func (s *setWrapper) image(container, image string) *setWrapper {
-	for i := range s.Spec.Containers {
-		if s.Spec.Containers[i].Name == container {
-			s.Spec.Containers[i].Image = image
+	for _, list := range [][]appsv1alpha1.SidecarContainer{s.Spec.Containers, s.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == container {
+				list[i].Image = image
+			}
 		}
 	}
 	return s
@@ -176,29 +177,52 @@ func runningStatus(name, image string) corev1.ContainerStatus {
 	}
 }
 
-// injected makes the pod look injected by s: its containers (twins for
-// hot-upgrade sidecars, the first twin working) and annotations.
+// injected makes the pod look injected by s: its init containers and
+// containers (twins for hot-upgrade sidecars, the first twin working) and
+// annotations.
 func (p *podWrapper) injected(tb testing.TB, s *appsv1alpha1.SidecarSet) *podWrapper {
 	tb.Helper()
 	h := hashesOf(tb, s)
 	var list []string
+	for _, c := range s.Spec.InitContainers {
+		if !appsv1alpha1.IsNativeSidecar(&c.Container) {
+			p.plainInit(c.Name, c.Image)
+			continue
+		}
+		list = append(list, c.Name)
+		if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
+			t1, t2 := podstate.HotUpgradeTwins(c.Name)
+			p.native(t1, c.Image).native(t2, c.UpgradeStrategy.HotUpgradeEmptyImage)
+			p.twinAnnotations(c.Name)
+			continue
+		}
+		p.native(c.Name, c.Image)
+	}
 	for _, c := range s.Spec.Containers {
 		list = append(list, c.Name)
 		if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
 			t1, t2 := podstate.HotUpgradeTwins(c.Name)
 			p.container(t1, c.Image).container(t2, c.UpgradeStrategy.HotUpgradeEmptyImage)
-			p.working(c.Name, t1)
-			p.Annotations[podstate.VersionKey(t1)] = "1"
-			p.Annotations[podstate.VersionAltKey(t1)] = "0"
-			p.Annotations[podstate.VersionKey(t2)] = "0"
-			p.Annotations[podstate.VersionAltKey(t2)] = "1"
+			p.twinAnnotations(c.Name)
 			continue
 		}
 		p.container(c.Name, c.Image)
 	}
+	slices.Sort(list)
 	p.setHash(s.Name, h.Hash, h.WithoutImage, list)
 	p.Annotations[appsv1alpha1.SidecarSetListAnnotation] = podstate.EncodeInjectedList([]string{s.Name})
 	return p
+}
+
+// twinAnnotations records a freshly injected hot-upgrade sidecar: the
+// first twin works at version 1, the second idles at version 0.
+func (p *podWrapper) twinAnnotations(sidecar string) {
+	t1, t2 := podstate.HotUpgradeTwins(sidecar)
+	p.working(sidecar, t1)
+	p.Annotations[podstate.VersionKey(t1)] = "1"
+	p.Annotations[podstate.VersionAltKey(t1)] = "0"
+	p.Annotations[podstate.VersionKey(t2)] = "0"
+	p.Annotations[podstate.VersionAltKey(t2)] = "1"
 }
 
 func (p *podWrapper) setHash(set, hash, withoutImage string, list []string) *podWrapper {
@@ -211,29 +235,28 @@ func (p *podWrapper) setHash(set, hash, withoutImage string, list []string) *pod
 	return p
 }
 
-// upgradedTo makes the pod look upgraded in place to s's cold images:
-// spec images and hash are s's, the in-place state records the old
-// imageIDs, and the statuses still show the old containers.
+// upgradedTo makes the pod look upgraded in place to s's cold images
+// (containers and native sidecars): spec images and hash are s's, the
+// in-place state records the old imageIDs, and the statuses still show the
+// old containers.
 func (p *podWrapper) upgradedTo(tb testing.TB, s *appsv1alpha1.SidecarSet) *podWrapper {
 	tb.Helper()
 	h := hashesOf(tb, s)
+	set := newSetView(s, h)
 	old := map[string]string{}
-	var list []string
-	for _, c := range s.Spec.Containers {
-		list = append(list, c.Name)
+	for _, c := range set.cold {
 		old[c.Name] = p.status(c.Name).ImageID
 		p.spec(c.Name).Image = c.Image
 	}
-	p.setHash(s.Name, h.Hash, h.WithoutImage, list)
+	p.setHash(s.Name, h.Hash, h.WithoutImage, set.sidecarList)
 	return p.inPlace(s.Name, old)
 }
 
-// completed makes every container's status match its spec (the kubelet
-// restarted the upgraded ones).
+// completed makes every container's and native sidecar's status match its
+// spec (the kubelet restarted the upgraded ones).
 func (p *podWrapper) completed() *podWrapper {
-	for i := range p.Spec.Containers {
-		c := p.Spec.Containers[i]
-		if st := p.status(c.Name); st.Image != c.Image {
+	for _, name := range longRunningNames(&p.Pod) {
+		if c, st := p.spec(name), p.status(name); st.Image != c.Image {
 			*st = runningStatus(c.Name, c.Image)
 		}
 	}
@@ -349,58 +372,6 @@ func updatedNames(us []PodUpdate) []string {
 	return out
 }
 
-// applyPatch applies a PodUpdate as the API server would, bumping the
-// resourceVersion.
-func applyPatch(tb testing.TB, pod *corev1.Pod, u PodUpdate) *corev1.Pod {
-	tb.Helper()
-	if u.ResourceVersion != pod.ResourceVersion {
-		tb.Fatalf("patch for %s at resourceVersion %s, pod is at %s", pod.Name, u.ResourceVersion, pod.ResourceVersion)
-	}
-	orig, err := json.Marshal(pod)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	patched, err := strategicpatch.StrategicMergePatch(orig, u.Patch, corev1.Pod{})
-	if err != nil {
-		tb.Fatalf("applying %s: %v", u.Patch, err)
-	}
-	out := &corev1.Pod{}
-	if err := json.Unmarshal(patched, out); err != nil {
-		tb.Fatal(err)
-	}
-	rv, _ := strconv.Atoi(out.ResourceVersion)
-	out.ResourceVersion = strconv.Itoa(rv + 1)
-	return out
-}
-
-// kubelet restarts every container whose spec image differs from its
-// status, except those on the bad images: they wait with their old status.
-func kubelet(pod *corev1.Pod, bad ...string) *corev1.Pod {
-	out := pod.DeepCopy()
-	for i := range out.Spec.Containers {
-		c := out.Spec.Containers[i]
-		st := containerStatus(out, c.Name)
-		if st.Image == c.Image {
-			continue
-		}
-		if slices.Contains(bad, c.Image) {
-			st.Ready = false
-			st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
-			continue
-		}
-		*st = runningStatus(c.Name, c.Image)
-		st.RestartCount++
-	}
-	ready := corev1.ConditionTrue
-	for _, st := range out.Status.ContainerStatuses {
-		if !st.Ready {
-			ready = corev1.ConditionFalse
-		}
-	}
-	out.Status.Conditions[0].Status = ready
-	return out
-}
-
 func pods(ws ...*podWrapper) []*corev1.Pod {
 	out := make([]*corev1.Pod, len(ws))
 	for i, w := range ws {
@@ -425,56 +396,6 @@ func (p *podWrapper) stuck(container string) {
 	st.Ready = false
 	st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}
 	p.notReady()
-}
-
-// cluster holds pods between planning rounds, applying plans as the API
-// server and kubelet would.
-type cluster struct {
-	pods  map[string]*corev1.Pod
-	names []string
-}
-
-func newCluster(ps []*corev1.Pod) *cluster {
-	c := &cluster{pods: map[string]*corev1.Pod{}}
-	for _, p := range ps {
-		c.pods[p.Name] = p
-		c.names = append(c.names, p.Name)
-	}
-	return c
-}
-
-func (c *cluster) list() []*corev1.Pod {
-	out := make([]*corev1.Pod, len(c.names))
-	for i, n := range c.names {
-		out[i] = c.pods[n]
-	}
-	return out
-}
-
-func (c *cluster) apply(tb testing.TB, plan Plan) {
-	tb.Helper()
-	for _, u := range append(append([]PodUpdate{}, plan.Updates...), plan.Resets...) {
-		c.pods[u.Pod.Name] = applyPatch(tb, c.pods[u.Pod.Name], u)
-	}
-}
-
-func (c *cluster) kubelet(bad ...string) {
-	for n, p := range c.pods {
-		c.pods[n] = kubelet(p, bad...)
-	}
-}
-
-// unavailable counts the pods the planner sees as unavailable.
-func (c *cluster) unavailable(tb testing.TB, s *appsv1alpha1.SidecarSet) int {
-	tb.Helper()
-	set := newSetView(s, hashesOf(tb, s))
-	n := 0
-	for _, p := range c.list() {
-		if set.classify(p, InFlight{}, false).unavailable() {
-			n++
-		}
-	}
-	return n
 }
 
 func conditionReason(conds []metav1.Condition, t string) string {

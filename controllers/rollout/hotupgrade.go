@@ -16,6 +16,12 @@ import (
 // image is patched). Once it runs, is consistent and the pod is ready, a
 // reset puts the empty image back on the old twin.
 //
+// X is a container (twins in spec.containers) or a native sidecar (twins in
+// spec.initContainers, both with restartPolicy Always). The state machine
+// is the same: the kubelet restarts either twin on an image change and
+// reports its image and imageID in the status, and the pod is Ready only
+// when both twins are.
+//
 //	S0 X-1=v1 (working), X-2=empty
 //	S1 upgrade: X-2=v2, working X-2    (pod not ready: the idle X-1 is not empty)
 //	S2 X-2 consistent and ready        → reset
@@ -101,8 +107,8 @@ func (s *setView) chooseTwin(v *podView, h hotSidecar) (chosen, other string, ok
 //
 //  1. some hot-upgrade sidecar's idle twin is not on the empty image;
 //  2. every container of the SidecarSet except the idle twins is consistent;
-//  3. the pod is running and ready, or every container except the idle
-//     twins reports ready.
+//  3. the pod is running and ready, or every container and native sidecar
+//     except the idle twins reports ready.
 //
 // It does not touch the hash annotations: PodUpdate.Hash is the pod's
 // recorded hash. ok is false when the pod needs no reset.
@@ -129,8 +135,7 @@ func (s *setView) buildReset(v *podView, now time.Time) (PodUpdate, bool) {
 		}
 	}
 	if !podRunningAndReady(v.pod) {
-		for i := range v.pod.Spec.Containers {
-			name := v.pod.Spec.Containers[i].Name
+		for _, name := range longRunningNames(v.pod) {
 			if !idle[name] && !containerStatusReady(v.pod, name) {
 				return PodUpdate{}, false
 			}

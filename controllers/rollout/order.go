@@ -42,7 +42,8 @@ func orderWaiting(waiting, rollout []*podView, us *appsv1alpha1.SidecarSetUpdate
 // by namespace and name so that the order is total: unscheduled before
 // scheduled; Pending, Unknown, then Running; not ready before ready; of two
 // ready pods the more recently ready first; the higher container restart
-// count first; the newer pod first.
+// count first, then the higher native-sidecar restart count; the newer pod
+// first.
 func compareDefault(a, b *podView) int {
 	pa, pb := a.pod, b.pod
 	if c := cmp.Compare(boolRank(pa.Spec.NodeName != ""), boolRank(pb.Spec.NodeName != "")); c != 0 {
@@ -60,7 +61,9 @@ func compareDefault(a, b *podView) int {
 			return c
 		}
 	}
-	if c := cmp.Compare(maxRestarts(pb), maxRestarts(pa)); c != 0 {
+	ca, sa := maxRestarts(pa)
+	cb, sb := maxRestarts(pb)
+	if c := cmp.Or(cmp.Compare(cb, ca), cmp.Compare(sb, sa)); c != 0 {
 		return c
 	}
 	if c := newerFirst(pa.CreationTimestamp, pb.CreationTimestamp); c != 0 {
@@ -113,12 +116,19 @@ func readyTime(pod *corev1.Pod) metav1.Time {
 	return metav1.Time{}
 }
 
-func maxRestarts(pod *corev1.Pod) int32 {
-	var n int32
+// maxRestarts returns the highest restart count of the pod's containers,
+// and of its native sidecars.
+func maxRestarts(pod *corev1.Pod) (containers, sidecars int32) {
 	for i := range pod.Status.ContainerStatuses {
-		n = max(n, pod.Status.ContainerStatuses[i].RestartCount)
+		containers = max(containers, pod.Status.ContainerStatuses[i].RestartCount)
 	}
-	return n
+	for i := range pod.Status.InitContainerStatuses {
+		st := &pod.Status.InitContainerStatuses[i]
+		if specContainer(pod, st.Name) != nil {
+			sidecars = max(sidecars, st.RestartCount)
+		}
+	}
+	return containers, sidecars
 }
 
 // sortByWeight puts the pods with the higher sum of matching term weights

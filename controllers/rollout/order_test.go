@@ -60,6 +60,11 @@ func TestCompareDefault_Order(t *testing.T) {
 			p.Status.ContainerStatuses[0].RestartCount = 3
 			return p
 		}()},
+		{"with equal container restarts the pod whose native sidecar restarted more goes first", func() *podWrapper {
+			p := makePod("z").native("n", "n:1")
+			p.Status.InitContainerStatuses[0].RestartCount = 2
+			return p
+		}()},
 		{"the newer pod goes first", makePod("z").created(t0)},
 		{"equal pods are ordered by name", makePod("a")},
 	}
@@ -73,6 +78,31 @@ func TestCompareDefault_Order(t *testing.T) {
 			}
 			if got := compareDefault(b, a); got <= 0 {
 				t.Errorf("compareDefault(other, first) = %d, want > 0", got)
+			}
+		})
+	}
+}
+
+func TestMaxRestarts_NativeSidecars(t *testing.T) {
+	t.Parallel()
+	restarted := func(p *podWrapper, n int32) *podWrapper {
+		p.Status.InitContainerStatuses[0].RestartCount = n
+		return p
+	}
+	tests := []struct {
+		name string
+		pod  *podWrapper
+		want []int32
+	}{
+		{"a native sidecar's restarts are counted apart from the containers'", restarted(makePod("p").native("n", "n:1"), 2), []int32{0, 2}},
+		{"a plain init container's restarts are not counted", restarted(makePod("p").plainInit("i", "i:1"), 2), []int32{0, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, s := maxRestarts(tc.pod.obj())
+			if diff := cmp.Diff(tc.want, []int32{c, s}); diff != "" {
+				t.Errorf("[containers, native sidecars] (-want +got):\n%s", diff)
 			}
 		})
 	}

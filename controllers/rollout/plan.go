@@ -8,6 +8,11 @@
 // conditions change. It reads no cache, calls no API and reads no clock: the
 // reconciler around it does the I/O.
 //
+// The upgradable sidecars are the SidecarSet's containers and its native
+// sidecars (init containers with restartPolicy Always, which the kubelet
+// restarts on an image change since Kubernetes 1.33); both upgrade alike,
+// cold or hot. Plain init containers ran once and are never changed.
+//
 // The files follow the decision: classify.go (what each pod is),
 // consistency.go (when an in-place update is complete), order.go and
 // scatter.go (upgrade order), budget.go (partition and maxUnavailable),
@@ -101,8 +106,9 @@ type PodUpdate struct {
 	// ResourceVersion is the version the patch was computed against; the
 	// patch carries it, so the API server rejects it if the pod changed.
 	ResourceVersion string
-	// Patch is a strategic-merge patch: the changed container images (by
-	// container name), the changed annotations and metadata.resourceVersion.
+	// Patch is a strategic-merge patch: the changed images of containers
+	// and native sidecars (spec.containers and spec.initContainers, by
+	// name), the changed annotations and metadata.resourceVersion.
 	Patch []byte
 	// Hash is the SidecarSet hash the pod records once patched.
 	Hash string

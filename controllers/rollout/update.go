@@ -6,6 +6,7 @@ import (
 	"maps"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
@@ -13,8 +14,9 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
-// change accumulates what one pod patch changes: container images (by
-// container name) and annotations.
+// change accumulates what one pod patch changes: images of containers and
+// native sidecars (by name, unique across both lists in a pod) and
+// annotations.
 type change struct {
 	v      *podView
 	images map[string]string
@@ -38,7 +40,8 @@ func (c *change) annotation(key string) string {
 }
 
 // recordImageIDs records, in the SidecarSet's in-place update state entry,
-// the imageID each changed container reports now, creating the entry (with
+// the imageID each changed container reports now (in containerStatuses or,
+// for a native sidecar, initContainerStatuses), creating the entry (with
 // revision and timestamp) if it is missing.
 func (c *change) recordImageIDs(set, revision string, now time.Time) {
 	if len(c.images) == 0 {
@@ -67,9 +70,24 @@ func (c *change) recordImageIDs(set, revision string, now time.Time) {
 	c.anns[appsv1alpha1.InPlaceUpdateStateAnnotation] = podstate.EncodeInPlaceState(state)
 }
 
+// imageList returns the strategic-merge list (by container name) of the
+// changed images of one of the pod's container lists, in pod order. Only
+// containers and native sidecars are ever set (specContainer), so a plain
+// init container never appears.
+func (c *change) imageList(list []corev1.Container) []map[string]string {
+	var out []map[string]string
+	for i := range list {
+		if image, ok := c.images[list[i].Name]; ok {
+			out = append(out, map[string]string{"name": list[i].Name, "image": image})
+		}
+	}
+	return out
+}
+
 // podUpdate encodes the change as one strategic-merge patch carrying the
 // pod's resourceVersion, so that the API server rejects it if the pod
-// changed since it was read.
+// changed since it was read. Changed images go to spec.containers or
+// spec.initContainers, wherever the container is.
 func (c *change) podUpdate(hash string) PodUpdate {
 	pod := c.v.pod
 	meta := map[string]any{"resourceVersion": pod.ResourceVersion}
@@ -77,15 +95,15 @@ func (c *change) podUpdate(hash string) PodUpdate {
 		meta["annotations"] = c.anns
 	}
 	doc := map[string]any{"metadata": meta}
-	var containers []map[string]string
-	for i := range pod.Spec.Containers {
-		name := pod.Spec.Containers[i].Name
-		if image, ok := c.images[name]; ok {
-			containers = append(containers, map[string]string{"name": name, "image": image})
-		}
+	spec := map[string]any{}
+	if l := c.imageList(pod.Spec.Containers); len(l) > 0 {
+		spec["containers"] = l
 	}
-	if len(containers) > 0 {
-		doc["spec"] = map[string]any{"containers": containers}
+	if l := c.imageList(pod.Spec.InitContainers); len(l) > 0 {
+		spec["initContainers"] = l
+	}
+	if len(spec) > 0 {
+		doc["spec"] = spec
 	}
 	patch, err := json.Marshal(doc)
 	if err != nil {
@@ -96,7 +114,10 @@ func (c *change) podUpdate(hash string) PodUpdate {
 
 // buildUpdate builds the in-place upgrade of one pod to the current hash:
 //
-//   - each cold sidecar whose pod image differs gets the SidecarSet's image;
+//   - each cold sidecar (a container or a native sidecar) whose pod image
+//     differs gets the SidecarSet's image; plain init containers are never
+//     touched, even when their image changed (they ran once; a pod whose
+//     only difference is there gets its hash rewritten and nothing else);
 //   - each hot sidecar gets the image on one twin (hotupgrade.go);
 //   - the SidecarSet's hash entry is rewritten (timestamp, hash, sidecar
 //     list, controllerRevision), even if no image changed;

@@ -16,11 +16,13 @@ import (
 // else False (reason UpdateImmutableField).
 //
 // The planner sets this SidecarSet's entry to false for each selected pod
-// that needs the upgrade and cannot get it in place, and to true for each
-// pod it upgrades (the shell writes that one after the upgrade succeeds).
-// Unlike OpenKruise it also turns a stale false entry back to true once the
-// pod is updated or can be upgraded again (for example after the SidecarSet
-// was changed back). Pods that never were candidates get no condition.
+// that needs the upgrade and cannot get it in place. Unlike OpenKruise, which
+// writes a true entry after every in-place upgrade (a second write per pod),
+// it writes true only to turn a stale false entry back, once the pod is
+// being upgraded, is updated, or can be upgraded again (for example after
+// the SidecarSet was changed back); the shell writes the entry of a pod being
+// upgraded after its upgrade succeeds. Pods that never were reported not
+// upgradable get no condition, so an upgrade is one pod write.
 
 // desiredUpgradable returns the entry this SidecarSet wants on the pod's
 // condition, and whether it wants one.
@@ -28,16 +30,14 @@ func desiredUpgradable(v *podView, set string, upgrading bool) (value, ok bool) 
 	switch {
 	case v.err != nil:
 		return false, false
-	case upgrading:
-		return true, true
-	case v.notUpgradable():
+	case !upgrading && v.notUpgradable():
 		return false, true
 	}
 	cond := findPodCondition(v.pod, appsv1alpha1.SidecarSetUpgradableCondition)
 	if cond == nil {
 		return false, false
 	}
-	if entry, found := podstate.DecodeUpgradable(cond.Message)[set]; found && !entry && v.upgradable {
+	if entry, found := podstate.DecodeUpgradable(cond.Message)[set]; found && !entry && (upgrading || v.upgradable) {
 		return true, true
 	}
 	return false, false

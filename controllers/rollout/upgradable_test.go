@@ -36,9 +36,13 @@ func TestPlan_UpgradableCondition(t *testing.T) {
 			makePod("p").injected(t, v1.obj()), cond(corev1.ConditionFalse, `{"s":false}`, now)},
 		{"a pod already marked not upgradable is left alone", immutable,
 			makePod("p").injected(t, v1.obj()).upgradableCondition(`{"s":false}`, corev1.ConditionFalse), nil},
-		{"an upgraded pod gets its entry set to true, other entries kept", v2,
-			makePod("p").injected(t, v1.obj()).upgradableCondition(`{"other":false}`, corev1.ConditionFalse),
+		// OpenKruise writes a true entry after every upgrade: a second pod write.
+		{"an upgraded pod without a false entry of its own gets no condition write", v2,
+			makePod("p").injected(t, v1.obj()).upgradableCondition(`{"other":false}`, corev1.ConditionFalse), nil},
+		{"an upgraded pod with a stale false entry gets it set to true, other entries kept", v2,
+			makePod("p").injected(t, v1.obj()).upgradableCondition(`{"other":false,"s":false}`, corev1.ConditionFalse),
 			cond(corev1.ConditionFalse, `{"other":false,"s":true}`, then)},
+		{"an upgraded pod that never was a candidate gets no condition", v2, makePod("p").injected(t, v1.obj()), nil},
 		// Fix 4.1.19. OpenKruise: the false entry stays until the pod is upgraded again.
 		{"a stale false entry on an updated pod turns true", v2,
 			makePod("p").injected(t, v2.obj()).upgradableCondition(`{"s":false}`, corev1.ConditionFalse),

@@ -1,0 +1,49 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+)
+
+// announce emits the SidecarSet's events on transitions only: a rollout
+// starts, completes, or a new set of pods turns out not upgradable.
+func (r *SidecarSetReconciler) announce(obj, s *appsv1alpha1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1alpha1.SidecarSetStatus) {
+	prev, _ := r.notes.Load(s.Name)
+	note, _ := prev.(noteState)
+	next := note
+
+	if n := len(plan.NotUpgradable); n > 0 {
+		key := fmt.Sprintf("%d/%d", s.Generation, n)
+		if key != note.notUpgradable {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventNotUpgradablePods, "Plan",
+				"SidecarSet in-place update detected %d not upgradable pod(s) in this round, will skip them", n)
+			next.notUpgradable = key
+		}
+	} else {
+		next.notUpgradable = ""
+	}
+	if len(plan.Updates) > 0 && note.rollingTo != hash {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventRolloutStarted, "Upgrade",
+			"Upgrading sidecars in place to revision %s (%d of %d pods updated)", st.LatestRevision, st.UpdatedPods, st.MatchedPods)
+		next.rollingTo = hash
+	}
+	if note.rollingTo == hash && st.MatchedPods > 0 && st.UpdatedPods == st.MatchedPods && note.completed != hash {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventRolloutCompleted, "Upgrade",
+			"All %d pods run revision %s", st.MatchedPods, st.LatestRevision)
+		next.completed = hash
+	}
+	if next != note {
+		r.notes.Store(s.Name, next)
+	}
+}
+
+// conditionPatch is a strategic-merge patch of the pod status setting one
+// condition (conditions merge by type).
+func conditionPatch(c corev1.PodCondition) ([]byte, error) {
+	return json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{c}}})
+}

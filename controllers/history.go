@@ -1,0 +1,199 @@
+package controllers
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+)
+
+// historyPlan is what to do with a SidecarSet's ControllerRevisions.
+type historyPlan struct {
+	// Latest describes the current spec: an existing revision, or one to
+	// create when Create is set.
+	Latest *appsv1.ControllerRevision
+	// Create creates Latest.
+	Create bool
+	// Renumber gives Latest this revision number (a rollback to an older
+	// revision makes it the newest); 0 means no change.
+	Renumber int64
+	// Relabel sets the custom-version label on Latest.
+	Relabel string
+	// Delete names the revisions beyond the history limit.
+	Delete []string
+}
+
+// planHistory decides, from the SidecarSet's existing revisions (those
+// labelled with its name and owned by it or by nobody), how the history
+// records the current spec. It follows OpenKruise: an identical existing
+// revision is reused (and renumbered as the newest on a rollback), else a
+// new one is created; the history is cut to revisionHistoryLimit (at least
+// 1), oldest first, never deleting the latest revision or an active one (a
+// revision a pod records, or the pinned one).
+func planHistory(s *appsv1alpha1.SidecarSet, namespace string, existing []appsv1.ControllerRevision, active sets.Set[string], collisionCount int32) (historyPlan, error) {
+	revs := make([]*appsv1.ControllerRevision, 0, len(existing))
+	for i := range existing {
+		r := &existing[i]
+		if owner := metav1ControllerUID(r); owner == "" || owner == s.UID {
+			revs = append(revs, r)
+		}
+	}
+	slices.SortFunc(revs, func(a, b *appsv1.ControllerRevision) int {
+		return cmp.Or(cmp.Compare(a.Revision, b.Revision), cmp.Compare(a.Name, b.Name))
+	})
+	next := int64(1)
+	if len(revs) > 0 {
+		next = revs[len(revs)-1].Revision + 1
+	}
+	candidate, err := revision.New(s, namespace, next, &collisionCount)
+	if err != nil {
+		return historyPlan{}, err
+	}
+
+	var plan historyPlan
+	var equal *appsv1.ControllerRevision
+	for _, r := range revs {
+		if bytes.Equal(r.Data.Raw, candidate.Data.Raw) {
+			equal = r // the newest identical one
+		}
+	}
+	switch {
+	case equal != nil && equal == revs[len(revs)-1]:
+		plan.Latest = equal
+	case equal != nil:
+		plan.Latest = equal
+		plan.Renumber = next
+	default:
+		plan.Latest = candidate
+		plan.Create = true
+	}
+	if v := s.Labels[appsv1alpha1.SidecarSetCustomVersionLabel]; v != "" && plan.Latest.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] != v {
+		plan.Relabel = v
+	}
+
+	limit := 1
+	if l := s.Spec.RevisionHistoryLimit; l != nil && *l > 1 {
+		limit = int(*l)
+	}
+	count := len(revs)
+	if plan.Create {
+		count++
+	}
+	for _, r := range revs {
+		if count <= limit {
+			break
+		}
+		if r == plan.Latest || active.Has(r.Name) {
+			continue
+		}
+		plan.Delete = append(plan.Delete, r.Name)
+		count--
+	}
+	return plan, nil
+}
+
+func metav1ControllerUID(r *appsv1.ControllerRevision) types.UID {
+	for _, o := range r.OwnerReferences {
+		if o.Controller != nil && *o.Controller {
+			return o.UID
+		}
+	}
+	return ""
+}
+
+// activeRevisions are the revisions that must survive truncation: those the
+// pods record, the pinned revisionName, and the newest revision carrying the
+// pinned customVersion.
+func activeRevisions(s *appsv1alpha1.SidecarSet, podRevisions []string, existing []appsv1.ControllerRevision) sets.Set[string] {
+	active := sets.New(podRevisions...)
+	pin := s.Spec.InjectionStrategy.Revision
+	if pin == nil {
+		return active
+	}
+	if pin.RevisionName != nil {
+		active.Insert(*pin.RevisionName)
+	}
+	if pin.CustomVersion != nil {
+		var newest *appsv1.ControllerRevision
+		for i := range existing {
+			r := &existing[i]
+			if r.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] == *pin.CustomVersion && (newest == nil || r.Revision > newest.Revision) {
+				newest = r
+			}
+		}
+		if newest != nil {
+			active.Insert(newest.Name)
+		}
+	}
+	return active
+}
+
+// syncHistory records the current spec as a ControllerRevision and returns
+// its name and the collision count to persist. A name collision with a
+// different revision bumps the count and asks for a retry.
+func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1alpha1.SidecarSet, podRevisions []string) (string, int32, error) {
+	list := &appsv1.ControllerRevisionList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(r.Namespace), client.MatchingFields{fieldindex.RevisionBySidecarSet: s.Name}); err != nil {
+		return "", 0, err
+	}
+	var collisions int32
+	if s.Status.CollisionCount != nil {
+		collisions = *s.Status.CollisionCount
+	}
+	plan, err := planHistory(s, r.Namespace, list.Items, activeRevisions(s, podRevisions, list.Items), collisions)
+	if err != nil {
+		return "", collisions, err
+	}
+	latest := plan.Latest
+	switch {
+	case plan.Create:
+		err := r.Client.Create(ctx, latest)
+		if apierrors.IsAlreadyExists(err) {
+			existing := &appsv1.ControllerRevision{}
+			if err := r.Client.Get(ctx, client.ObjectKeyFromObject(latest), existing); err != nil {
+				return "", collisions, err
+			}
+			if !bytes.Equal(existing.Data.Raw, latest.Data.Raw) {
+				return "", collisions + 1, fmt.Errorf("revision name %s collides with a different revision: retrying with collision count %d", latest.Name, collisions+1)
+			}
+			latest = existing
+		} else if err != nil {
+			return "", collisions, fmt.Errorf("creating revision %s: %w", latest.Name, err)
+		}
+	case plan.Renumber > 0:
+		patch := client.MergeFrom(latest.DeepCopy())
+		latest.Revision = plan.Renumber
+		if err := r.Client.Patch(ctx, latest, patch); err != nil {
+			return "", collisions, fmt.Errorf("renumbering revision %s: %w", latest.Name, err)
+		}
+	}
+	if plan.Relabel != "" {
+		patch := client.MergeFrom(latest.DeepCopy())
+		if latest.Labels == nil {
+			latest.Labels = map[string]string{}
+		}
+		latest.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] = plan.Relabel
+		if err := r.Client.Patch(ctx, latest, patch); err != nil {
+			return "", collisions, fmt.Errorf("labelling revision %s: %w", latest.Name, err)
+		}
+	}
+	for _, name := range plan.Delete {
+		rev := &appsv1.ControllerRevision{}
+		rev.Namespace, rev.Name = r.Namespace, name
+		if err := r.Client.Delete(ctx, rev); client.IgnoreNotFound(err) != nil {
+			return "", collisions, fmt.Errorf("deleting old revision %s: %w", name, err)
+		}
+	}
+	return latest.Name, collisions, nil
+}

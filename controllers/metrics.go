@@ -1,0 +1,41 @@
+package controllers
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// Prometheus metrics of the rollout, served on the manager's metrics endpoint.
+var (
+	rolloutPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "sidecarset_pods",
+		Help: "Pods of a SidecarSet by state: matched, updated, ready, updated_ready, not_upgradable.",
+	}, []string{"sidecarset", "state"})
+	inPlaceUpdates = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sidecarset_inplace_updates_total",
+		Help: "In-place pod upgrades (and hot-upgrade resets) issued, by SidecarSet and result.",
+	}, []string{"sidecarset", "result"})
+	inFlightOldest = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "sidecarset_inflight_oldest_seconds",
+		Help: "Age of the oldest in-place upgrade the controller issued and has not yet seen applied (given up after 5 minutes).",
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(rolloutPods, inPlaceUpdates, inFlightOldest)
+}
+
+func recordStatusMetrics(set string, st *appsv1alpha1.SidecarSetStatus, notUpgradable int) {
+	rolloutPods.WithLabelValues(set, "matched").Set(float64(st.MatchedPods))
+	rolloutPods.WithLabelValues(set, "updated").Set(float64(st.UpdatedPods))
+	rolloutPods.WithLabelValues(set, "ready").Set(float64(st.ReadyPods))
+	rolloutPods.WithLabelValues(set, "updated_ready").Set(float64(st.UpdatedReadyPods))
+	rolloutPods.WithLabelValues(set, "not_upgradable").Set(float64(notUpgradable))
+}
+
+func forgetMetrics(set string) {
+	rolloutPods.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
+	inPlaceUpdates.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
+}

@@ -1,0 +1,227 @@
+package controllers
+
+import (
+	"context"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+)
+
+// matchedPods returns the SidecarSet's pods: active pods listing it in
+// their kruise.io/sidecarset-injected-list (found through the cache index,
+// never by listing every pod), whose labels and namespace it still selects.
+func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1alpha1.SidecarSet) ([]*corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := r.Client.List(ctx, list, client.MatchingFields{fieldindex.PodBySidecarSet: s.Name}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	nsSelected := map[string]bool{}
+	pods := make([]*corev1.Pod, 0, len(list.Items))
+	for i := range list.Items {
+		p := &list.Items[i]
+		if !isActive(p) {
+			continue
+		}
+		if ok, err := match.Pod(s, p.Labels); err != nil || !ok {
+			continue
+		}
+		selected, seen := nsSelected[p.Namespace]
+		if !seen {
+			labels, err := r.namespaceLabels(ctx, s, p.Namespace)
+			if err != nil {
+				return nil, err
+			}
+			selected, _ = match.Namespace(s, p.Namespace, labels)
+			nsSelected[p.Namespace] = selected
+		}
+		if selected {
+			pods = append(pods, p)
+		}
+	}
+	return pods, nil
+}
+
+// namespaceLabels reads a namespace's labels from the metadata cache, only
+// when the SidecarSet's namespace selection needs more than the name.
+func (r *SidecarSetReconciler) namespaceLabels(ctx context.Context, s *appsv1alpha1.SidecarSet, name string) (map[string]string, error) {
+	if s.Spec.Namespace != "" || s.Spec.NamespaceSelector == nil {
+		return nil, nil
+	}
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return ns.GetLabels(), nil
+}
+
+func isActive(p *corev1.Pod) bool {
+	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+}
+
+// podToSidecarSets maps a pod event to the SidecarSets its injected-list
+// names: a pod event enqueues only the SidecarSets it belongs to.
+func podToSidecarSets(_ context.Context, o client.Object) []reconcile.Request {
+	names := podstate.DecodeInjectedList(o.GetAnnotations()[appsv1alpha1.SidecarSetListAnnotation])
+	reqs := make([]reconcile.Request, 0, len(names))
+	for _, n := range names {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: n}})
+	}
+	return reqs
+}
+
+// podChanged filters pod events down to those that can change a
+// SidecarSet's status or rollout: creation and deletion of pods listing a
+// SidecarSet, and updates that change readiness, termination, the phase,
+// container images or their statuses (an in-place update completing),
+// labels (selectors) or annotations (recorded hashes).
+var podChanged = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return injected(e.Object) },
+	DeleteFunc: func(e event.DeleteEvent) bool { return injected(e.Object) },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		oldPod, ok1 := e.ObjectOld.(*corev1.Pod)
+		newPod, ok2 := e.ObjectNew.(*corev1.Pod)
+		if !ok1 || !ok2 || !(injected(oldPod) || injected(newPod)) {
+			return false
+		}
+		return relevantPodChange(oldPod, newPod)
+	},
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+func injected(o client.Object) bool {
+	return o.GetAnnotations()[appsv1alpha1.SidecarSetListAnnotation] != ""
+}
+
+// relevantPodChange is the pure part of podChanged.
+func relevantPodChange(oldPod, newPod *corev1.Pod) bool {
+	switch {
+	case oldPod.ResourceVersion == newPod.ResourceVersion:
+		return false
+	case (oldPod.DeletionTimestamp == nil) != (newPod.DeletionTimestamp == nil),
+		oldPod.Status.Phase != newPod.Status.Phase,
+		podReady(oldPod) != podReady(newPod),
+		!reflect.DeepEqual(oldPod.Labels, newPod.Labels),
+		!reflect.DeepEqual(oldPod.Annotations, newPod.Annotations),
+		!sameImages(oldPod.Spec.Containers, newPod.Spec.Containers),
+		!sameImages(oldPod.Spec.InitContainers, newPod.Spec.InitContainers),
+		!sameStatuses(oldPod.Status.ContainerStatuses, newPod.Status.ContainerStatuses),
+		!sameStatuses(oldPod.Status.InitContainerStatuses, newPod.Status.InitContainerStatuses):
+		return true
+	}
+	return false
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func sameImages(a, b []corev1.Container) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Image != b[i].Image {
+			return false
+		}
+	}
+	return true
+}
+
+func sameStatuses(a, b []corev1.ContainerStatus) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Image != b[i].Image || a[i].ImageID != b[i].ImageID || a[i].Ready != b[i].Ready {
+			return false
+		}
+	}
+	return true
+}
+
+// TrimPod is the pod cache transform: it keeps only what the operator
+// reads (metadata, container names and images, the init containers'
+// restart policy, the node, the phase, the conditions and the container
+// statuses) so that the cache of a large cluster stays small. Cached pods
+// are read-only views: the controller only ever patches pods.
+func TrimPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	trimmed := &corev1.Pod{
+		TypeMeta:   p.TypeMeta,
+		ObjectMeta: p.ObjectMeta,
+		Spec: corev1.PodSpec{
+			NodeName:       p.Spec.NodeName,
+			Containers:     trimContainers(p.Spec.Containers),
+			InitContainers: trimContainers(p.Spec.InitContainers),
+		},
+		Status: corev1.PodStatus{
+			Phase:                 p.Status.Phase,
+			Conditions:            p.Status.Conditions,
+			ContainerStatuses:     trimStatuses(p.Status.ContainerStatuses),
+			InitContainerStatuses: trimStatuses(p.Status.InitContainerStatuses),
+		},
+	}
+	trimmed.ManagedFields = nil
+	return trimmed, nil
+}
+
+func trimContainers(in []corev1.Container) []corev1.Container {
+	if in == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(in))
+	for i := range in {
+		out[i] = corev1.Container{Name: in[i].Name, Image: in[i].Image, RestartPolicy: in[i].RestartPolicy}
+	}
+	return out
+}
+
+func trimStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if in == nil {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(in))
+	for i := range in {
+		out[i] = corev1.ContainerStatus{
+			Name: in[i].Name, Image: in[i].Image, ImageID: in[i].ImageID, Ready: in[i].Ready,
+			RestartCount: in[i].RestartCount, Started: in[i].Started, State: in[i].State,
+		}
+	}
+	return out
+}
+
+// namespaceToSidecarSets maps a namespace label change to the SidecarSets
+// whose namespaceSelector may now select it, or stop selecting it.
+func (r *SidecarSetReconciler) namespaceToSidecarSets(ctx context.Context, _ client.Object) []reconcile.Request {
+	list := &appsv1alpha1.SidecarSetList{}
+	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range list.Items {
+		if list.Items[i].Spec.NamespaceSelector != nil {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+		}
+	}
+	return reqs
+}

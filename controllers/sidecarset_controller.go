@@ -1,0 +1,308 @@
+// Package controllers runs the SidecarSet controller: it records revisions,
+// keeps the status fresh and upgrades sidecars in place, following the plan
+// of the pure planner (controllers/rollout).
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+)
+
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch;create;patch;delete,namespace=kruise-system
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Event reasons on SidecarSets and pods.
+const (
+	// EventNotUpgradablePods is OpenKruise's event for pods that cannot be
+	// upgraded in place (emitted once per change, not every round).
+	EventNotUpgradablePods = "NotUpgradablePods"
+	// EventRolloutStarted: pods started to be upgraded to a new revision.
+	EventRolloutStarted = "RolloutStarted"
+	// EventRolloutCompleted: every upgradable pod runs the latest sidecars.
+	EventRolloutCompleted = "RolloutCompleted"
+	// EventResetContainerSucceed and EventResetContainerFailed are
+	// OpenKruise's hot-upgrade reset events on pods.
+	EventResetContainerSucceed = "ResetContainerSucceed"
+	EventResetContainerFailed  = "ResetContainerFailed"
+	// EventUpgradeFailed: a pod patch failed.
+	EventUpgradeFailed = "UpgradeFailed"
+)
+
+// SidecarSetReconciler reconciles SidecarSets.
+type SidecarSetReconciler struct {
+	// Client reads from the cache and writes to the API server.
+	Client client.Client
+	// Namespace is the operator's namespace (ControllerRevisions).
+	Namespace string
+	// Recorder emits events.
+	Recorder events.EventRecorder
+	// Workers is the number of SidecarSets reconciled in parallel.
+	Workers int
+	// PodWriters bounds the pod patches issued in parallel by one reconcile.
+	PodWriters int
+	// RateLimiter paces retries (nil: controller-runtime's default).
+	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+
+	inflight *inFlight
+	notes    sync.Map // SidecarSet name -> noteState: what was last announced by an event
+	now      func() time.Time
+}
+
+// noteState is what the last events said about a SidecarSet, so that events
+// are emitted on transitions only.
+type noteState struct {
+	notUpgradable string // generation and count of the last NotUpgradablePods event
+	rollingTo     string // hash of the rollout announced as started
+	completed     string // hash announced as completed
+}
+
+// SetupWithManager registers the controller.
+func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.inflight = newInFlight()
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if r.PodWriters <= 0 {
+		r.PodWriters = 32
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("sidecarset").
+		For(&appsv1alpha1.SidecarSet{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&appsv1.ControllerRevision{}).
+		Watches(&corev1.Pod{}, r.podHandler(), builder.WithPredicates(podChanged)).
+		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToSidecarSets),
+			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers, RateLimiter: r.RateLimiter}).
+		Complete(r)
+}
+
+// podHandler enqueues the SidecarSets a pod lists, and forgets a deleted
+// pod's in-flight entry at once.
+func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
+	mapped := handler.EnqueueRequestsFromMapFunc(podToSidecarSets)
+	return handler.Funcs{
+		CreateFunc: mapped.Create,
+		UpdateFunc: mapped.Update,
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			r.inflight.forgetPod(e.Object.GetUID())
+			mapped.Delete(ctx, e, q)
+		},
+	}
+}
+
+// Reconcile records the revision, refreshes the status and issues this
+// round's in-place upgrades.
+func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	obj := &appsv1alpha1.SidecarSet{}
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.inflight.forgetSet(req.Name)
+			r.notes.Delete(req.Name)
+			forgetMetrics(req.Name)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	s := obj.DeepCopy()
+	appsv1alpha1.SetDefaults(s)
+	hashes, err := appsv1alpha1.ComputeHashes(&s.Spec)
+	if err != nil {
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	pods, err := r.matchedPods(ctx, s)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	latest, collisions, historyErr := r.syncHistory(ctx, s, recordedRevisions(s.Name, pods))
+	if historyErr != nil && latest == "" {
+		// Persist a bumped collision count before retrying.
+		if r.patchStatus(ctx, obj, func(st *appsv1alpha1.SidecarSetStatus) { st.CollisionCount = &collisions }) != nil {
+			log.V(2).Info("Could not record the collision count")
+		}
+		return reconcile.Result{}, historyErr
+	}
+
+	now := r.now()
+	plan, err := rollout.Compute(rollout.Input{
+		SidecarSet: s, Hashes: hashes, LatestRevision: latest, Pods: pods,
+		InFlight: r.inflight.snapshot(s.Name), Now: now,
+	})
+	if err != nil {
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	r.inflight.forget(s.Name, plan.Done...)
+
+	status := plan.Status
+	status.ObservedGeneration = obj.Generation
+	status.LatestRevision = latest
+	status.CollisionCount = &collisions
+	if err := r.patchStatus(ctx, obj, func(st *appsv1alpha1.SidecarSetStatus) { *st = status }); err != nil {
+		return reconcile.Result{}, err
+	}
+	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable))
+	inFlightOldest.Set(r.inflight.oldest(now).Seconds())
+	r.announce(obj, s, hashes.Hash, &plan, &status)
+	for _, b := range plan.Blocked {
+		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
+	}
+
+	succeeded, conflicts, writeErr := r.applyUpdates(ctx, s.Name, plan.Updates, false)
+	_, resetConflicts, resetErr := r.applyUpdates(ctx, s.Name, plan.Resets, true)
+	condErr := r.writeConditions(ctx, plan.Upgradable, plan.Updates, succeeded)
+	if err := errors.Join(writeErr, resetErr, condErr); err != nil {
+		return reconcile.Result{}, err
+	}
+	if conflicts+resetConflicts > 0 {
+		// The cache was behind a pod's latest version: plan again shortly
+		// from the fresher cache (not an error: nothing went wrong).
+		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
+	}
+	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// patchStatus writes the status if it changed, with a merge patch computed
+// against the object read from the cache.
+func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1alpha1.SidecarSet, mutate func(*appsv1alpha1.SidecarSetStatus)) error {
+	updated := obj.DeepCopy()
+	mutate(&updated.Status)
+	if equality.Semantic.DeepEqual(obj.Status, updated.Status) {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, updated, client.MergeFrom(obj)); err != nil {
+		return fmt.Errorf("writing the status: %w", err)
+	}
+	return nil
+}
+
+// applyUpdates issues pod patches in parallel (bounded by PodWriters) and
+// records the upgrades in flight. It returns which pods were patched and how
+// many were refused for a stale resourceVersion.
+func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, updates []rollout.PodUpdate, reset bool) (map[types.UID]bool, int, error) {
+	if len(updates) == 0 {
+		return nil, 0, nil
+	}
+	var (
+		mu        sync.Mutex
+		wg        sync.WaitGroup
+		succeeded = make(map[types.UID]bool, len(updates))
+		conflicts int
+		errs      []error
+		slots     = make(chan struct{}, r.PodWriters)
+	)
+	for _, u := range updates {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			pod := &corev1.Pod{}
+			pod.Namespace, pod.Name = u.Pod.Namespace, u.Pod.Name
+			err := r.Client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, u.Patch))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				succeeded[u.UID] = true
+				if !reset {
+					r.inflight.expect(set, u.UID, u.Hash, r.now())
+				}
+				inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "success")).Inc()
+				if reset {
+					r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, EventResetContainerSucceed, "Reset",
+						"SidecarSet %s: reset the idle hot-upgrade twin to its empty image", set)
+				}
+			case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+				conflicts++
+				inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "conflict")).Inc()
+			default:
+				inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "error")).Inc()
+				errs = append(errs, fmt.Errorf("patching pod %s: %w", u.Pod, err))
+				reason := EventUpgradeFailed
+				if reset {
+					reason = EventResetContainerFailed
+				}
+				r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, reason, "Upgrade", "SidecarSet %s: %v", set, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return succeeded, conflicts, errors.Join(errs...)
+}
+
+func resultLabel(reset bool, result string) string {
+	if reset {
+		return "reset-" + result
+	}
+	return result
+}
+
+// writeConditions patches the SidecarSetUpgradable pod conditions that
+// change; those of upgraded pods only when their upgrade went through.
+func (r *SidecarSetReconciler) writeConditions(ctx context.Context, conds []rollout.PodCondition, updates []rollout.PodUpdate, succeeded map[types.UID]bool) error {
+	upgrading := make(map[types.NamespacedName]types.UID, len(updates))
+	for _, u := range updates {
+		upgrading[u.Pod] = u.UID
+	}
+	var errs []error
+	for _, c := range conds {
+		if uid, ok := upgrading[c.Pod]; ok && !succeeded[uid] {
+			continue
+		}
+		pod := &corev1.Pod{}
+		pod.Namespace, pod.Name = c.Pod.Namespace, c.Pod.Name
+		patch, err := conditionPatch(c.Condition)
+		if err != nil {
+			return err
+		}
+		if err := r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("writing the %s condition of pod %s: %w", appsv1alpha1.SidecarSetUpgradableCondition, c.Pod, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// recordedRevisions lists the ControllerRevisions the pods record for the
+// SidecarSet: they must survive history truncation.
+func recordedRevisions(set string, pods []*corev1.Pod) []string {
+	var names []string
+	for _, p := range pods {
+		hashes, err := podstate.DecodeHashes(p.Annotations[appsv1alpha1.SidecarSetHashAnnotation])
+		if err != nil {
+			continue
+		}
+		if e, ok := hashes[set]; ok && e.ControllerRevision != "" {
+			names = append(names, e.ControllerRevision)
+		}
+	}
+	return names
+}
