@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"strings"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,8 +18,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 
 var scheme = runtime.NewScheme()
@@ -36,6 +41,19 @@ type options struct {
 	leaderElect   bool
 	enableHTTP2   bool
 	namespace     string
+
+	webhookHost string
+	webhookPort int
+	certs       webhooks.CertOptions
+
+	workers       int
+	podWriters    int
+	apiQPS        float64
+	apiBurst      int
+	rateBaseDelay time.Duration
+	rateMaxDelay  time.Duration
+	rateQPS       int
+	rateBucket    int
 }
 
 func main() {
@@ -50,7 +68,25 @@ func main() {
 	flag.BoolVar(&o.enableHTTP2, "enable-http2", false,
 		"Enable HTTP/2 for the metrics and webhook servers (off by default against HTTP/2 stream attacks).")
 	flag.StringVar(&o.namespace, "namespace", envOr("POD_NAMESPACE", "kruise-system"),
-		"The operator's namespace: it holds the ControllerRevisions and the kruise-configuration ConfigMap.")
+		"The operator's namespace: it holds the ControllerRevisions, the kruise-configuration ConfigMap and the webhook certificate.")
+	flag.StringVar(&o.webhookHost, "webhook-host", "", "The address the webhook server binds to (empty: all).")
+	flag.IntVar(&o.webhookPort, "webhook-port", 9443, "The port the webhook server listens on.")
+	flag.StringVar(&o.certs.Source, "cert-source", webhooks.CertSourceSelf,
+		"Where the webhook certificate comes from: self (generated, rotated and injected into the webhook configurations by the manager) "+
+			"or external (mounted in --webhook-cert-dir by OLM or cert-manager, hot-reloaded).")
+	flag.StringVar(&o.certs.Dir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "The directory of the webhook certificate (tls.crt, tls.key).")
+	flag.StringVar(&o.certs.SecretName, "webhook-cert-secret", "sidecarset-operator-webhook-cert", "The Secret of the self-managed webhook certificate.")
+	flag.StringVar(&o.certs.DNSName, "cert-dns-name", "",
+		"The name the self-managed certificate is issued for (default: the webhook Service, <--webhook-service>.<namespace>.svc; localhost for a manager running on the host).")
+	webhookService := flag.String("webhook-service", "sidecarset-operator-webhook", "The Service in front of the webhook server.")
+	flag.IntVar(&o.workers, "sidecarset-workers", 5, "The number of SidecarSets reconciled in parallel.")
+	flag.IntVar(&o.podWriters, "pod-writers", 32, "The number of pod patches one SidecarSet reconcile issues in parallel.")
+	flag.Float64Var(&o.apiQPS, "kube-api-qps", 200, "Queries per second to the API server.")
+	flag.IntVar(&o.apiBurst, "kube-api-burst", 400, "Burst of queries to the API server.")
+	flag.DurationVar(&o.rateBaseDelay, "rate-limiter-base-delay", 5*time.Millisecond, "The first retry delay of a failed reconcile (doubling per failure).")
+	flag.DurationVar(&o.rateMaxDelay, "rate-limiter-max-delay", 60*time.Second, "The longest retry delay of a failed reconcile.")
+	flag.IntVar(&o.rateQPS, "rate-limiter-qps", 100, "Overall reconciles per second the queue releases.")
+	flag.IntVar(&o.rateBucket, "rate-limiter-bucket-size", 1000, "Burst of reconciles the queue releases.")
 	gates := newFeatureGate()
 	flag.Func("feature-gates", "Comma-separated key=value pairs of feature gates: "+strings.Join(gates.KnownFeatures(), "; "), gates.Set)
 	zapOpts := zap.Options{Development: false, TimeEncoder: zapcore.ISO8601TimeEncoder}
@@ -58,6 +94,11 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	setupLog := ctrl.Log.WithName("setup")
+	o.certs.Namespace = o.namespace
+	if o.certs.DNSName == "" {
+		o.certs.DNSName = *webhookService + "." + o.namespace + ".svc"
+	}
+	o.certs.MutatingConfig, o.certs.ValidatingConfig = webhooks.MutatingConfigName, webhooks.ValidatingConfigName
 
 	var tlsOpts []func(*tls.Config)
 	if !o.enableHTTP2 {
@@ -68,17 +109,38 @@ func main() {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                        scheme,
-		Metrics:                       metricsOpts,
+	restConfig := ctrl.GetConfigOrDie()
+	restConfig.QPS, restConfig.Burst = float32(o.apiQPS), o.apiBurst
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsOpts,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: o.webhookHost, Port: o.webhookPort, CertDir: o.certs.Dir, TLSOpts: tlsOpts,
+		}),
+		Cache:                         setup.CacheOptions(o.namespace),
 		HealthProbeBindAddress:        o.probeAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              "sidecarset-operator.apps.kruise.io",
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: true,
+		Controller:                    setup.ControllerConfig(),
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to create the manager")
+		os.Exit(1)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	server, err := setup.All(ctx, mgr, setup.Options{
+		Namespace:                    o.namespace,
+		Certs:                        o.certs,
+		Inject:                       inject.Options{SortContainersByName: gates.Enabled(EnableSortSidecarContainerByName)},
+		PatchMetadataDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed),
+		Workers:                      o.workers,
+		PodWriters:                   o.podWriters,
+		RateLimiter:                  setup.RateLimiter(o.rateBaseDelay, o.rateMaxDelay, o.rateQPS, o.rateBucket),
+	})
+	if err != nil {
+		setupLog.Error(err, "Unable to set up the operator")
 		os.Exit(1)
 	}
 
@@ -86,13 +148,13 @@ func main() {
 		setupLog.Error(err, "Unable to set up the health check")
 		os.Exit(1)
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("webhooks", server.ReadyCheck()); err != nil {
 		setupLog.Error(err, "Unable to set up the ready check")
 		os.Exit(1)
 	}
 
-	setupLog.Info("Starting the manager", "namespace", o.namespace)
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	setupLog.Info("Starting the manager", "namespace", o.namespace, "certSource", o.certs.Source)
+	if err := mgr.Start(ctx); err != nil {
 		setupLog.Error(err, "The manager stopped with an error")
 		os.Exit(1)
 	}

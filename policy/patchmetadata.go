@@ -12,7 +12,8 @@ import (
 
 // PatchPodMetadata applies a SidecarSet's patchPodMetadata entries, in
 // order, to a pod's annotations and returns the annotations it changes, with
-// their new values. The input map is not modified.
+// their new values (net of entries that undo each other). The input map is
+// not modified.
 //
 //   - Retain sets a key only if the pod does not have it (an empty value
 //     counts as present).
@@ -63,19 +64,30 @@ func PatchPodMetadata(current map[string]string, patches []appsv1alpha1.SidecarS
 			}
 		}
 	}
+	// Two entries may set the same key; report only net changes, so that
+	// applying the result and patching again changes nothing.
+	for k, v := range changed {
+		if old, ok := current[k]; ok && old == v {
+			delete(changed, k)
+		}
+	}
 	return changed, nil
 }
 
 // mergeJSON applies patch to doc as an RFC 7386 merge patch and re-encodes
-// the result with sorted keys.
+// the result with sorted keys. Both are re-encoded first, so that a
+// duplicate member means what encoding/json makes of it (the last one
+// wins) rather than what the merge library does with it.
 func mergeJSON(doc, patch string) (string, error) {
-	if !json.Valid([]byte(doc)) {
+	docJSON, err := canonicalJSON(doc)
+	if err != nil {
 		return "", fmt.Errorf("the pod's value is not JSON")
 	}
-	if !json.Valid([]byte(patch)) {
+	patchJSON, err := canonicalJSON(patch)
+	if err != nil {
 		return "", fmt.Errorf("the SidecarSet's value is not JSON")
 	}
-	merged, err := jsonpatch.MergePatch([]byte(doc), []byte(patch))
+	merged, err := jsonpatch.MergePatch(docJSON, patchJSON)
 	if err != nil {
 		return "", err
 	}
@@ -85,4 +97,13 @@ func mergeJSON(doc, patch string) (string, error) {
 	}
 	out, err := json.Marshal(v)
 	return string(out), err
+}
+
+// canonicalJSON re-encodes a JSON value with sorted keys.
+func canonicalJSON(s string) ([]byte, error) {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
 }

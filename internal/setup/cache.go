@@ -1,0 +1,56 @@
+package setup
+
+import (
+	"time"
+
+	"golang.org/x/time/rate"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers"
+)
+
+// CacheOptions shape the manager's cache to what the operator reads: managed
+// fields are dropped everywhere; ControllerRevisions are cached from the
+// operator's namespace only, and ConfigMaps only for the whitelist.
+func CacheOptions(namespace string) cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {
+				Namespaces: map[string]cache.Config{namespace: {}},
+				Field:      fields.OneTermEqualSelector("metadata.name", appsv1alpha1.ConfigurationConfigMapName),
+			},
+			&appsv1.ControllerRevision{}: {
+				Namespaces: map[string]cache.Config{namespace: {}},
+			},
+			&corev1.Pod{}: {
+				Transform: controllers.TrimPod,
+			},
+		},
+	}
+}
+
+// RateLimiter paces the SidecarSet queue: per-item exponential backoff for
+// failures, and an overall token bucket.
+func RateLimiter(baseDelay, maxDelay time.Duration, qps, bucket int) workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](baseDelay, maxDelay),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(qps), bucket)},
+	)
+}
+
+// ControllerConfig is the configuration shared by every controller.
+func ControllerConfig() config.Controller {
+	return config.Controller{
+		RecoverPanic: ptr.To(true),
+	}
+}

@@ -1,0 +1,80 @@
+// Package setup wires the operator's components into a manager: the cache
+// indexes, the whitelist watcher, the webhook certificates and server, and
+// the SidecarSet controller. main and the integration suites use the same
+// wiring.
+package setup
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sidecarset-operator/sidecarset-operator/controllers"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+)
+
+// Options configure the operator's components.
+type Options struct {
+	// Namespace is the operator's namespace.
+	Namespace string
+	// Certs says where the webhook certificate comes from.
+	Certs webhooks.CertOptions
+	// Inject are the injection gates.
+	Inject inject.Options
+	// PatchMetadataDefaultsAllowed is the SidecarSetPatchPodMetadataDefaultsAllowed gate.
+	PatchMetadataDefaultsAllowed bool
+	// Workers is the number of SidecarSets reconciled in parallel.
+	Workers int
+	// PodWriters bounds the parallel pod patches of one reconcile.
+	PodWriters int
+	// RateLimiter paces the SidecarSet queue.
+	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+}
+
+// All adds every component to the manager. A policy that does not compile
+// is an error here, at start-up, not at the first request.
+func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, error) {
+	rules, err := policy.CompileRules()
+	if err != nil {
+		return nil, fmt.Errorf("compiling the SidecarSet CEL rules: %w", err)
+	}
+	if err := fieldindex.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("setting up the cache indexes: %w", err)
+	}
+	whitelist := policy.NewStore()
+	if err := webhooks.AddWhitelistWatcher(mgr, whitelist, o.Namespace); err != nil {
+		return nil, fmt.Errorf("watching the whitelist: %w", err)
+	}
+	certReady, err := webhooks.SetupCertificates(mgr, o.Certs)
+	if err != nil {
+		return nil, fmt.Errorf("setting up the webhook certificate: %w", err)
+	}
+	server, err := webhooks.AddServer(mgr, webhooks.Options{
+		Namespace:                    o.Namespace,
+		Inject:                       o.Inject,
+		PatchMetadataDefaultsAllowed: o.PatchMetadataDefaultsAllowed,
+		Rules:                        rules,
+		Whitelist:                    whitelist,
+	}, certReady)
+	if err != nil {
+		return nil, fmt.Errorf("setting up the webhooks: %w", err)
+	}
+	err = (&controllers.SidecarSetReconciler{
+		Client:      mgr.GetClient(),
+		Namespace:   o.Namespace,
+		Recorder:    mgr.GetEventRecorder("sidecarset-controller"),
+		Workers:     o.Workers,
+		PodWriters:  o.PodWriters,
+		RateLimiter: o.RateLimiter,
+	}).SetupWithManager(mgr)
+	if err != nil {
+		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)
+	}
+	return server, nil
+}

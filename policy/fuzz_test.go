@@ -1,0 +1,161 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// The seed corpora are under testdata/fuzz/<FuzzName>; `go test` runs them,
+// `go test -fuzz=FuzzName ./policy/` explores further.
+
+// FuzzWhitelist: any ConfigMap data parses or fails without panicking, and
+// a parsed whitelist checks any SidecarSet deterministically, reporting
+// only patchPodMetadata keys.
+func FuzzWhitelist(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data, labelKey, labelValue, key string) {
+		w, err := ParseWhitelist(data)
+		if err != nil {
+			if w != nil {
+				t.Fatalf("ParseWhitelist returned a whitelist and an error: %v", err)
+			}
+			return
+		}
+		s := &appsv1alpha1.SidecarSet{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{labelKey: labelValue}},
+			Spec: appsv1alpha1.SidecarSetSpec{PatchPodMetadata: []appsv1alpha1.SidecarSetPatchPodMetadata{
+				{Annotations: map[string]string{key: "v", key + "-2": "v"}},
+			}},
+		}
+		for _, gate := range []bool{false, true} {
+			first := CheckPatchPodMetadata(w, gate, s)
+			if diff := cmp.Diff(first, CheckPatchPodMetadata(w, gate, s)); diff != "" {
+				t.Fatalf("Check is not deterministic (-first +second):\n%s", diff)
+			}
+			for _, e := range first {
+				if !strings.HasPrefix(e.Field, "spec.patchPodMetadata[0].annotations[") {
+					t.Fatalf("error on %q, want a patchPodMetadata key", e.Field)
+				}
+			}
+		}
+	})
+}
+
+// FuzzPatchPodMetadata: patching never panics; Retain and Overwrite are
+// idempotent (applying the changes and patching again changes nothing);
+// MergePatchJson is idempotent once applied to an existing value, and
+// merging a value without null members into itself is a fixed point.
+func FuzzPatchPodMetadata(f *testing.F) {
+	f.Fuzz(func(t *testing.T, podValue string, podHasKey bool, value string, policy uint8, second string) {
+		policies := []appsv1alpha1.SidecarSetPatchPolicyType{
+			appsv1alpha1.SidecarSetRetainPatchPolicy,
+			appsv1alpha1.SidecarSetOverwritePatchPolicy,
+			appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy,
+		}
+		p := policies[int(policy)%len(policies)]
+		current := map[string]string{"other": "x"}
+		if podHasKey {
+			current["k"] = podValue
+		}
+		patches := []appsv1alpha1.SidecarSetPatchPodMetadata{patch(p, map[string]string{"k": value})}
+		if p != appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy {
+			// A second entry with the other non-merge policy on the same key.
+			other := policies[(int(policy)+1)%2]
+			patches = append(patches, patch(other, map[string]string{"k": second, "k2": second}))
+		}
+		changes, err := PatchPodMetadata(current, patches)
+		if err != nil {
+			if p != appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy {
+				t.Fatalf("PatchPodMetadata(%v): %v", p, err)
+			}
+			return
+		}
+		applied := maps.Clone(current)
+		maps.Copy(applied, changes)
+		if p == appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy && (!podHasKey || podValue == "") {
+			// The value was set verbatim, not merged: nothing to re-check.
+			return
+		}
+		again, err := PatchPodMetadata(applied, patches)
+		if err != nil {
+			t.Fatalf("patching again: %v", err)
+		}
+		if len(again) != 0 {
+			t.Fatalf("patching again changed %v (first changes %v)", again, changes)
+		}
+		if p == appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy {
+			merged := applied["k"]
+			var v any
+			if json.Unmarshal([]byte(merged), &v) != nil || hasNullMember(v) {
+				return
+			}
+			self, err := PatchPodMetadata(map[string]string{"k": merged}, []appsv1alpha1.SidecarSetPatchPodMetadata{
+				patch(appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{"k": merged}),
+			})
+			if err != nil || len(self) != 0 {
+				t.Fatalf("merging %q into itself: changes %v, error %v; want none", merged, self, err)
+			}
+		}
+	})
+}
+
+// hasNullMember reports whether a JSON value has an object member that is
+// null: a merge patch deletes such members.
+func hasNullMember(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, m := range v {
+			if m == nil || hasNullMember(m) {
+				return true
+			}
+		}
+	case []any:
+		return slices.ContainsFunc(v, hasNullMember)
+	}
+	return false
+}
+
+// FuzzRules: the shipped rules evaluate any SidecarSet, on create and on
+// update, without panicking, without runtime errors other than a cost
+// limit, and within the request budget (plus the one evaluation that may
+// overrun it).
+func FuzzRules(f *testing.F) {
+	for _, s := range []*appsv1alpha1.SidecarSet{validSidecarSet(), everyRuleFails(), everyRuleFailsOnCanary()} {
+		data, err := json.Marshal(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, []byte("null"))
+	}
+	rules := mustShippedRules(f)
+	f.Fuzz(func(t *testing.T, objData, oldData []byte) {
+		var obj appsv1alpha1.SidecarSet
+		if json.Unmarshal(objData, &obj) != nil {
+			return
+		}
+		var old *appsv1alpha1.SidecarSet
+		if json.Unmarshal(oldData, &old) != nil {
+			return
+		}
+		res, err := rules.Evaluate(t.Context(), &obj, old)
+		if err != nil && !errors.Is(err, ErrOutOfBudget) {
+			t.Fatalf("Validate: %v", err)
+		}
+		if res.Cost > RuntimeCostBudget+PerCallLimit {
+			t.Fatalf("cost %d, more than the budget %d plus one call", res.Cost, RuntimeCostBudget)
+		}
+		for _, e := range res.Errors {
+			if e.Field == "" || e.Origin == "" || e.Detail == "" {
+				t.Fatalf("incomplete error %#v", e)
+			}
+		}
+	})
+}

@@ -1,0 +1,82 @@
+package framework
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+)
+
+// OperatorNamespace is where the operator keeps its ControllerRevisions and
+// reads the whitelist, in the integration suites.
+const OperatorNamespace = "kruise-system"
+
+// ManagerOptions change the operator's options for a suite.
+type ManagerOptions struct {
+	// Mutate adjusts the operator options (gates, workers).
+	Mutate func(*setup.Options)
+}
+
+// StartManager runs the operator, wired exactly as main wires it, against
+// the envtest control plane; the API server reaches its webhooks over TLS
+// with envtest's certificate. It returns when the webhooks serve; cancel the
+// context to stop it.
+func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
+	wio := &e.TestEnv.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme:  Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
+		}),
+		Cache:                  setup.CacheOptions(OperatorNamespace),
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: new(true), RecoverPanic: new(false)},
+	})
+	if err != nil {
+		return err
+	}
+	opts := setup.Options{
+		Namespace: OperatorNamespace,
+		Certs:     webhooks.CertOptions{Source: webhooks.CertSourceExternal, Dir: wio.LocalServingCertDir},
+		Workers:   2,
+	}
+	if o.Mutate != nil {
+		o.Mutate(&opts)
+	}
+	server, err := setup.All(ctx, mgr, opts)
+	if err != nil {
+		return err
+	}
+	errs := make(chan error, 1)
+	go func() { errs <- mgr.Start(ctx) }()
+
+	addr := net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort))
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-errs:
+			return fmt.Errorf("the manager stopped: %w", err)
+		default:
+		}
+		if server.ReadyCheck()(nil) == nil {
+			conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // a readiness probe of our own test server
+			if err == nil {
+				return conn.Close()
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return errors.New("the webhook server did not start within 60s")
+}

@@ -1,0 +1,195 @@
+// Package candidates keeps, for the pod webhook, every SidecarSet ready to
+// use (defaulted, hashed, selectors compiled) and indexed so that a pod's
+// candidates are found without looking at SidecarSets that cannot match it.
+//
+// SidecarSets are bucketed by namespace (the namespace they are pinned to, or
+// cluster scope) and, within a bucket, by one label requirement their pod
+// selector imposes (a matchLabels pair, or each value of an In expression).
+// A pod's candidates are the SidecarSets under its namespace and cluster
+// scope whose key is one of the pod's labels, plus the few whose selector has
+// no such requirement. The work per pod grows with the pod's labels and the
+// SidecarSets that share a label with it, not with the number of SidecarSets.
+package candidates
+
+import (
+	"slices"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// Entry is one SidecarSet, prepared for injection. It is immutable and
+// shared: callers must not modify it.
+type Entry struct {
+	// SidecarSet is a defaulted copy of the stored object.
+	SidecarSet *appsv1alpha1.SidecarSet
+	// Hashes of its spec.
+	Hashes appsv1alpha1.Hashes
+	// Selector is the compiled pod selector; nil if invalid or empty.
+	Selector labels.Selector
+	// SelectorError is set when the pod selector does not compile.
+	SelectorError error
+}
+
+// Matches reports whether the entry's pod selector matches a label set.
+func (e *Entry) Matches(set map[string]string) bool {
+	return e.Selector != nil && e.Selector.Matches(labels.Set(set))
+}
+
+// Registry is the concurrency-safe index of SidecarSets.
+type Registry struct {
+	mu      sync.RWMutex
+	entries map[string]*Entry   // by SidecarSet name
+	keys    map[string][]string // SidecarSet name -> bucket keys it is filed under
+	buckets map[string][]*Entry // bucket key -> entries
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{entries: map[string]*Entry{}, keys: map[string][]string{}, buckets: map[string][]*Entry{}}
+}
+
+// Upsert adds or replaces a SidecarSet. The object is copied and defaulted;
+// the caller keeps ownership of s.
+func (r *Registry) Upsert(s *appsv1alpha1.SidecarSet) error {
+	copied := s.DeepCopy()
+	appsv1alpha1.SetDefaults(copied)
+	hashes, err := appsv1alpha1.ComputeHashes(&copied.Spec)
+	if err != nil {
+		return err
+	}
+	e := &Entry{SidecarSet: copied, Hashes: hashes}
+	if !match.IsEmpty(copied.Spec.Selector) {
+		e.Selector, e.SelectorError = metav1.LabelSelectorAsSelector(copied.Spec.Selector)
+	}
+	keys := bucketKeys(copied)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.removeLocked(copied.Name)
+	r.entries[copied.Name] = e
+	r.keys[copied.Name] = keys
+	for _, k := range keys {
+		r.buckets[k] = append(r.buckets[k], e)
+	}
+	return nil
+}
+
+// Delete removes a SidecarSet by name.
+func (r *Registry) Delete(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.removeLocked(name)
+}
+
+// Get returns a SidecarSet's entry.
+func (r *Registry) Get(name string) (*Entry, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.entries[name]
+	return e, ok
+}
+
+// Len is the number of SidecarSets.
+func (r *Registry) Len() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.entries)
+}
+
+// Candidates returns, sorted by name, the SidecarSets that can apply to a
+// pod of the namespace with the labels: every SidecarSet the pod could match
+// is included; most that cannot are not looked at.
+func (r *Registry) Candidates(namespace string, podLabels map[string]string) []*Entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []*Entry
+	seen := map[string]bool{}
+	add := func(key string) {
+		for _, e := range r.buckets[key] {
+			if !seen[e.SidecarSet.Name] {
+				seen[e.SidecarSet.Name] = true
+				out = append(out, e)
+			}
+		}
+	}
+	for _, ns := range []string{namespace, match.ClusterScope} {
+		add(scanKey(ns))
+		for k, v := range podLabels {
+			add(labelKey(ns, k, v))
+		}
+	}
+	slices.SortFunc(out, func(a, b *Entry) int {
+		switch {
+		case a.SidecarSet.Name < b.SidecarSet.Name:
+			return -1
+		case a.SidecarSet.Name > b.SidecarSet.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func (r *Registry) removeLocked(name string) {
+	for _, k := range r.keys[name] {
+		r.buckets[k] = slices.DeleteFunc(r.buckets[k], func(e *Entry) bool { return e.SidecarSet.Name == name })
+		if len(r.buckets[k]) == 0 {
+			delete(r.buckets, k)
+		}
+	}
+	delete(r.keys, name)
+	delete(r.entries, name)
+}
+
+// bucketKeys files a SidecarSet under each namespace index value and, within
+// it, under the label pairs one requirement of its selector allows (so any
+// pod it matches carries one of them), or under the scan bucket.
+func bucketKeys(s *appsv1alpha1.SidecarSet) []string {
+	pairs := requiredPairs(s.Spec.Selector)
+	var keys []string
+	for _, ns := range match.IndexValues(s) {
+		if pairs == nil {
+			keys = append(keys, scanKey(ns))
+			continue
+		}
+		for _, p := range pairs {
+			keys = append(keys, labelKey(ns, p[0], p[1]))
+		}
+	}
+	return keys
+}
+
+// requiredPairs returns label pairs at least one of which every pod matched
+// by the selector carries: the smallest matchLabels pair (deterministic), or
+// the values of an In expression; nil when no requirement allows that.
+func requiredPairs(sel *metav1.LabelSelector) [][2]string {
+	if sel == nil {
+		return nil
+	}
+	if len(sel.MatchLabels) > 0 {
+		keys := make([]string, 0, len(sel.MatchLabels))
+		for k := range sel.MatchLabels {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return [][2]string{{keys[0], sel.MatchLabels[keys[0]]}}
+	}
+	for _, req := range sel.MatchExpressions {
+		if req.Operator == metav1.LabelSelectorOpIn && len(req.Values) > 0 {
+			pairs := make([][2]string, 0, len(req.Values))
+			for _, v := range req.Values {
+				pairs = append(pairs, [2]string{req.Key, v})
+			}
+			return pairs
+		}
+	}
+	return nil
+}
+
+func scanKey(ns string) string        { return ns + "\x00*" }
+func labelKey(ns, k, v string) string { return ns + "\x00" + k + "\x00" + v }

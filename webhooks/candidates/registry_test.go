@@ -1,0 +1,152 @@
+package candidates
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+func sidecarSet(name string, sel *metav1.LabelSelector, mutate ...func(*appsv1alpha1.SidecarSet)) *appsv1alpha1.SidecarSet {
+	s := &appsv1alpha1.SidecarSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1alpha1.SidecarSetSpec{
+			Selector:   sel,
+			Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "sidecar", Image: "busybox:1"}}},
+		},
+	}
+	for _, m := range mutate {
+		m(s)
+	}
+	return s
+}
+
+func matchLabels(kv ...string) *metav1.LabelSelector {
+	m := map[string]string{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return &metav1.LabelSelector{MatchLabels: m}
+}
+
+func names(entries []*Entry) []string {
+	out := []string{}
+	for _, e := range entries {
+		out = append(out, e.SidecarSet.Name)
+	}
+	return out
+}
+
+func TestRegistry_Candidates(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	for _, s := range []*appsv1alpha1.SidecarSet{
+		sidecarSet("by-app", matchLabels("app", "nginx")),
+		sidecarSet("by-two-labels", matchLabels("tier", "web", "app", "nginx")),
+		sidecarSet("other-app", matchLabels("app", "redis")),
+		sidecarSet("by-in", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"nginx", "redis"}}}}),
+		sidecarSet("by-exists", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "sidecar", Operator: metav1.LabelSelectorOpExists}}}),
+		sidecarSet("pinned-ns-1", matchLabels("app", "nginx"), func(s *appsv1alpha1.SidecarSet) { s.Spec.Namespace = "ns-1" }),
+		sidecarSet("pinned-ns-2", matchLabels("app", "nginx"), func(s *appsv1alpha1.SidecarSet) { s.Spec.Namespace = "ns-2" }),
+	} {
+		if err := r.Upsert(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name      string
+		namespace string
+		labels    map[string]string
+		want      []string
+	}{
+		{"a pod sharing the app label finds the SidecarSets keyed on it, plus the scan bucket", "ns-1",
+			map[string]string{"app": "nginx", "tier": "web"},
+			[]string{"by-app", "by-exists", "by-in", "by-two-labels", "pinned-ns-1"}},
+		{"a SidecarSet pinned to another namespace is not a candidate", "ns-3",
+			map[string]string{"app": "nginx"},
+			[]string{"by-app", "by-exists", "by-in", "by-two-labels"}},
+		{"a pod without matching labels only sees the scan bucket", "ns-1",
+			map[string]string{"app": "mysql"},
+			[]string{"by-exists"}},
+		{"an In value is a key of its own", "default",
+			map[string]string{"app": "redis"},
+			[]string{"by-exists", "by-in", "other-app"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, names(r.Candidates(tc.namespace, tc.labels))); diff != "" {
+				t.Errorf("Candidates (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRegistry_UpsertMovesAndDeleteRemoves(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	if err := r.Upsert(sidecarSet("s", matchLabels("app", "nginx"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Upsert(sidecarSet("s", matchLabels("app", "redis"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(r.Candidates("default", map[string]string{"app": "nginx"})); len(got) != 0 {
+		t.Errorf("the old selector's bucket still has %v", got)
+	}
+	if got := names(r.Candidates("default", map[string]string{"app": "redis"})); !cmp.Equal(got, []string{"s"}) {
+		t.Errorf("the new selector's bucket has %v", got)
+	}
+	r.Delete("s")
+	if r.Len() != 0 || len(r.buckets) != 0 {
+		t.Errorf("after Delete: %d entries, %d buckets", r.Len(), len(r.buckets))
+	}
+}
+
+func TestRegistry_EntryIsDefaultedAndHashed(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	in := sidecarSet("s", matchLabels("app", "nginx"))
+	if err := r.Upsert(in); err != nil {
+		t.Fatal(err)
+	}
+	e, ok := r.Get("s")
+	if !ok {
+		t.Fatal("entry missing")
+	}
+	if in.Spec.UpdateStrategy.Type != "" {
+		t.Error("Upsert defaulted the caller's object")
+	}
+	if e.SidecarSet.Spec.Containers[0].PodInjectPolicy != appsv1alpha1.BeforeAppContainerType {
+		t.Error("the entry is not defaulted")
+	}
+	if len(e.Hashes.Hash) != 64 || !e.Matches(map[string]string{"app": "nginx"}) || e.Matches(map[string]string{"app": "x"}) {
+		t.Errorf("hash %q or selector wrong", e.Hashes.Hash)
+	}
+}
+
+func BenchmarkCandidates(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("%d SidecarSets", n), func(b *testing.B) {
+			r := NewRegistry()
+			for i := range n {
+				if err := r.Upsert(sidecarSet(fmt.Sprintf("s-%d", i), matchLabels("app", fmt.Sprintf("app-%d", i)))); err != nil {
+					b.Fatal(err)
+				}
+			}
+			podLabels := map[string]string{"app": "app-0", "pod-template-hash": "abc"}
+			b.ReportAllocs()
+			for b.Loop() {
+				if len(r.Candidates("default", podLabels)) != 1 {
+					b.Fatal("want one candidate")
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,23 @@
+package webhooks
+
+// The webhook configurations, generated into config/webhook by controller-gen.
+//
+// Pod injection runs on pod CREATE only, fails closed (a pod must not start
+// without its required sidecar), has a short timeout, is safe to re-invoke
+// after other mutating webhooks, and never sees the operator's own pods.
+//
+// +kubebuilder:webhookconfiguration:mutating=true,name=sidecarset-operator-mutating
+// +kubebuilder:webhookconfiguration:mutating=false,name=sidecarset-operator-validating
+// +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=3,reinvocationPolicy=IfNeeded,matchPolicy=Equivalent,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system,patch=`{"objectSelector":{"matchExpressions":[{"key":"app.kubernetes.io/name","operator":"NotIn","values":["sidecarset-operator"]}]}}`
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-sidecarset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1,name=msidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-sidecarset,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1,name=vsidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
+
+// Paths of the webhooks (the SidecarSet ones are controller-runtime's
+// generated paths for apps.kruise.io/v1alpha1 SidecarSet).
+const (
+	PodInjectionPath       = "/mutate-pod"
+	SidecarSetDefaultPath  = "/mutate-apps-kruise-io-v1alpha1-sidecarset"
+	SidecarSetValidatePath = "/validate-apps-kruise-io-v1alpha1-sidecarset"
+	MutatingConfigName     = "sidecarset-operator-mutating"
+	ValidatingConfigName   = "sidecarset-operator-validating"
+)

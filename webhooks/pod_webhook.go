@@ -1,0 +1,147 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/candidates"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+)
+
+// PodInjector is the pod mutating webhook: it gathers the injection inputs
+// from memory and the cache, asks the pure injector for a decision, and
+// answers with its patch. It writes nothing to the API server.
+type PodInjector struct {
+	// Registry holds the SidecarSets, indexed for pods.
+	Registry *candidates.Registry
+	// Reader is the cache: namespace metadata and ControllerRevisions.
+	Reader client.Reader
+	// Namespace is the operator's namespace (ControllerRevisions).
+	Namespace string
+	// Options are the injection gates.
+	Options inject.Options
+
+	pinned pinnedCache
+}
+
+var _ admission.Handler = &PodInjector{}
+
+// Handle answers one pod admission request.
+func (h *PodInjector) Handle(ctx context.Context, req admission.Request) admission.Response {
+	start := time.Now()
+	resp, result := h.handle(ctx, req)
+	admissionDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
+	return resp
+}
+
+func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admission.Response, string) {
+	if req.Operation != admissionv1.Create || req.SubResource != "" {
+		return admission.Allowed(""), "unchanged"
+	}
+	pod := &corev1.Pod{}
+	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
+		return admission.Errored(http.StatusBadRequest, err), "error"
+	}
+	namespace := pod.Namespace
+	if namespace == "" {
+		namespace = req.Namespace
+	}
+	entries := h.Registry.Candidates(namespace, pod.Labels)
+	if len(entries) == 0 {
+		return admission.Allowed("no SidecarSet applies"), "unchanged"
+	}
+
+	in := inject.Input{
+		Pod:        pod,
+		Namespace:  inject.Namespace{Name: namespace},
+		Candidates: make([]inject.Candidate, 0, len(entries)),
+		Now:        metav1.Now(),
+		Rand:       rand.Float64(),
+		Options:    h.Options,
+	}
+	needNamespaceLabels := false
+	for _, e := range entries {
+		c := inject.Candidate{SidecarSet: e.SidecarSet, Hashes: e.Hashes}
+		if e.SidecarSet.Spec.InjectionStrategy.Revision != nil && e.Matches(pod.Labels) {
+			c.Pinned, c.PinnedError = h.resolvePinned(ctx, e)
+		}
+		if e.SidecarSet.Spec.Namespace == "" && e.SidecarSet.Spec.NamespaceSelector != nil {
+			needNamespaceLabels = true
+		}
+		in.Candidates = append(in.Candidates, c)
+	}
+	if needNamespaceLabels {
+		labels, err := h.namespaceLabels(ctx, namespace)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err), "error"
+		}
+		in.Namespace.Labels = labels
+	}
+
+	out, err := inject.Inject(in)
+	log := ctrl.LoggerFrom(ctx).WithValues("pod", types.NamespacedName{Namespace: namespace, Name: podName(pod)})
+	for _, s := range out.Skipped {
+		injections.WithLabelValues(s.SidecarSet, s.Reason).Inc()
+		log.V(2).Info("SidecarSet not injected", "sidecarSet", s.SidecarSet, "reason", s.Reason, "message", s.Message)
+	}
+	if err != nil {
+		denials.WithLabelValues("InjectionError").Inc()
+		log.Info("Denied pod creation", "error", err.Error())
+		return admission.Denied(err.Error()), "denied"
+	}
+	for _, name := range out.Injected {
+		injections.WithLabelValues(name, "injected").Inc()
+	}
+	if len(out.Patch) == 0 {
+		resp := admission.Allowed("")
+		resp.Warnings = out.Warnings
+		return resp, "unchanged"
+	}
+	log.V(2).Info("Injected sidecars", "sidecarSets", out.Injected)
+	resp := admission.Patched("", out.Patch...)
+	resp.Warnings = out.Warnings
+	return resp, "injected"
+}
+
+func (h *PodInjector) resolvePinned(ctx context.Context, e *candidates.Entry) (*inject.Pinned, error) {
+	rev, err := findPinnedRevision(ctx, h.Reader, h.Namespace, e.SidecarSet)
+	if err != nil {
+		return nil, err
+	}
+	return h.pinned.restore(e.SidecarSet, rev)
+}
+
+func (h *PodInjector) namespaceLabels(ctx context.Context, name string) (map[string]string, error) {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := h.Reader.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
+		return nil, err
+	}
+	labels := ns.GetLabels()
+	if labels[match.NamespaceNameLabel] == "" {
+		labels = map[string]string{match.NamespaceNameLabel: name}
+		for k, v := range ns.GetLabels() {
+			labels[k] = v
+		}
+	}
+	return labels, nil
+}
+
+func podName(p *corev1.Pod) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.GenerateName + "*"
+}

@@ -1,0 +1,144 @@
+// Package webhooks serves the operator's admission webhooks: pod injection,
+// and SidecarSet defaulting and validation. The handlers are thin: they read
+// from memory and the cache and call the pure cores (webhooks/inject,
+// webhooks/validation, policy).
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/candidates"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+)
+
+// Options configure the webhooks.
+type Options struct {
+	// Namespace is the operator's namespace: ControllerRevisions and the
+	// kruise-configuration ConfigMap live there.
+	Namespace string
+	// Inject are the injection gates.
+	Inject inject.Options
+	// PatchMetadataDefaultsAllowed is the SidecarSetPatchPodMetadataDefaultsAllowed gate.
+	PatchMetadataDefaultsAllowed bool
+	// Rules are the compiled SidecarSet CEL rules.
+	Rules *policy.Rules
+	// Whitelist is the store of the patchPodMetadata whitelist.
+	Whitelist *policy.Store
+}
+
+// Server registers the webhooks once the serving certificate is ready, and
+// reports readiness. It runs on every replica.
+type Server struct {
+	mgr       manager.Manager
+	opts      Options
+	certReady <-chan struct{}
+	started   atomic.Bool
+}
+
+// AddServer adds the webhook Server to the manager; it starts serving once
+// certReady closes.
+func AddServer(mgr manager.Manager, o Options, certReady <-chan struct{}) (*Server, error) {
+	s := &Server{mgr: mgr, opts: o, certReady: certReady}
+	return s, mgr.Add(s)
+}
+
+// NeedLeaderElection is false: every replica serves the webhooks.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start waits for the certificate and for the SidecarSet cache, then
+// registers the handlers and starts the webhook server. Serving before the
+// registry has every SidecarSet would admit pods without their sidecars.
+func (s *Server) Start(ctx context.Context) error {
+	select {
+	case <-s.certReady:
+	case <-ctx.Done():
+		return nil
+	}
+	registry := candidates.NewRegistry()
+	synced, err := s.watchSidecarSets(ctx, registry)
+	if err != nil {
+		return err
+	}
+	if !s.mgr.GetCache().WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), synced) {
+		return errors.New("the cache did not sync")
+	}
+	srv := s.mgr.GetWebhookServer()
+	srv.Register(PodInjectionPath, &webhook.Admission{Handler: &PodInjector{
+		Registry:  registry,
+		Reader:    s.mgr.GetCache(),
+		Namespace: s.opts.Namespace,
+		Options:   s.opts.Inject,
+	}})
+	err = ctrl.NewWebhookManagedBy(s.mgr, &appsv1alpha1.SidecarSet{}).
+		WithDefaulter(SidecarSetDefaulter{}).
+		WithValidator(&SidecarSetValidator{
+			Reader:                       s.mgr.GetCache(),
+			Namespace:                    s.opts.Namespace,
+			Rules:                        s.opts.Rules,
+			Whitelist:                    s.opts.Whitelist,
+			PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
+		}).
+		Complete()
+	if err != nil {
+		return fmt.Errorf("registering the SidecarSet webhooks: %w", err)
+	}
+	s.started.Store(true)
+	ctrl.LoggerFrom(ctx).Info("Serving the webhooks", "sidecarSets", registry.Len())
+	<-ctx.Done()
+	return nil
+}
+
+// ReadyCheck fails until the webhook server serves.
+func (s *Server) ReadyCheck() healthz.Checker {
+	return func(req *http.Request) error {
+		if !s.started.Load() {
+			return errors.New("the webhook server is not started yet")
+		}
+		return s.mgr.GetWebhookServer().StartedChecker()(req)
+	}
+}
+
+// watchSidecarSets keeps the registry in step with the SidecarSet informer;
+// the returned function reports when the registry has every SidecarSet.
+func (s *Server) watchSidecarSets(ctx context.Context, registry *candidates.Registry) (toolscache.InformerSynced, error) {
+	informer, err := s.mgr.GetCache().GetInformer(ctx, &appsv1alpha1.SidecarSet{})
+	if err != nil {
+		return nil, err
+	}
+	log := ctrl.LoggerFrom(ctx).WithName("sidecarset-registry")
+	upsert := func(obj any) {
+		if ss, ok := obj.(*appsv1alpha1.SidecarSet); ok {
+			if err := registry.Upsert(ss); err != nil {
+				log.Error(err, "Indexing a SidecarSet", "sidecarSet", ss.Name)
+			}
+		}
+	}
+	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    upsert,
+		UpdateFunc: func(_, obj any) { upsert(obj) },
+		DeleteFunc: func(obj any) {
+			if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if ss, ok := obj.(*appsv1alpha1.SidecarSet); ok {
+				registry.Delete(ss.Name)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reg.HasSynced, nil
+}

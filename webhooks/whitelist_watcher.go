@@ -1,0 +1,77 @@
+package webhooks
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
+)
+
+// whitelistWatcher reloads the patchPodMetadata whitelist whenever the
+// kruise-configuration ConfigMap changes, without a restart. A malformed
+// ConfigMap is reported (event on the ConfigMap, log, metric) and the last
+// good whitelist stays in force.
+type whitelistWatcher struct {
+	reader   client.Reader
+	store    *policy.Store
+	recorder events.EventRecorder
+	key      types.NamespacedName
+}
+
+// AddWhitelistWatcher watches the kruise-configuration ConfigMap of the
+// operator's namespace. It runs on every replica: each serves webhooks.
+func AddWhitelistWatcher(mgr manager.Manager, store *policy.Store, namespace string) error {
+	w := &whitelistWatcher{
+		reader:   mgr.GetCache(),
+		store:    store,
+		recorder: mgr.GetEventRecorder("sidecarset-operator"),
+		key:      types.NamespacedName{Namespace: namespace, Name: appsv1alpha1.ConfigurationConfigMapName},
+	}
+	isWhitelist := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == w.key.Namespace && o.GetName() == w.key.Name
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("whitelist").
+		For(&corev1.ConfigMap{}, builder.WithPredicates(isWhitelist, predicate.Funcs{GenericFunc: func(event.GenericEvent) bool { return false }})).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: 1}).
+		Complete(w)
+}
+
+// Reconcile reloads the whitelist.
+func (w *whitelistWatcher) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	cm := &corev1.ConfigMap{}
+	if err := w.reader.Get(ctx, w.key, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			w.store.Delete()
+			policyReloads.WithLabelValues("deleted").Inc()
+			log.Info("The whitelist ConfigMap is absent: patchPodMetadata is allowed only by the SidecarSetPatchPodMetadataDefaultsAllowed gate", "configMap", w.key)
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{}, err
+	}
+	if err := w.store.Update(cm); err != nil {
+		policyReloads.WithLabelValues("error").Inc()
+		log.Error(err, "Malformed whitelist: the last good one stays in force", "configMap", w.key)
+		w.recorder.Eventf(cm, nil, corev1.EventTypeWarning, "InvalidWhitelist", "Reload",
+			"%s is malformed, the last good whitelist stays in force: %v", appsv1alpha1.PatchPodMetadataWhiteListKey, err)
+		return reconcile.Result{}, nil
+	}
+	policyReloads.WithLabelValues("success").Inc()
+	log.Info("Loaded the patchPodMetadata whitelist", "configMap", w.key, "resourceVersion", cm.ResourceVersion)
+	return reconcile.Result{}, nil
+}
