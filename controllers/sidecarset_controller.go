@@ -5,6 +5,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -191,15 +192,20 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
-// patchStatus writes the status if it changed, with a merge patch computed
-// against the object read from the cache.
+// patchStatus writes the status if it changed. The patch carries the whole
+// status (it is small): a diff would leave out the counts that are zero,
+// which the schema requires.
 func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1alpha1.SidecarSet, mutate func(*appsv1alpha1.SidecarSetStatus)) error {
 	updated := obj.DeepCopy()
 	mutate(&updated.Status)
 	if equality.Semantic.DeepEqual(obj.Status, updated.Status) {
 		return nil
 	}
-	if err := r.Client.Status().Patch(ctx, updated, client.MergeFrom(obj)); err != nil {
+	patch, err := json.Marshal(map[string]any{"status": updated.Status})
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Status().Patch(ctx, updated, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("writing the status: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -105,6 +106,10 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 			"--metrics-bind-address=" + MetricsAddr,
 			"--metrics-secure=false",
 			"--namespace=" + OperatorNamespace,
+			"--webhook-host=127.0.0.1",
+			"--webhook-port=" + strconv.Itoa(WebhookPort),
+			"--webhook-cert-dir=" + filepath.Join(dir, "certs"),
+			"--cert-dns-name=localhost",
 		}, o.ManagerArgs...),
 		LogPath:  filepath.Join(dir, "manager.log"),
 		ReadyURL: "http://" + HealthAddr + "/readyz",
