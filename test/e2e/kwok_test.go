@@ -146,4 +146,3 @@ func patchImage(ctx ginkgo.SpecContext, pod *corev1.Pod, container, image string
 	patch := fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"image":%q}]}}`, container, image)
 	gomega.Expect(env.Client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, []byte(patch)))).To(gomega.Succeed())
 }
-

@@ -113,7 +113,9 @@ var _ = ginkgo.Describe("The SidecarSet schema rules", func() {
 			[]string{`spec.updateStrategy.partition: Invalid value: "150%": partition must be a non-negative integer or a percentage from 0% to 100%`}),
 		ginkgo.Entry("a negative partition", func(s *appsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Partition = intOrString("-1") },
 			[]string{`spec.updateStrategy.partition: Invalid value: -1: partition must be a non-negative integer or a percentage from 0% to 100%`}),
-		ginkgo.Entry("a maxUnavailable that is a number in a string", func(s *appsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.MaxUnavailable = &intstr.IntOrString{Type: intstr.String, StrVal: "5"} },
+		ginkgo.Entry("a maxUnavailable that is a number in a string", func(s *appsv1alpha1.SidecarSet) {
+			s.Spec.UpdateStrategy.MaxUnavailable = &intstr.IntOrString{Type: intstr.String, StrVal: "5"}
+		},
 			[]string{`spec.updateStrategy.maxUnavailable: Invalid value: "5": maxUnavailable must be a non-negative integer or a percentage from 0% to 100%`}),
 		ginkgo.Entry("a partition together with an update selector", func(s *appsv1alpha1.SidecarSet) {
 			s.Spec.UpdateStrategy.Partition = intOrString("90")
