@@ -46,7 +46,7 @@ help: ## Show this help.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD, RBAC and webhook manifests from the Go markers.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./..." \
+	$(CONTROLLER_GEN) rbac:roleName=sidecarset-operator-manager crd webhook paths="./..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac \
 		output:webhook:artifacts:config=config/webhook
 
@@ -100,6 +100,38 @@ build: ## Build the manager binary.
 .PHONY: run
 run: ## Run the manager against the current kubeconfig.
 	go run . --metrics-bind-address=:8080 --metrics-secure=false
+
+.PHONY: docker-build
+docker-build: ## Build the manager image (needs a container engine; none exists on the development machines).
+	docker build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image.
+	docker push $(IMG)
+
+##@ Deployment
+
+.PHONY: install
+install: $(KUBECTL) ## Install the CRD into the cluster of the current kubeconfig.
+	$(KUBECTL) apply --server-side -k config/crd
+
+.PHONY: uninstall
+uninstall: $(KUBECTL) ## Remove the CRD (and every SidecarSet) from the cluster.
+	$(KUBECTL) delete --ignore-not-found -k config/crd
+
+.PHONY: deploy
+deploy: $(KUBECTL) ## Deploy the operator (image IMG) into the cluster of the current kubeconfig.
+	cd config/manager && $(KUBECTL) kustomize . >/dev/null
+	$(KUBECTL) kustomize config/default | sed 's|ghcr.io/sidecarset-operator/sidecarset-operator:v0.1.0|$(IMG)|' | $(KUBECTL) apply -f -
+
+.PHONY: undeploy
+undeploy: $(KUBECTL) ## Remove the operator from the cluster.
+	$(KUBECTL) delete --ignore-not-found -k config/default
+
+.PHONY: build-installer
+build-installer: $(KUBECTL) ## Write dist/install.yaml, the whole install in one file.
+	@mkdir -p dist
+	$(KUBECTL) kustomize config/default | sed 's|ghcr.io/sidecarset-operator/sidecarset-operator:v0.1.0|$(IMG)|' > dist/install.yaml
 
 ##@ Local simulated cluster
 

@@ -78,6 +78,10 @@ func main() {
 	flag.StringVar(&o.certs.SecretName, "webhook-cert-secret", "sidecarset-operator-webhook-cert", "The Secret of the self-managed webhook certificate.")
 	flag.StringVar(&o.certs.DNSName, "cert-dns-name", "",
 		"The name the self-managed certificate is issued for (default: the webhook Service, <--webhook-service>.<namespace>.svc; localhost for a manager running on the host).")
+	flag.StringVar(&o.certs.MutatingConfig, "mutating-webhook-configuration", webhooks.MutatingConfigName,
+		"The MutatingWebhookConfiguration whose CA bundle the self-managed certificate keeps current.")
+	flag.StringVar(&o.certs.ValidatingConfig, "validating-webhook-configuration", webhooks.ValidatingConfigName,
+		"The ValidatingWebhookConfiguration whose CA bundle the self-managed certificate keeps current.")
 	webhookService := flag.String("webhook-service", "sidecarset-operator-webhook", "The Service in front of the webhook server.")
 	flag.IntVar(&o.workers, "sidecarset-workers", 5, "The number of SidecarSets reconciled in parallel.")
 	flag.IntVar(&o.podWriters, "pod-writers", 32, "The number of pod patches one SidecarSet reconcile issues in parallel.")
@@ -98,7 +102,6 @@ func main() {
 	if o.certs.DNSName == "" {
 		o.certs.DNSName = *webhookService + "." + o.namespace + ".svc"
 	}
-	o.certs.MutatingConfig, o.certs.ValidatingConfig = webhooks.MutatingConfigName, webhooks.ValidatingConfigName
 
 	var tlsOpts []func(*tls.Config)
 	if !o.enableHTTP2 {

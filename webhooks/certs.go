@@ -18,6 +18,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
+// cert-controller's informers list and watch Secrets in the operator's
+// namespace and webhook configurations cluster-wide; it updates only ours.
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,resourceNames=sidecarset-operator-webhook-cert,verbs=update;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,resourceNames=sidecarset-operator-mutating;sidecarset-operator-validating,verbs=update;patch
+
 // Certificate sources.
 const (
 	// CertSourceSelf generates, rotates and injects the certificates

@@ -23,6 +23,12 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 
+// The webhooks read SidecarSets, namespaces (metadata) and the operator's
+// ControllerRevisions from the cache.
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,namespace=kruise-system,resources=controllerrevisions,verbs=get;list;watch
+
 // Options configure the webhooks.
 type Options struct {
 	// Namespace is the operator's namespace: ControllerRevisions and the

@@ -21,6 +21,10 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
+// The cache lists and watches only the kruise-configuration ConfigMap (a
+// field selector on its name), which RBAC can limit by resource name.
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=configmaps,resourceNames=kruise-configuration,verbs=get;list;watch
+
 // whitelistWatcher reloads the patchPodMetadata whitelist whenever the
 // kruise-configuration ConfigMap changes, without a restart. A malformed
 // ConfigMap is reported (event on the ConfigMap, log, metric) and the last

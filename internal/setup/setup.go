@@ -19,6 +19,9 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 
+// Leader election (the controllers run on the leader only).
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+
 // Options configure the operator's components.
 type Options struct {
 	// Namespace is the operator's namespace.

@@ -128,6 +128,8 @@ func (e *env) up(ctx context.Context) error {
 			"--webhook-port=" + webhookPort,
 			"--webhook-cert-dir=" + filepath.Join(e.dir, "certs"),
 			"--cert-dns-name=localhost",
+			"--mutating-webhook-configuration=sidecarset-operator-local-mutating",
+			"--validating-webhook-configuration=sidecarset-operator-local-validating",
 		},
 		LogPath:  e.managerLog(),
 		PIDPath:  e.pidFile(),

@@ -110,6 +110,8 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 			"--webhook-port=" + strconv.Itoa(WebhookPort),
 			"--webhook-cert-dir=" + filepath.Join(dir, "certs"),
 			"--cert-dns-name=localhost",
+			"--mutating-webhook-configuration=sidecarset-operator-local-mutating",
+			"--validating-webhook-configuration=sidecarset-operator-local-validating",
 		}, o.ManagerArgs...),
 		LogPath:  filepath.Join(dir, "manager.log"),
 		ReadyURL: "http://" + HealthAddr + "/readyz",
