@@ -91,6 +91,19 @@ test-integration: $(KUBE_APISERVER) $(ETCD) ## Run the envtest suites on a real 
 test-e2e: tools ## Run the end-to-end suites on a kwok cluster (binary runtime).
 	go test ./test/e2e/... -count=1 -timeout 45m $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
 
+##@ Benchmarks (on the dev cluster; each result is a ratio to a floor measured in the same run)
+
+.PHONY: bench
+bench: bench-webhook bench-rollout ## Run every benchmark.
+
+.PHONY: bench-webhook
+bench-webhook: dev ## Pod admission latency and throughput with 0, 1, 100 and 1000 SidecarSets, against no webhook.
+	go run ./test/bench webhook --kubeconfig=$(DEV_DIR)/kubeconfig --manager-pid-file=$(DEV_DIR)/manager.pid
+
+.PHONY: bench-rollout
+bench-rollout: dev ## In-place rollout of 200 and 1000 pods at maxUnavailable 100% and 10%, against a trivial patching client.
+	go run ./test/bench rollout --kubeconfig=$(DEV_DIR)/kubeconfig --manager-pid-file=$(DEV_DIR)/manager.pid
+
 ##@ Build
 
 .PHONY: build

@@ -46,6 +46,7 @@ type options struct {
 	webhookPort int
 	certs       webhooks.CertOptions
 
+	pprofAddr     string
 	workers       int
 	podWriters    int
 	apiQPS        float64
@@ -83,6 +84,7 @@ func main() {
 	flag.StringVar(&o.certs.ValidatingConfig, "validating-webhook-configuration", webhooks.ValidatingConfigName,
 		"The ValidatingWebhookConfiguration whose CA bundle the self-managed certificate keeps current.")
 	webhookService := flag.String("webhook-service", "sidecarset-operator-webhook", "The Service in front of the webhook server.")
+	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "The address of the Go pprof endpoints (empty: disabled).")
 	flag.IntVar(&o.workers, "sidecarset-workers", 5, "The number of SidecarSets reconciled in parallel.")
 	flag.IntVar(&o.podWriters, "pod-writers", 32, "The number of pod patches one SidecarSet reconcile issues in parallel.")
 	flag.Float64Var(&o.apiQPS, "kube-api-qps", 200, "Queries per second to the API server.")
@@ -122,6 +124,7 @@ func main() {
 		}),
 		Cache:                         setup.CacheOptions(o.namespace),
 		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              "sidecarset-operator.apps.kruise.io",
 		LeaderElectionNamespace:       o.namespace,

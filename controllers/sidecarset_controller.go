@@ -107,16 +107,30 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// podHandler enqueues the SidecarSets a pod lists, and forgets a deleted
-// pod's in-flight entry at once.
+// statusBatchDelay coalesces the reconciles that pod creations and
+// deletions trigger: they change only the status counts, and while a
+// Deployment scales by hundreds of pods one reconcile per SidecarSet every
+// statusBatchDelay is enough (each reconcile looks at all its pods).
+const statusBatchDelay = time.Second
+
+// podHandler enqueues the SidecarSets a pod lists: at once for pod updates
+// (a rollout waits on them), after statusBatchDelay for creations and
+// deletions. A deleted pod's in-flight entry is forgotten at once.
 func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 	mapped := handler.EnqueueRequestsFromMapFunc(podToSidecarSets)
+	later := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, req := range podToSidecarSets(ctx, o) {
+			q.AddAfter(req, statusBatchDelay)
+		}
+	}
 	return handler.Funcs{
-		CreateFunc: mapped.Create,
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			later(ctx, e.Object, q)
+		},
 		UpdateFunc: mapped.Update,
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.inflight.forgetPod(e.Object.GetUID())
-			mapped.Delete(ctx, e, q)
+			later(ctx, e.Object, q)
 		},
 	}
 }

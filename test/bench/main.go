@@ -1,0 +1,118 @@
+// Command bench measures the operator on the dev cluster (make dev) and
+// prints each result next to a floor measured in the same run:
+//
+//	go run ./test/bench webhook   # pod admission latency and throughput
+//	go run ./test/bench rollout   # in-place rollout time, writes per pod, manager memory
+//
+// Results are ratios to the floor, never absolute timings: the machines are
+// noisy, the ratio is what the operator adds.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+var scheme = runtime.NewScheme()
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+}
+
+// env is the cluster under test.
+type env struct {
+	config    *rest.Config
+	client    client.Client
+	clientset kubernetes.Interface
+	// pidFile holds the dev manager's process ID (for its memory).
+	pidFile string
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: bench webhook|rollout [flags]")
+		os.Exit(2)
+	}
+	verb := os.Args[1]
+	fs := flag.NewFlagSet("bench "+verb, flag.ExitOnError)
+	kubeconfig := fs.String("kubeconfig", "bin/dev/kubeconfig", "Kubeconfig of the dev cluster.")
+	pidFile := fs.String("manager-pid-file", "bin/dev/manager.pid", "PID file of the dev cluster's manager.")
+	wo := webhookOptions{}
+	fs.IntVar(&wo.pods, "pods", 500, "Pods created per measurement (webhook).")
+	fs.IntVar(&wo.creators, "creators", 20, "Concurrent pod creators (webhook).")
+	counts := fs.String("sidecarsets", "0,1,100,1000", "Numbers of SidecarSets to measure with (webhook).")
+	ro := rolloutOptions{}
+	fs.IntVar(&ro.writers, "writers", 32, "Parallel pod patches of the floor client; the manager's --pod-writers default (rollout).")
+	if err := fs.Parse(os.Args[2:]); err != nil {
+		os.Exit(2)
+	}
+	for _, c := range strings.Split(*counts, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: --sidecarsets:", err)
+			os.Exit(2)
+		}
+		wo.counts = append(wo.counts, n)
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	e, err := connect(*kubeconfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	e.pidFile = *pidFile
+	var ok bool
+	switch verb {
+	case "webhook":
+		ok, err = benchWebhook(ctx, e, wo)
+	case "rollout":
+		ok, err = benchRollout(ctx, e, ro)
+	default:
+		err = fmt.Errorf("unknown benchmark %q: want webhook or rollout", verb)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if !ok {
+		fmt.Fprintln(os.Stderr, "bench: a target was missed (see the table)")
+		os.Exit(1)
+	}
+}
+
+func connect(kubeconfig string) (*env, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s (run make dev first): %w", kubeconfig, err)
+	}
+	// The load generator must not be the bottleneck.
+	cfg.QPS, cfg.Burst = 5000, 10000
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &env{config: cfg, client: c, clientset: cs}, nil
+}

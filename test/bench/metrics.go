@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// apiserverMetrics scrapes the API server's /metrics.
+func (e *env) apiserverMetrics(ctx context.Context) (map[string]*familyValues, error) {
+	raw, err := e.clientset.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server metrics: %w", err)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(string(raw)))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*familyValues{}
+	for name, f := range families {
+		fv := &familyValues{}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			s := sample{labels: labels}
+			switch {
+			case m.GetCounter() != nil:
+				s.value = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				s.value = m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				s.value = m.GetHistogram().GetSampleSum()
+				s.count = float64(m.GetHistogram().GetSampleCount())
+			}
+			fv.samples = append(fv.samples, s)
+		}
+		out[name] = fv
+	}
+	return out, nil
+}
+
+type sample struct {
+	labels map[string]string
+	value  float64 // counter/gauge value, or histogram sum
+	count  float64 // histogram count
+}
+
+type familyValues struct{ samples []sample }
+
+// sum adds the values (and histogram counts) of the samples whose labels
+// include every given pair.
+func (f *familyValues) sum(match map[string]string) (value, count float64) {
+	if f == nil {
+		return 0, 0
+	}
+	for _, s := range f.samples {
+		ok := true
+		for k, v := range match {
+			if s.labels[k] != v {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			value += s.value
+			count += s.count
+		}
+	}
+	return value, count
+}
+
+// podWrites counts the writes to pods' main resource (not status): the
+// in-place upgrades, by the operator or the floor client.
+func podWrites(m map[string]*familyValues) float64 {
+	var total float64
+	for _, verb := range []string{"PATCH", "UPDATE"} {
+		v, _ := m["apiserver_request_total"].sum(map[string]string{"resource": "pods", "verb": verb, "subresource": ""})
+		total += v
+	}
+	return total
+}
+
+// managerPeakRSS reads the manager's peak resident memory (VmHWM) in MiB.
+func (e *env) managerPeakRSS() (float64, error) {
+	data, err := os.ReadFile(e.pidFile)
+	if err != nil {
+		return 0, err
+	}
+	pid := strings.TrimSpace(string(data))
+	f, err := os.Open("/proc/" + pid + "/status")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = f.Close() }()
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		fields := strings.Fields(scanner.Text())
+		if len(fields) >= 2 && fields[0] == "VmHWM:" {
+			kb, err := strconv.ParseFloat(fields[1], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%s/status", pid)
+}
+
+// percentile returns the p-th percentile (0..100) of sorted durations.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p / 100 * float64(len(sorted)-1))
+	return sorted[i]
+}
+
+func sortedCopy(d []time.Duration) []time.Duration {
+	out := slices.Clone(d)
+	slices.Sort(out)
+	return out
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// table prints a markdown table.
+func table(header []string, rows [][]string) {
+	fmt.Println("| " + strings.Join(header, " | ") + " |")
+	seps := make([]string, len(header))
+	for i := range seps {
+		seps[i] = "---"
+	}
+	fmt.Println("|" + strings.Join(seps, "|") + "|")
+	for _, r := range rows {
+		fmt.Println("| " + strings.Join(r, " | ") + " |")
+	}
+}

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+const agent = "agent"
+
+type rolloutOptions struct {
+	writers int
+}
+
+// rolloutRun is one measured rollout.
+type rolloutRun struct {
+	pods           int
+	maxUnavailable string
+	ours, floor    time.Duration
+	writesPerPod   float64
+}
+
+// benchRollout upgrades the sidecar of a Deployment's pods (200, then 1000)
+// with maxUnavailable 100% and 10%, and compares each rollout with a
+// trivial client patching the same pods' images at the same parallelism
+// (the floor: what the API server and the simulated kubelets cost anyway).
+func benchRollout(ctx context.Context, e *env, o rolloutOptions) (bool, error) {
+	var runs []rolloutRun
+	for _, size := range []int{200, 1000} {
+		r, err := e.rolloutsOf(ctx, size, o)
+		if err != nil {
+			return false, err
+		}
+		runs = append(runs, r...)
+	}
+	rss, err := e.managerPeakRSS()
+	if err != nil {
+		return false, fmt.Errorf("reading the manager's memory: %w", err)
+	}
+
+	fmt.Printf("\nIn-place sidecar rollout: time until every pod is updated and reports the new image (kwok dev cluster, 2 cores)\n\n")
+	ok := true
+	var rows [][]string
+	for _, r := range runs {
+		ratio := r.ours.Seconds() / r.floor.Seconds()
+		ok = ok && ratio <= 1.2 && math.Abs(r.writesPerPod-1) < 0.01
+		rows = append(rows, []string{fmt.Sprintf("%d", r.pods), r.maxUnavailable,
+			fmt.Sprintf("%.1f s", r.ours.Seconds()), fmt.Sprintf("%.1f s", r.floor.Seconds()),
+			fmt.Sprintf("%.2f×", ratio), fmt.Sprintf("%.2f", r.writesPerPod)})
+	}
+	table([]string{"pods", "maxUnavailable", "operator", "floor", "operator vs floor", "pod writes per upgraded pod"}, rows)
+	fmt.Printf("\nManager peak RSS: %.1f MiB\n", rss)
+	ok = ok && rss <= 60
+	fmt.Printf("Targets: ≤ 1.2× the floor at 100%% and 10%%, one write per upgraded pod, manager RSS ≤ 60 MiB: %s\n", verdict(ok))
+	return ok, nil
+}
+
+// rolloutsOf creates a Deployment of size pods with a SidecarSet and runs
+// the rollouts on it.
+func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions) ([]rolloutRun, error) {
+	ns := fmt.Sprintf("bench-rollout-%d", size)
+	app := ns
+	if err := e.ensureNamespace(ctx, ns); err != nil {
+		return nil, err
+	}
+	ss := &appsv1alpha1.SidecarSet{
+		ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{benchLabel: "rollout"}},
+		Spec: appsv1alpha1.SidecarSetSpec{
+			Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			Namespace:  ns,
+			Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: agent, Image: "busybox:1.0"}}},
+		},
+	}
+	_ = e.client.Delete(ctx, ss)
+	if err := e.client.Create(ctx, ss); err != nil {
+		return nil, err
+	}
+	defer func() {
+		bg := context.WithoutCancel(ctx)
+		_ = e.client.Delete(bg, ss)
+		_ = e.client.Delete(bg, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	}()
+	labels := map[string]string{"app": app}
+	replicas := int32(size)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.25"}}},
+			},
+		},
+	}
+	if err := e.client.Create(ctx, d); err != nil {
+		return nil, err
+	}
+	w, err := e.watchPods(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer w.stop()
+	if err := w.wait(ctx, size, "busybox:1.0", 5*time.Minute); err != nil {
+		return nil, fmt.Errorf("waiting for %d injected pods: %w", size, err)
+	}
+
+	image := 1
+	var runs []rolloutRun
+	for _, mu := range []string{"100%", "10%"} {
+		run := rolloutRun{pods: size, maxUnavailable: mu}
+		image++
+		next := fmt.Sprintf("busybox:1.%d", image)
+		before, err := e.apiserverMetrics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := e.setSidecarSet(ctx, ss.Name, next, mu, false); err != nil {
+			return nil, err
+		}
+		if err := w.wait(ctx, size, next, 10*time.Minute); err != nil {
+			return nil, fmt.Errorf("operator rollout to %s: %w", next, err)
+		}
+		if err := e.waitStatusUpdated(ctx, ss.Name, size); err != nil {
+			return nil, err
+		}
+		run.ours = time.Since(start)
+		after, err := e.apiserverMetrics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		run.writesPerPod = (podWrites(after) - podWrites(before)) / float64(size)
+
+		// The floor: pause the operator's rollout and patch the pods directly.
+		image++
+		next = fmt.Sprintf("busybox:1.%d", image)
+		if err := e.setSidecarSet(ctx, ss.Name, "", mu, true); err != nil {
+			return nil, err
+		}
+		window := size // 100%
+		if mu == "10%" {
+			window = int(math.Ceil(float64(size) * 0.1))
+		}
+		start = time.Now()
+		if err := e.floorRollout(ctx, w, ns, next, window, o.writers); err != nil {
+			return nil, err
+		}
+		run.floor = time.Since(start)
+		runs = append(runs, run)
+		// Bring the SidecarSet in line with the pods again before the next run.
+		if err := e.setSidecarSet(ctx, ss.Name, next, mu, false); err != nil {
+			return nil, err
+		}
+		if err := e.waitStatusUpdated(ctx, ss.Name, size); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
+}
+
+// setSidecarSet sets the sidecar image (if non-empty), maxUnavailable and paused.
+func (e *env) setSidecarSet(ctx context.Context, name, image, maxUnavailable string, paused bool) error {
+	s := &appsv1alpha1.SidecarSet{}
+	if err := e.client.Get(ctx, client.ObjectKey{Name: name}, s); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(s.DeepCopy())
+	if image != "" {
+		s.Spec.Containers[0].Image = image
+	}
+	mu := intstr.FromString(maxUnavailable)
+	s.Spec.UpdateStrategy.MaxUnavailable = &mu
+	s.Spec.UpdateStrategy.Paused = paused
+	return e.client.Patch(ctx, s, patch)
+}
+
+// waitStatusUpdated waits until the SidecarSet's status shows every pod updated.
+func (e *env) waitStatusUpdated(ctx context.Context, name string, size int) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		s := &appsv1alpha1.SidecarSet{}
+		if err := e.client.Get(ctx, client.ObjectKey{Name: name}, s); err != nil {
+			return false, err
+		}
+		st := s.Status
+		return st.ObservedGeneration == s.Generation && st.MatchedPods == int32(size) && st.UpdatedPods == int32(size), nil
+	})
+}
+
+// floorRollout patches every pod's sidecar image with `writers` parallel
+// writers, keeping at most `window` pods in flight (patched, new image not
+// yet reported), and waits until every pod reports the new image.
+func (e *env) floorRollout(ctx context.Context, w *podWatch, ns, image string, window, writers int) error {
+	pods := w.names()
+	slots := make(chan struct{}, window)
+	work := make(chan string)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range work {
+				patch := fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"image":%q}]}}`, agent, image)
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+				if err := e.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, []byte(patch))); err != nil {
+					failed.Store(err)
+				}
+				go func() {
+					w.waitPod(ctx, name, image)
+					<-slots
+				}()
+			}
+		}()
+	}
+	for _, name := range pods {
+		slots <- struct{}{}
+		work <- name
+	}
+	close(work)
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		return err
+	}
+	return w.wait(ctx, len(pods), image, 10*time.Minute)
+}
+
+// podWatch follows a namespace's pods through an informer, so that waiting
+// for a rollout costs no polling of the API server.
+type podWatch struct {
+	store  toolscache.Store
+	stopCh chan struct{}
+	mu     sync.Mutex
+	cond   *sync.Cond
+}
+
+func (e *env) watchPods(ctx context.Context, ns string) (*podWatch, error) {
+	factory := informers.NewSharedInformerFactoryWithOptions(e.clientset, 0, informers.WithNamespace(ns))
+	inf := factory.Core().V1().Pods().Informer()
+	w := &podWatch{store: inf.GetStore(), stopCh: make(chan struct{})}
+	w.cond = sync.NewCond(&w.mu)
+	notify := func(any) { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() }
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: notify, UpdateFunc: func(_, o any) { notify(o) }, DeleteFunc: notify,
+	}); err != nil {
+		return nil, err
+	}
+	factory.Start(w.stopCh)
+	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil, fmt.Errorf("pod informer of %s did not sync", ns)
+	}
+	go func() { <-ctx.Done(); notify(nil) }()
+	return w, nil
+}
+
+func (w *podWatch) stop() { close(w.stopCh) }
+
+func (w *podWatch) names() []string {
+	var out []string
+	for _, o := range w.store.List() {
+		out = append(out, o.(*corev1.Pod).Name)
+	}
+	return out
+}
+
+// wait blocks until `count` pods run the sidecar with the image: spec and
+// status (the status image is fully qualified by the simulated runtime).
+func (w *podWatch) wait(ctx context.Context, count int, image string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		done := 0
+		for _, o := range w.store.List() {
+			if runs(o.(*corev1.Pod), image) {
+				done++
+			}
+		}
+		if done >= count {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d pods run %s", done, count, image)
+		}
+		w.waitTimeout(time.Second)
+	}
+}
+
+// waitPod blocks until one pod runs the image (or is gone).
+func (w *podWatch) waitPod(ctx context.Context, name, image string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ctx.Err() == nil {
+		var pod *corev1.Pod
+		for _, o := range w.store.List() {
+			if p := o.(*corev1.Pod); p.Name == name {
+				pod = p
+			}
+		}
+		if pod == nil || runs(pod, image) {
+			return
+		}
+		w.waitTimeout(time.Second)
+	}
+}
+
+// waitTimeout waits for a pod event, or at most d; the caller holds w.mu.
+func (w *podWatch) waitTimeout(d time.Duration) {
+	t := time.AfterFunc(d, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
+	w.cond.Wait()
+	t.Stop()
+}
+
+func runs(p *corev1.Pod, image string) bool {
+	if p.DeletionTimestamp != nil {
+		return false
+	}
+	specOK := false
+	for _, c := range p.Spec.Containers {
+		if c.Name == agent && c.Image == image {
+			specOK = true
+		}
+	}
+	if !specOK {
+		return false
+	}
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == agent {
+			return s.Image == "docker.io/library/"+image && s.Ready
+		}
+	}
+	return false
+}
