@@ -154,6 +154,10 @@ DEV_DIR := $(LOCALBIN)/dev
 dev: tools build ## Start (or refresh) the kwok dev cluster with the operator and the seed example.
 	go run ./test/devenv up --bin-dir=$(LOCALBIN) --dir=$(DEV_DIR)
 
+.PHONY: demo
+demo: dev ## Run the user manual's walkthrough on the dev cluster, checking each step.
+	go run ./test/demo/cmd --kubeconfig=$(DEV_DIR)/kubeconfig --kubectl=$(KUBECTL) --dir=$(DEV_DIR)/demo
+
 .PHONY: dev-down
 dev-down: ## Stop the operator and delete the dev cluster.
 	go run ./test/devenv down --bin-dir=$(LOCALBIN) --dir=$(DEV_DIR)
