@@ -78,9 +78,7 @@ func planHistory(s *appsv1alpha1.SidecarSet, namespace string, existing []appsv1
 		plan.Latest = candidate
 		plan.Create = true
 	}
-	if v := s.Labels[appsv1alpha1.SidecarSetCustomVersionLabel]; v != "" && plan.Latest.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] != v {
-		plan.Relabel = v
-	}
+	plan.Relabel = customVersionToLabel(s, plan.Latest)
 
 	limit := 1
 	if l := s.Spec.RevisionHistoryLimit; l != nil && *l > 1 {
@@ -101,6 +99,15 @@ func planHistory(s *appsv1alpha1.SidecarSet, namespace string, existing []appsv1
 		count--
 	}
 	return plan, nil
+}
+
+// customVersionToLabel returns the SidecarSet's custom version when a
+// revision does not carry it yet, else "".
+func customVersionToLabel(s *appsv1alpha1.SidecarSet, rev *appsv1.ControllerRevision) string {
+	if v := s.Labels[appsv1alpha1.SidecarSetCustomVersionLabel]; v != "" && rev.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] != v {
+		return v
+	}
+	return ""
 }
 
 func metav1ControllerUID(r *appsv1.ControllerRevision) types.UID {
@@ -167,7 +174,11 @@ func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1alpha1.
 			if !bytes.Equal(existing.Data.Raw, latest.Data.Raw) {
 				return "", collisions + 1, fmt.Errorf("revision name %s collides with a different revision: retrying with collision count %d", latest.Name, collisions+1)
 			}
+			// The existing revision (left by an earlier SidecarSet of the
+			// same name, or not yet in the cache) may lack the custom
+			// version the candidate carries.
 			latest = existing
+			plan.Relabel = customVersionToLabel(s, existing)
 		} else if err != nil {
 			return "", collisions, fmt.Errorf("creating revision %s: %w", latest.Name, err)
 		}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -215,7 +217,7 @@ func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1alpha
 	if equality.Semantic.DeepEqual(obj.Status, updated.Status) {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"status": updated.Status})
+	patch, err := statusMergePatch(&updated.Status)
 	if err != nil {
 		return err
 	}
@@ -223,6 +225,28 @@ func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1alpha
 		return fmt.Errorf("writing the status: %w", err)
 	}
 	return nil
+}
+
+// statusMergePatch is a JSON merge patch that replaces the whole status.
+// Every status field is in it: a field that encodes as omitted (an optional
+// field at its zero value, such as updatedReadyPods 0) is sent as null, so
+// that the API server clears it instead of keeping its stale value.
+func statusMergePatch(st *appsv1alpha1.SidecarSetStatus) ([]byte, error) {
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, err
+	}
+	for f := range reflect.TypeFor[appsv1alpha1.SidecarSetStatus]().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if _, ok := fields[name]; !ok && name != "" && name != "-" {
+			fields[name] = json.RawMessage("null")
+		}
+	}
+	return json.Marshal(map[string]any{"status": fields})
 }
 
 // applyUpdates issues pod patches in parallel (bounded by PodWriters) and

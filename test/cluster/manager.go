@@ -111,6 +111,15 @@ func (m *Manager) Kill() error {
 	return waitGone(m.cmd.Process.Pid, 10*time.Second)
 }
 
+// PID returns the process ID of the last child manager started, or 0 if
+// none was.
+func (m *Manager) PID() int {
+	if m.cmd == nil || m.cmd.Process == nil {
+		return 0
+	}
+	return m.cmd.Process.Pid
+}
+
 // StopFromPIDFile stops the manager recorded in a PID file, if it still
 // runs, and removes the file.
 func StopFromPIDFile(path string, timeout time.Duration) error {

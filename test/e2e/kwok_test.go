@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -81,21 +80,12 @@ var _ = ginkgo.Describe("The kwok cluster", ginkgo.Label("kwok"), func() {
 	})
 })
 
-func createNamespace(ctx ginkgo.SpecContext, prefix string) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	gomega.Expect(env.Client.Create(ctx, ns)).To(gomega.Succeed())
-	ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
-		gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, ns))).To(gomega.Succeed())
-	})
-	return ns.Name
-}
-
 func deployment(ns, name string, replicas int32, containers ...corev1.Container) *appsv1.Deployment {
 	labels := map[string]string{"app": name}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
+			Replicas: new(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
@@ -119,27 +109,6 @@ func runningPod(ctx ginkgo.SpecContext, ns, name string, containers ...corev1.Co
 		g.Expect(got.Status.ContainerStatuses).To(gomega.HaveLen(len(containers)))
 	}).WithContext(ctx).Should(gomega.Succeed())
 	return got
-}
-
-func getPod(ctx ginkgo.SpecContext, g gomega.Gomega, pod *corev1.Pod) *corev1.Pod {
-	got := &corev1.Pod{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), got)).To(gomega.Succeed())
-	return got
-}
-
-func listPods(ctx ginkgo.SpecContext, g gomega.Gomega, ns string, labels map[string]string) []corev1.Pod {
-	list := &corev1.PodList{}
-	g.Expect(env.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabels(labels))).To(gomega.Succeed())
-	return list.Items
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func patchImage(ctx ginkgo.SpecContext, pod *corev1.Pod, container, image string) {

@@ -1,15 +1,19 @@
 // Package e2e_test runs the end-to-end suites on a kwok cluster (binary
 // runtime: a real control plane, simulated kubelets) with the operator's
 // manager built from this checkout and running on the host.
+//
+// Specs run one at a time (the manager-restart spec stops the operator) and
+// each carries labels naming its area, so that a subset runs with
+// -ginkgo.label-filter (for example "strategy && !large").
 package e2e_test
 
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 )
@@ -18,8 +22,15 @@ var env *framework.Env
 
 func TestE2E(t *testing.T) {
 	gomega.RegisterFailHandler(ginkgo.Fail)
-	gomega.SetDefaultEventuallyTimeout(60 * time.Second)
-	gomega.SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
+	// Eventually and Consistently get the spec's context: without this they
+	// would wait on it forever instead of timing out.
+	gomega.EnforceDefaultTimeoutsWhenUsingContexts()
+	gomega.SetDefaultEventuallyTimeout(waitTimeout)
+	gomega.SetDefaultEventuallyPollingInterval(pollInterval)
+	gomega.SetDefaultConsistentlyDuration(holdStill)
+	gomega.SetDefaultConsistentlyPollingInterval(pollInterval)
+	// The clients' logs (API warnings, for one) go to the spec's output.
+	ctrllog.SetLogger(ginkgo.GinkgoLogr)
 	ginkgo.RunSpecs(t, "End-to-end Suite")
 }
 
@@ -27,9 +38,9 @@ var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
 	var err error
 	env, err = framework.Setup(ctx, framework.Options{Nodes: 3})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-}, ginkgo.NodeTimeout(10*time.Minute))
+}, ginkgo.NodeTimeout(setupTimeout))
 
 var _ = ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) {
 	keep := ginkgo.CurrentSpecReport().Failed()
 	gomega.Expect(env.Teardown(context.WithoutCancel(ctx), keep)).To(gomega.Succeed())
-}, ginkgo.NodeTimeout(2*time.Minute))
+}, ginkgo.NodeTimeout(teardownTimeout))

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,7 +90,7 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 	if _, err := c.RunKubectl(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(root, "config", "e2e")); err != nil {
 		return e, err
 	}
-	if _, err := c.RunKubectl(ctx, "wait", "--for=condition=Established", "crd/sidecarsets.apps.kruise.io", "--timeout=60s"); err != nil {
+	if err := waitEstablished(ctx, c, "sidecarsets.apps.kruise.io", time.Minute); err != nil {
 		return e, err
 	}
 	binary := filepath.Join(dir, "manager")
@@ -119,8 +120,19 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 	return e, e.StartManager(ctx)
 }
 
-// StartManager starts the manager and waits until it is ready.
+// StartManager starts the manager and waits until it is ready. It fails at
+// once if the manager's ports are taken: a manager left over by an earlier
+// run would otherwise answer the readiness check in the new one's place.
 func (e *Env) StartManager(ctx context.Context) error {
+	for _, addr := range []string{HealthAddr, MetricsAddr, net.JoinHostPort("127.0.0.1", strconv.Itoa(WebhookPort))} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("the manager's address %s is in use (a manager of an earlier run still running?): %w", addr, err)
+		}
+		if err := l.Close(); err != nil {
+			return err
+		}
+	}
 	if err := e.Manager.Start(false); err != nil {
 		return err
 	}
@@ -157,6 +169,25 @@ func (e *Env) connect() error {
 	}
 	e.Clientset, err = kubernetes.NewForConfig(cfg)
 	return err
+}
+
+// waitEstablished waits until the CRD is Established. It polls rather than
+// running kubectl wait, which fails at once when the CRD has no conditions
+// yet ("accessor error").
+func waitEstablished(ctx context.Context, c *cluster.Cluster, crd string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		out, err := c.RunKubectl(ctx, "get", "crd", crd, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+		if err == nil && string(out) == "True" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("CRD %s is not established (last: %q, %v): %w", crd, out, err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func repoRoot() (string, error) {

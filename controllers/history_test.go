@@ -1,0 +1,94 @@
+package controllers
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+)
+
+func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
+	t.Parallel()
+	const ns = "kruise-system"
+	sidecarSet := func(version string) *appsv1alpha1.SidecarSet {
+		s := &appsv1alpha1.SidecarSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"},
+			Spec: appsv1alpha1.SidecarSetSpec{
+				Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "proxy", Image: "envoy:v1"}}},
+			},
+		}
+		if version != "" {
+			s.Labels = map[string]string{appsv1alpha1.SidecarSetCustomVersionLabel: version}
+		}
+		return s
+	}
+	// existingRevision is the revision of the current spec as an earlier
+	// SidecarSet of the same name (owned by another UID) left it, with the
+	// given custom version label.
+	existingRevision := func(t *testing.T, version string) *appsv1.ControllerRevision {
+		t.Helper()
+		rev, err := revision.New(sidecarSet(version), ns, 1, new(int32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev.OwnerReferences[0].UID = "uid-before"
+		return rev
+	}
+
+	tests := []struct {
+		name string
+		// existing is the revision already stored, if any.
+		existing *appsv1.ControllerRevision
+		version  string
+		want     string
+	}{
+		{name: "a new revision carries the custom version", version: "v1", want: "v1"},
+		{name: "an identical revision left without the label is labelled when reused",
+			existing: existingRevision(t, ""), version: "v1", want: "v1"},
+		{name: "an identical revision left with another custom version is relabelled when reused",
+			existing: existingRevision(t, "v0"), version: "v1", want: "v1"},
+		{name: "without a custom version the revision has no label", existing: existingRevision(t, ""), want: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			scheme := runtime.NewScheme()
+			utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+			utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+			b := fake.NewClientBuilder().WithScheme(scheme).
+				WithIndex(&appsv1.ControllerRevision{}, fieldindex.RevisionBySidecarSet, func(o client.Object) []string {
+					return []string{o.GetLabels()[appsv1alpha1.SidecarSetNameLabel]}
+				})
+			if tc.existing != nil {
+				b = b.WithObjects(tc.existing)
+			}
+			c := b.Build()
+			r := &SidecarSetReconciler{Client: c, Namespace: ns}
+			s := sidecarSet(tc.version)
+
+			name, _, err := r.syncHistory(t.Context(), s, nil)
+			if err != nil {
+				t.Fatalf("syncHistory: %v", err)
+			}
+			got := &appsv1.ControllerRevision{}
+			if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
+				t.Fatalf("getting the latest revision %s: %v", name, err)
+			}
+			if diff := cmp.Diff(tc.want, got.Labels[appsv1alpha1.SidecarSetCustomVersionLabel]); diff != "" {
+				t.Errorf("custom version label (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
