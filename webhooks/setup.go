@@ -80,6 +80,14 @@ func (s *Server) Start(ctx context.Context) error {
 	if !s.mgr.GetCache().WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), synced) {
 		return errors.New("the cache did not sync")
 	}
+	// Likewise the whitelist: the watcher may not have loaded it yet, and a
+	// SidecarSet with patchPodMetadata would be rejected as if the
+	// ConfigMap were missing. A malformed one is reported by the watcher.
+	if s.opts.Whitelist != nil {
+		if _, err := loadWhitelist(ctx, s.mgr.GetCache(), s.opts.Whitelist, whitelistKey(s.opts.Namespace)); err != nil {
+			return fmt.Errorf("loading the patchPodMetadata whitelist: %w", err)
+		}
+	}
 	srv := s.mgr.GetWebhookServer()
 	srv.Register(PodInjectionPath, &webhook.Admission{Handler: &PodInjector{
 		Registry:  registry,

@@ -43,7 +43,7 @@ func AddWhitelistWatcher(mgr manager.Manager, store *policy.Store, namespace str
 		reader:   mgr.GetCache(),
 		store:    store,
 		recorder: mgr.GetEventRecorder("sidecarset-operator"),
-		key:      types.NamespacedName{Namespace: namespace, Name: appsv1alpha1.ConfigurationConfigMapName},
+		key:      whitelistKey(namespace),
 	}
 	isWhitelist := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == w.key.Namespace && o.GetName() == w.key.Name
@@ -58,24 +58,51 @@ func AddWhitelistWatcher(mgr manager.Manager, store *policy.Store, namespace str
 // Reconcile reloads the whitelist.
 func (w *whitelistWatcher) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	cm := &corev1.ConfigMap{}
-	if err := w.reader.Get(ctx, w.key, cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			w.store.Delete()
-			policyReloads.WithLabelValues("deleted").Inc()
-			log.Info("The whitelist ConfigMap is absent: patchPodMetadata is allowed only by the SidecarSetPatchPodMetadataDefaultsAllowed gate", "configMap", w.key)
-			return reconcile.Result{}, nil
-		}
+	load, err := loadWhitelist(ctx, w.reader, w.store, w.key)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := w.store.Update(cm); err != nil {
+	switch {
+	case load.configMap == nil:
+		policyReloads.WithLabelValues("deleted").Inc()
+		log.Info("The whitelist ConfigMap is absent: patchPodMetadata is allowed only by the SidecarSetPatchPodMetadataDefaultsAllowed gate", "configMap", w.key)
+	case load.invalid != nil:
 		policyReloads.WithLabelValues("error").Inc()
-		log.Error(err, "Malformed whitelist: the last good one stays in force", "configMap", w.key)
-		w.recorder.Eventf(cm, nil, corev1.EventTypeWarning, "InvalidWhitelist", "Reload",
-			"%s is malformed, the last good whitelist stays in force: %v", appsv1alpha1.PatchPodMetadataWhiteListKey, err)
-		return reconcile.Result{}, nil
+		log.Error(load.invalid, "Malformed whitelist: the last good one stays in force", "configMap", w.key)
+		w.recorder.Eventf(load.configMap, nil, corev1.EventTypeWarning, "InvalidWhitelist", "Reload",
+			"%s is malformed, the last good whitelist stays in force: %v", appsv1alpha1.PatchPodMetadataWhiteListKey, load.invalid)
+	default:
+		policyReloads.WithLabelValues("success").Inc()
+		log.Info("Loaded the patchPodMetadata whitelist", "configMap", w.key, "resourceVersion", load.configMap.ResourceVersion)
 	}
-	policyReloads.WithLabelValues("success").Inc()
-	log.Info("Loaded the patchPodMetadata whitelist", "configMap", w.key, "resourceVersion", cm.ResourceVersion)
 	return reconcile.Result{}, nil
+}
+
+// whitelistLoad is what loading the kruise-configuration ConfigMap did.
+type whitelistLoad struct {
+	// configMap is the ConfigMap read; nil when it does not exist.
+	configMap *corev1.ConfigMap
+	// invalid is why its whitelist was not applied (the last good one
+	// stays in force); nil when it was applied.
+	invalid error
+}
+
+// loadWhitelist applies the current kruise-configuration ConfigMap to the
+// store: its whitelist, or no whitelist when the ConfigMap is absent. Only a
+// read error is returned as an error.
+func loadWhitelist(ctx context.Context, reader client.Reader, store *policy.Store, key types.NamespacedName) (whitelistLoad, error) {
+	cm := &corev1.ConfigMap{}
+	if err := reader.Get(ctx, key, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			store.Delete()
+			return whitelistLoad{}, nil
+		}
+		return whitelistLoad{}, err
+	}
+	return whitelistLoad{configMap: cm, invalid: store.Update(cm)}, nil
+}
+
+// whitelistKey is the kruise-configuration ConfigMap of a namespace.
+func whitelistKey(namespace string) types.NamespacedName {
+	return types.NamespacedName{Namespace: namespace, Name: appsv1alpha1.ConfigurationConfigMapName}
 }

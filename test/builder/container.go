@@ -24,7 +24,7 @@ func (w *ContainerWrapper) Obj() corev1.Container {
 
 // Sidecar returns the SidecarSet sidecar.
 func (w *ContainerWrapper) Sidecar() appsv1alpha1.SidecarContainer {
-	return *w.SidecarContainer.DeepCopy()
+	return *w.DeepCopy()
 }
 
 // Clone returns an independent copy of the wrapper.

@@ -41,6 +41,9 @@ type Env struct {
 	KubeconfigPath string
 	// Kubectl is the kubectl built with the control plane.
 	Kubectl string
+	// ManagerCache is the cache of the operator that StartManager runs
+	// (nil before): what its webhooks and controller see.
+	ManagerCache client.Reader
 }
 
 // Options select what is installed.

@@ -55,6 +55,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	if o.Mutate != nil {
 		o.Mutate(&opts)
 	}
+	e.ManagerCache = mgr.GetCache()
 	server, err := setup.All(ctx, mgr, opts)
 	if err != nil {
 		return err

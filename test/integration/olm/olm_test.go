@@ -1,0 +1,250 @@
+package olm_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/apiserver"
+	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/olm"
+	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/validate"
+	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+)
+
+var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
+	var (
+		bundle    *validate.Bundle
+		installed *olm.Objects
+		dyn       dynamic.Interface
+	)
+
+	ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
+		var err error
+		bundle, err = loadBundle()
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		installed, err = renderInstall(bundle)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		dyn, err = dynamic.NewForConfig(env.Config)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: installNamespace}}
+		if err := env.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		}
+
+		// Grant the operator's service account what OLM grants it, and no
+		// more: the namespaced permissions stay namespaced (OLM v0 would
+		// also lift them to the cluster; OLM v1 does not).
+		var rbac []runtime.Object
+		for _, x := range installed.ServiceAccounts {
+			rbac = append(rbac, x)
+		}
+		for _, x := range installed.ClusterRoles {
+			rbac = append(rbac, x)
+		}
+		for _, x := range installed.ClusterRoleBindings {
+			rbac = append(rbac, x)
+		}
+		for _, x := range installed.Roles {
+			rbac = append(rbac, x)
+		}
+		for _, x := range installed.RoleBindings {
+			rbac = append(rbac, x)
+		}
+		for _, x := range rbac {
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(x)
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			_, err = apply(ctx, dyn, env.Client.RESTMapper(), &unstructured.Unstructured{Object: m}, false)
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		}
+
+		// Run the operator as that service account.
+		asOperator := rest.CopyConfig(env.Config)
+		asOperator.Impersonate = rest.ImpersonationConfig{
+			UserName: operatorAccount,
+			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + installNamespace, "system:authenticated"},
+		}
+		operatorEnv := *env
+		operatorEnv.Config = asOperator
+		mgrCtx, cancel := context.WithCancel(context.Background())
+		ginkgo.DeferCleanup(cancel)
+		gomega.Expect(operatorEnv.StartManager(mgrCtx, framework.ManagerOptions{})).To(gomega.Succeed())
+	})
+
+	ginkgo.It("should pass every validator rule, install its CRD and have its example accepted", func(ctx ginkgo.SpecContext) {
+		gomega.Expect(validate.Validate(bundle)).To(gomega.BeEmpty())
+		server, err := apiserver.New(env.Config)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		// The example goes through the CRD schema and the operator's own
+		// defaulting and validating webhooks.
+		gomega.Expect(validate.CheckOnAPIServer(ctx, bundle, server)).To(gomega.BeEmpty())
+	})
+
+	ginkgo.It("should have everything OLM creates accepted by server-side apply", func(ctx ginkgo.SpecContext) {
+		objects, err := installed.All(true)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		answers := map[string]*unstructured.Unstructured{}
+		for _, obj := range objects {
+			got, err := apply(ctx, dyn, env.Client.RESTMapper(), obj, true)
+			gomega.Expect(err).NotTo(gomega.HaveOccurred(), "%s %s", obj.GetKind(), obj.GetName())
+			answers[obj.GetKind()+"/"+obj.GetName()] = got
+		}
+
+		deployment := &appsv1.Deployment{}
+		gomega.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(answers["Deployment/sidecarset-operator"].Object, deployment)).To(gomega.Succeed())
+		manager := deployment.Spec.Template.Spec.Containers[0]
+		gomega.Expect(manager.Args).To(gomega.ContainElement("--cert-source=external"))
+		var atCertDir []string
+		for _, m := range manager.VolumeMounts {
+			if m.MountPath == olm.WebhookCertDir {
+				atCertDir = append(atCertDir, m.Name)
+			}
+		}
+		gomega.Expect(atCertDir).To(gomega.Equal([]string{olm.WebhookCertVolume}))
+		var volumes []string
+		for _, v := range deployment.Spec.Template.Spec.Volumes {
+			volumes = append(volumes, v.Name)
+			if v.Name == olm.WebhookCertVolume {
+				gomega.Expect(v.Secret.SecretName).To(gomega.Equal(olm.SecretName("sidecarset-operator")))
+			}
+		}
+		gomega.Expect(volumes).To(gomega.ConsistOf(olm.APIServiceCertVolume, olm.WebhookCertVolume))
+		// OLM copies the CSV's annotations onto the pod template: they must
+		// fit the API server's annotation size limit.
+		gomega.Expect(deployment.Spec.Template.Annotations).To(gomega.HaveKey("alm-examples"))
+
+		service := &corev1.Service{}
+		gomega.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(answers["Service/sidecarset-operator-service"].Object, service)).To(gomega.Succeed())
+		gomega.Expect(service.Spec.Ports).To(gomega.HaveLen(1))
+		gomega.Expect(service.Spec.Ports[0].Port).To(gomega.Equal(int32(443)))
+		gomega.Expect(service.Spec.Ports[0].TargetPort).To(gomega.Equal(intstr.FromInt32(9443)))
+		gomega.Expect(slices.ContainsFunc(manager.Ports, func(p corev1.ContainerPort) bool { return p.ContainerPort == 9443 })).To(gomega.BeTrue())
+		gomega.Expect(labels.SelectorFromSet(service.Spec.Selector).Matches(labels.Set(deployment.Spec.Template.Labels))).To(gomega.BeTrue())
+
+		var paths []string
+		for key, answer := range answers {
+			switch {
+			case strings.HasPrefix(key, "MutatingWebhookConfiguration/"):
+				cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+				gomega.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(answer.Object, cfg)).To(gomega.Succeed())
+				for _, w := range cfg.Webhooks {
+					paths = append(paths, checkClientConfig(w.ClientConfig))
+					gomega.Expect(w.NamespaceSelector).To(gomega.Equal(&metav1.LabelSelector{}), "an AllNamespaces group selects every namespace")
+					if w.Name == "mpod.sidecarset-operator.dev" {
+						sel, err := metav1.LabelSelectorAsSelector(w.ObjectSelector)
+						gomega.Expect(err).NotTo(gomega.HaveOccurred())
+						gomega.Expect(sel.Matches(labels.Set(deployment.Spec.Template.Labels))).To(gomega.BeFalse(), "the pod webhook must not see the operator's pods")
+						gomega.Expect(sel.Matches(labels.Set{"app": "nginx"})).To(gomega.BeTrue())
+					}
+				}
+			case strings.HasPrefix(key, "ValidatingWebhookConfiguration/"):
+				cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+				gomega.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(answer.Object, cfg)).To(gomega.Succeed())
+				for _, w := range cfg.Webhooks {
+					paths = append(paths, checkClientConfig(w.ClientConfig))
+				}
+			}
+		}
+		gomega.Expect(paths).To(gomega.ConsistOf(webhooks.PodInjectionPath, webhooks.SidecarSetDefaultPath, webhooks.SidecarSetValidatePath))
+	})
+
+	ginkgo.It("should run the operator with the CSV's permissions and no more", func(ctx ginkgo.SpecContext) {
+		sidecarSet := &appsv1alpha1.SidecarSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "olm-permissions"},
+			Spec: appsv1alpha1.SidecarSetSpec{
+				Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "olm-permissions"}},
+				Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "olm-sidecar", Image: "busybox:1.36"}}},
+			},
+		}
+		gomega.Expect(env.Client.Create(ctx, sidecarSet)).To(gomega.Succeed())
+		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+			gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, sidecarSet))).To(gomega.Succeed())
+		})
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "olm-permissions", Namespace: metav1.NamespaceDefault, Labels: map[string]string{"app": "olm-permissions"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.25"}}},
+		}
+		// The webhook sees the new SidecarSet once its cache has it.
+		gomega.Eventually(func(g gomega.Gomega) {
+			p := pod.DeepCopy()
+			g.Expect(env.Client.Create(ctx, p)).To(gomega.Succeed())
+			var names []string
+			for _, c := range p.Spec.Containers {
+				names = append(names, c.Name)
+			}
+			if !slices.Contains(names, "olm-sidecar") {
+				g.Expect(env.Client.Delete(ctx, p)).To(gomega.Succeed())
+			}
+			g.Expect(names).To(gomega.ContainElement("olm-sidecar"))
+		}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(gomega.Succeed())
+		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+			gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, pod))).To(gomega.Succeed())
+		})
+
+		// The controller lists pods, writes the status and records a revision
+		// in its namespace.
+		gomega.Eventually(func(g gomega.Gomega) {
+			got := &appsv1alpha1.SidecarSet{}
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(sidecarSet), got)).To(gomega.Succeed())
+			g.Expect(got.Status.MatchedPods).To(gomega.Equal(int32(1)))
+			g.Expect(got.Status.LatestRevision).NotTo(gomega.BeEmpty())
+			revisions := &appsv1.ControllerRevisionList{}
+			g.Expect(env.Client.List(ctx, revisions, client.InNamespace(installNamespace),
+				client.MatchingLabels{appsv1alpha1.SidecarSetNameLabel: sidecarSet.Name})).To(gomega.Succeed())
+			g.Expect(revisions.Items).NotTo(gomega.BeEmpty())
+		}).WithTimeout(30 * time.Second).WithPolling(500 * time.Millisecond).Should(gomega.Succeed())
+
+		for _, tc := range []struct {
+			attributes authorizationv1.ResourceAttributes
+			allowed    bool
+		}{
+			{authorizationv1.ResourceAttributes{Verb: "patch", Resource: "pods", Namespace: "team-a"}, true},
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: installNamespace}, true},
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: installNamespace}, true},
+			{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets", Namespace: installNamespace}, false},
+			{authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: installNamespace, Name: "sidecarset-operator-webhook-cert"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "patch", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "list", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: "team-a"}, false},
+		} {
+			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User:               operatorAccount,
+				Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + installNamespace, "system:authenticated"},
+				ResourceAttributes: &tc.attributes,
+			}}
+			gomega.Expect(env.Client.Create(ctx, review)).To(gomega.Succeed())
+			gomega.Expect(review.Status.Allowed).To(gomega.Equal(tc.allowed), "%+v", tc.attributes)
+		}
+	})
+})
+
+// checkClientConfig checks that a webhook calls OLM's Service with a CA
+// bundle, and returns its path.
+func checkClientConfig(cc admissionregistrationv1.WebhookClientConfig) string {
+	gomega.Expect(cc.Service).NotTo(gomega.BeNil())
+	gomega.Expect(cc.Service.Name).To(gomega.Equal(olm.ServiceName("sidecarset-operator")))
+	gomega.Expect(cc.Service.Namespace).To(gomega.Equal(installNamespace))
+	gomega.Expect(cc.Service.Port).To(gomega.Equal(new(int32(443))))
+	gomega.Expect(cc.CABundle).NotTo(gomega.BeEmpty())
+	gomega.Expect(cc.Service.Path).NotTo(gomega.BeNil())
+	return *cc.Service.Path
+}
