@@ -146,6 +146,41 @@ build-installer: $(KUBECTL) ## Write dist/install.yaml, the whole install in one
 	@mkdir -p dist
 	$(KUBECTL) kustomize config/default | sed 's|ghcr.io/sidecarset-operator/sidecarset-operator:v0.1.0|$(IMG)|' > dist/install.yaml
 
+##@ OLM bundle
+
+# The bundle image, and the container engine that builds it.
+BUNDLE_IMG ?= ghcr.io/sidecarset-operator/sidecarset-operator-bundle:v$(VERSION)
+CONTAINER_TOOL ?= docker
+# bundlegen's defaults: the latest release of config/manifests/releases.yaml
+# (its version and createdAt), the config/manager image tagged v<version>, the
+# channel candidate. VERSION and IMG override them only when given on the
+# command line or in the environment (make bundle VERSION=0.2.0
+# CREATED_AT=2027-01-31T00:00:00Z); CHANNELS and DEFAULT_CHANNEL when set.
+BUNDLE_GEN_FLAGS = $(if $(filter command line environment,$(origin VERSION)),--version=$(VERSION)) \
+	$(if $(CREATED_AT),--created-at=$(CREATED_AT)) \
+	$(if $(filter command line environment,$(origin IMG)),--image=$(IMG)) \
+	$(if $(CHANNELS),--channels=$(CHANNELS)) $(if $(DEFAULT_CHANNEL),--default-channel=$(DEFAULT_CHANNEL))
+
+.PHONY: bundle
+bundle: ## Generate the OLM bundle (bundle/, bundle.Dockerfile) from config/manifests and check it offline.
+	go run ./hack/bundle/cmd/bundlegen $(BUNDLE_GEN_FLAGS)
+	go run ./hack/bundle/cmd/bundlevalidate --apiserver=false
+
+.PHONY: bundle-validate
+bundle-validate: $(KUBE_APISERVER) $(ETCD) ## Validate the bundle (OperatorHub's rules and ours); the CRD and its example go to a real kube-apiserver.
+	go run ./hack/bundle/cmd/bundlevalidate
+
+.PHONY: bundle-build
+bundle-build: ## Build the bundle image BUNDLE_IMG (needs a container engine; none exists on the development machines).
+	@command -v $(CONTAINER_TOOL) >/dev/null || { echo "bundle-build needs a container engine: $(CONTAINER_TOOL) is not installed"; exit 1; }
+	@# The context is just the bundle (.dockerignore, written for the manager image, excludes bundle/).
+	tar -cf - bundle.Dockerfile bundle | $(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) -
+
+.PHONY: bundle-push
+bundle-push: ## Push the bundle image BUNDLE_IMG (needs a container engine).
+	@command -v $(CONTAINER_TOOL) >/dev/null || { echo "bundle-push needs a container engine: $(CONTAINER_TOOL) is not installed"; exit 1; }
+	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
+
 ##@ Local simulated cluster
 
 DEV_DIR := $(LOCALBIN)/dev

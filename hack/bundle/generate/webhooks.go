@@ -1,0 +1,168 @@
+package generate
+
+import (
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/csv"
+)
+
+// webhookBackend is where a webhook configuration sends its requests, once
+// resolved through its Service.
+type webhookBackend struct {
+	deployment    string
+	containerPort int32
+	targetPort    intstr.IntOrString
+	path          *string
+}
+
+// webhookDefinitions turns the webhook configurations of config/webhook into
+// CSV webhook definitions, as OLM needs them: the deployment that serves each
+// webhook (the one whose pods the webhook Service selects), the Service port
+// (containerPort) and the container port behind it (targetPort, a number),
+// and the path. It returns the names of the Services it resolved, which OLM
+// replaces with its own <deployment>-service.
+//
+// Fields OLM cannot carry are errors, not omissions: a URL client config, a
+// namespaceSelector (OLM derives it from the OperatorGroup) and
+// matchConditions.
+func webhookDefinitions(configs []*unstructured.Unstructured, services []*corev1.Service, deployments []*appsv1.Deployment) ([]csv.WebhookDescription, map[string]bool, error) {
+	var out []csv.WebhookDescription
+	used := map[string]bool{}
+	for _, u := range configs {
+		switch u.GetKind() {
+		case "MutatingWebhookConfiguration":
+			cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, cfg, true); err != nil {
+				return nil, nil, fmt.Errorf("MutatingWebhookConfiguration %s: %w", u.GetName(), err)
+			}
+			for _, w := range cfg.Webhooks {
+				if len(w.MatchConditions) > 0 {
+					return nil, nil, fmt.Errorf("webhook %s: OLM webhook definitions cannot carry matchConditions", w.Name)
+				}
+				b, err := resolveBackend(w.Name, w.ClientConfig, w.NamespaceSelector, services, deployments)
+				if err != nil {
+					return nil, nil, err
+				}
+				used[w.ClientConfig.Service.Name] = true
+				d := description(csv.MutatingAdmissionWebhook, w.Name, b, w.AdmissionReviewVersions)
+				d.Rules, d.FailurePolicy, d.MatchPolicy = w.Rules, w.FailurePolicy, w.MatchPolicy
+				d.ObjectSelector, d.SideEffects, d.TimeoutSeconds = w.ObjectSelector, w.SideEffects, w.TimeoutSeconds
+				d.ReinvocationPolicy = w.ReinvocationPolicy
+				out = append(out, d)
+			}
+		case "ValidatingWebhookConfiguration":
+			cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, cfg, true); err != nil {
+				return nil, nil, fmt.Errorf("ValidatingWebhookConfiguration %s: %w", u.GetName(), err)
+			}
+			for _, w := range cfg.Webhooks {
+				if len(w.MatchConditions) > 0 {
+					return nil, nil, fmt.Errorf("webhook %s: OLM webhook definitions cannot carry matchConditions", w.Name)
+				}
+				b, err := resolveBackend(w.Name, w.ClientConfig, w.NamespaceSelector, services, deployments)
+				if err != nil {
+					return nil, nil, err
+				}
+				used[w.ClientConfig.Service.Name] = true
+				d := description(csv.ValidatingAdmissionWebhook, w.Name, b, w.AdmissionReviewVersions)
+				d.Rules, d.FailurePolicy, d.MatchPolicy = w.Rules, w.FailurePolicy, w.MatchPolicy
+				d.ObjectSelector, d.SideEffects, d.TimeoutSeconds = w.ObjectSelector, w.SideEffects, w.TimeoutSeconds
+				out = append(out, d)
+			}
+		}
+	}
+	return out, used, nil
+}
+
+func description(kind, name string, b webhookBackend, versions []string) csv.WebhookDescription {
+	if len(versions) == 0 {
+		versions = []string{"v1"}
+	}
+	return csv.WebhookDescription{
+		GenerateName:            name,
+		Type:                    kind,
+		DeploymentName:          b.deployment,
+		ContainerPort:           b.containerPort,
+		TargetPort:              new(b.targetPort),
+		WebhookPath:             b.path,
+		AdmissionReviewVersions: versions,
+	}
+}
+
+// resolveBackend finds the deployment and ports behind a webhook's Service.
+func resolveBackend(name string, cc admissionregistrationv1.WebhookClientConfig, nsSel *metav1.LabelSelector,
+	services []*corev1.Service, deployments []*appsv1.Deployment) (webhookBackend, error) {
+	if cc.Service == nil {
+		return webhookBackend{}, fmt.Errorf("webhook %s: OLM serves webhooks through a Service; a URL client config cannot be carried", name)
+	}
+	if nsSel != nil && (len(nsSel.MatchLabels) > 0 || len(nsSel.MatchExpressions) > 0) {
+		return webhookBackend{}, fmt.Errorf("webhook %s: OLM sets the namespaceSelector from the OperatorGroup; remove it from the configuration", name)
+	}
+	var svc *corev1.Service
+	for _, s := range services {
+		if s.Name == cc.Service.Name && s.Namespace == cc.Service.Namespace {
+			svc = s
+		}
+	}
+	if svc == nil {
+		return webhookBackend{}, fmt.Errorf("webhook %s: Service %s/%s not found", name, cc.Service.Namespace, cc.Service.Name)
+	}
+	port := ptr.Deref(cc.Service.Port, 443)
+	var sp *corev1.ServicePort
+	for i := range svc.Spec.Ports {
+		if svc.Spec.Ports[i].Port == port {
+			sp = &svc.Spec.Ports[i]
+		}
+	}
+	if sp == nil {
+		return webhookBackend{}, fmt.Errorf("webhook %s: Service %s has no port %d", name, svc.Name, port)
+	}
+	var dep *appsv1.Deployment
+	selector := labels.SelectorFromSet(svc.Spec.Selector)
+	for _, d := range deployments {
+		if d.Namespace == svc.Namespace && len(svc.Spec.Selector) > 0 && selector.Matches(labels.Set(d.Spec.Template.Labels)) {
+			if dep != nil {
+				return webhookBackend{}, fmt.Errorf("webhook %s: Service %s selects the pods of two deployments, %s and %s", name, svc.Name, dep.Name, d.Name)
+			}
+			dep = d
+		}
+	}
+	if dep == nil {
+		return webhookBackend{}, fmt.Errorf("webhook %s: Service %s selects no deployment's pods", name, svc.Name)
+	}
+	target, err := containerPort(dep, sp.TargetPort, sp.Port)
+	if err != nil {
+		return webhookBackend{}, fmt.Errorf("webhook %s: %w", name, err)
+	}
+	return webhookBackend{deployment: dep.Name, containerPort: sp.Port, targetPort: intstr.FromInt32(target), path: cc.Service.Path}, nil
+}
+
+// containerPort resolves a Service target port (a number, a name, or unset
+// meaning the Service port) to a container port number of the deployment.
+func containerPort(dep *appsv1.Deployment, target intstr.IntOrString, servicePort int32) (int32, error) {
+	switch {
+	case target.Type == intstr.String && target.StrVal != "":
+		for _, c := range dep.Spec.Template.Spec.Containers {
+			for _, p := range c.Ports {
+				if p.Name == target.StrVal {
+					return p.ContainerPort, nil
+				}
+			}
+		}
+		return 0, fmt.Errorf("deployment %s has no container port named %q", dep.Name, target.StrVal)
+	case target.Type == intstr.Int && target.IntVal != 0:
+		return target.IntVal, nil
+	default:
+		return servicePort, nil
+	}
+}

@@ -1,0 +1,272 @@
+package validate
+
+import (
+	"slices"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/csv"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+)
+
+// OLMWebhookCertDir is where OLM mounts the webhook serving certificate
+// (volume webhook-cert), the manager's default --webhook-cert-dir.
+const OLMWebhookCertDir = "/tmp/k8s-webhook-server/serving-certs"
+
+// maxFailClosedTimeout bounds the timeout of a fail-closed webhook: a slow
+// operator must not hold every pod creation for Kubernetes' 30s maximum.
+const maxFailClosedTimeout = 10
+
+func invariantRules() []Rule {
+	return []Rule{
+		{Name: RuleWebhookDeployments, Doc: "Every webhook definition's deploymentName names a CSV deployment, and its target port is a port of that deployment's containers.", Check: checkWebhookDeployments},
+		{Name: RuleWebhookRules, Doc: "No webhook rule targets all groups, OLM's group operators.coreos.com, or webhook configurations (OLM refuses such CSVs).", Check: checkWebhookRules},
+		{Name: RulePodWebhookSelector, Doc: "A webhook on pods has an objectSelector that excludes the pods of the deployment serving it, so the operator can always start.", Check: checkPodWebhookSelector},
+		{Name: RuleExternalCerts, Doc: "The containers serving webhooks run with --cert-source=external and the default certificate directory, and mount nothing there: OLM mounts its certificate and owns the webhook configurations.", Check: checkExternalCerts},
+		{Name: RuleLeastPrivilege, Doc: "No permission uses a wildcard, reads Secrets or writes webhook configurations (OLM owns them; in AllNamespaces mode OLM lifts namespaced permissions cluster-wide).", Check: checkLeastPrivilege},
+		{Name: RuleAllNamespaces, Doc: "The AllNamespaces install mode is supported (SidecarSet is cluster-scoped; OLM v1 requires it).", Check: checkAllNamespaces},
+		{Name: RuleWebhookTimeouts, Doc: "A fail-closed webhook times out within 10 seconds.", Check: checkWebhookTimeouts},
+		{Name: RuleWebhookPaths, Doc: "The webhook paths are exactly the ones the manager serves.", Check: checkWebhookPaths},
+	}
+}
+
+func checkWebhookDeployments(b *Bundle) []Finding {
+	if b.CSV == nil {
+		return nil
+	}
+	var out []Finding
+	for _, w := range b.CSV.Spec.WebhookDefinitions {
+		d := b.CSV.Deployment(w.DeploymentName)
+		if d == nil {
+			out = append(out, errorf("webhook %s: deploymentName %q names no deployment of the CSV", w.GenerateName, w.DeploymentName))
+			continue
+		}
+		target := intstr.FromInt32(w.ContainerPort)
+		if w.ContainerPort == 0 {
+			target = intstr.FromInt32(443)
+		}
+		if w.TargetPort != nil {
+			target = *w.TargetPort
+		}
+		if !hasContainerPort(d.Spec.Template.Spec.Containers, target) {
+			out = append(out, errorf("webhook %s: target port %s is not a container port of deployment %s", w.GenerateName, target.String(), d.Name))
+		}
+	}
+	return out
+}
+
+func hasContainerPort(containers []corev1.Container, port intstr.IntOrString) bool {
+	for _, c := range containers {
+		for _, p := range c.Ports {
+			if (port.Type == intstr.Int && p.ContainerPort == port.IntVal) || (port.Type == intstr.String && p.Name == port.StrVal) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func checkWebhookRules(b *Bundle) []Finding {
+	if b.CSV == nil {
+		return nil
+	}
+	var out []Finding
+	for _, w := range b.CSV.Spec.WebhookDefinitions {
+		for _, r := range w.Rules {
+			switch {
+			case slices.Contains(r.APIGroups, "*"):
+				out = append(out, errorf("webhook %s: a rule targets all API groups", w.GenerateName))
+			case slices.Contains(r.APIGroups, "operators.coreos.com"):
+				out = append(out, errorf("webhook %s: a rule targets OLM's group operators.coreos.com", w.GenerateName))
+			case slices.Contains(r.APIGroups, "admissionregistration.k8s.io") && slices.ContainsFunc(r.Resources, func(res string) bool {
+				res = strings.ToLower(res)
+				return res == "*" || strings.HasPrefix(res, "mutatingwebhookconfiguration") || strings.HasPrefix(res, "validatingwebhookconfiguration")
+			}):
+				out = append(out, errorf("webhook %s: a rule targets webhook configurations", w.GenerateName))
+			}
+		}
+	}
+	return out
+}
+
+// targetsPods reports whether a webhook rule applies to pods.
+func targetsPods(rules []admissionregistrationv1.RuleWithOperations) bool {
+	for _, r := range rules {
+		if !slices.Contains(r.APIGroups, "") && !slices.Contains(r.APIGroups, "*") {
+			continue
+		}
+		for _, res := range r.Resources {
+			if res == "pods" || res == "*" || strings.HasPrefix(res, "pods/") || res == "*/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func checkPodWebhookSelector(b *Bundle) []Finding {
+	if b.CSV == nil {
+		return nil
+	}
+	var out []Finding
+	for _, w := range b.CSV.Spec.WebhookDefinitions {
+		if !targetsPods(w.Rules) {
+			continue
+		}
+		if w.ObjectSelector == nil {
+			out = append(out, errorf("webhook %s on pods has no objectSelector: it would intercept the operator's own pods", w.GenerateName))
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(w.ObjectSelector)
+		if err != nil {
+			out = append(out, errorf("webhook %s: objectSelector: %v", w.GenerateName, err))
+			continue
+		}
+		if d := b.CSV.Deployment(w.DeploymentName); d != nil && sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+			out = append(out, errorf("webhook %s: objectSelector %s matches the pods of deployment %s, which serve it", w.GenerateName, sel, d.Name))
+		}
+	}
+	return out
+}
+
+// certArgs returns the --cert-source and --webhook-cert-dir values of a
+// container's arguments ("" when absent), in either --flag=value or
+// --flag value form.
+func certArgs(args []string) (source, dir string) {
+	for i, a := range args {
+		for _, flag := range []string{"--cert-source", "-cert-source", "--webhook-cert-dir", "-webhook-cert-dir"} {
+			var v string
+			switch {
+			case strings.HasPrefix(a, flag+"="):
+				v = strings.TrimPrefix(a, flag+"=")
+			case a == flag && i+1 < len(args):
+				v = args[i+1]
+			default:
+				continue
+			}
+			if strings.HasSuffix(flag, "cert-source") {
+				source = v
+			} else {
+				dir = v
+			}
+		}
+	}
+	return source, dir
+}
+
+func checkExternalCerts(b *Bundle) []Finding {
+	if b.CSV == nil {
+		return nil
+	}
+	var out []Finding
+	checked := map[string]bool{}
+	for _, w := range b.CSV.Spec.WebhookDefinitions {
+		d := b.CSV.Deployment(w.DeploymentName)
+		if d == nil || checked[d.Name] {
+			continue
+		}
+		checked[d.Name] = true
+		for _, c := range d.Spec.Template.Spec.Containers {
+			for _, m := range c.VolumeMounts {
+				if strings.TrimSuffix(m.MountPath, "/") == OLMWebhookCertDir {
+					out = append(out, errorf("deployment %s, container %s mounts %s at %s, where OLM mounts the webhook certificate", d.Name, c.Name, m.Name, OLMWebhookCertDir))
+				}
+			}
+			if len(c.Ports) == 0 {
+				continue
+			}
+			source, dir := certArgs(c.Args)
+			if source != webhooks.CertSourceExternal {
+				if source == "" {
+					source = webhooks.CertSourceSelf + " (the default)"
+				}
+				out = append(out, errorf("deployment %s, container %s runs with --cert-source=%s: under OLM it must be %s (OLM issues the certificate and owns the webhook configurations)",
+					d.Name, c.Name, source, webhooks.CertSourceExternal))
+			}
+			if dir != "" && strings.TrimSuffix(dir, "/") != OLMWebhookCertDir {
+				out = append(out, errorf("deployment %s, container %s reads its certificate from %s, not from %s where OLM mounts it", d.Name, c.Name, dir, OLMWebhookCertDir))
+			}
+		}
+	}
+	return out
+}
+
+func checkLeastPrivilege(b *Bundle) []Finding {
+	if b.CSV == nil {
+		return nil
+	}
+	var out []Finding
+	for _, p := range allPermissions(b.CSV) {
+		for _, r := range p.Rules {
+			if slices.Contains(r.APIGroups, rbacv1.APIGroupAll) || slices.Contains(r.Resources, rbacv1.ResourceAll) || slices.Contains(r.Verbs, rbacv1.VerbAll) {
+				out = append(out, errorf("service account %s: a rule uses a wildcard: %v %v %v", p.ServiceAccountName, r.APIGroups, r.Resources, r.Verbs))
+				continue
+			}
+			if grants(r, "", "secrets", "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection") {
+				out = append(out, errorf("service account %s may access Secrets: the manager reads none under OLM", p.ServiceAccountName))
+			}
+			for _, res := range []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"} {
+				if grants(r, "admissionregistration.k8s.io", res, "create", "update", "patch", "delete", "deletecollection") {
+					out = append(out, errorf("service account %s may change %s, which OLM owns", p.ServiceAccountName, res))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func checkAllNamespaces(b *Bundle) []Finding {
+	if b.CSV == nil || b.CSV.Supports(csv.InstallModeAllNamespaces) {
+		return nil
+	}
+	return []Finding{errorf("the AllNamespaces install mode is not supported")}
+}
+
+func checkWebhookTimeouts(b *Bundle) []Finding {
+	if b.CSV == nil {
+		return nil
+	}
+	var out []Finding
+	for _, w := range b.CSV.Spec.WebhookDefinitions {
+		failClosed := w.FailurePolicy == nil || *w.FailurePolicy == admissionregistrationv1.Fail
+		if failClosed && w.TimeoutSeconds != nil && *w.TimeoutSeconds > maxFailClosedTimeout {
+			out = append(out, warnf("webhook %s fails closed with a %ds timeout; keep it within %ds", w.GenerateName, *w.TimeoutSeconds, maxFailClosedTimeout))
+		}
+	}
+	return out
+}
+
+// servedPaths are the paths the manager's webhook server handles.
+func servedPaths() []string {
+	return []string{webhooks.PodInjectionPath, webhooks.SidecarSetDefaultPath, webhooks.SidecarSetValidatePath}
+}
+
+func checkWebhookPaths(b *Bundle) []Finding {
+	if b.CSV == nil {
+		return nil
+	}
+	var out []Finding
+	defined := map[string]bool{}
+	for _, w := range b.CSV.Spec.WebhookDefinitions {
+		p := "/"
+		if w.WebhookPath != nil {
+			p = *w.WebhookPath
+		}
+		defined[p] = true
+		if !slices.Contains(servedPaths(), p) {
+			out = append(out, errorf("webhook %s: the manager serves nothing at %s", w.GenerateName, p))
+		}
+	}
+	for _, p := range servedPaths() {
+		if !defined[p] {
+			out = append(out, errorf("the manager serves %s but no webhook definition routes to it", p))
+		}
+	}
+	return out
+}
