@@ -9,7 +9,7 @@ import (
 // SidecarSetSpec declares which pods get which sidecars, and how existing
 // pods are upgraded when the sidecars change.
 // +kubebuilder:validation:XValidation:rule="(has(self.containers) && size(self.containers) > 0) || (has(self.initContainers) && size(self.initContainers) > 0)",message="at least one container or initContainer is required",fieldPath=".containers"
-// +kubebuilder:validation:XValidation:rule="!(has(self.namespace) && size(self.namespace) > 0 && has(self.namespaceSelector))",message="namespace and namespaceSelector are mutually exclusive: namespace is a shorthand for a namespaceSelector on kubernetes.io/metadata.name",fieldPath=".namespaceSelector"
+// +kubebuilder:validation:XValidation:rule="!(has(self.__namespace__) && size(self.__namespace__) > 0 && has(self.namespaceSelector))",message="namespace and namespaceSelector are mutually exclusive: namespace is a shorthand for a namespaceSelector on kubernetes.io/metadata.name",fieldPath=".namespaceSelector"
 type SidecarSetSpec struct {
 	// selector is a label query over the pods that get the sidecars injected
 	// at creation and upgraded in place afterwards. It must not be empty.
