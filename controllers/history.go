@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -176,9 +177,18 @@ func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1alpha1.
 			}
 			// The existing revision (left by an earlier SidecarSet of the
 			// same name, or not yet in the cache) may lack the custom
-			// version the candidate carries.
+			// version the candidate carries, and may still belong to the
+			// deleted SidecarSet (garbage collection has not reached it):
+			// adopt it, so that it is ours and goes away with us.
 			latest = existing
 			plan.Relabel = customVersionToLabel(s, existing)
+			if metav1ControllerUID(existing) != s.UID {
+				patch := client.MergeFrom(existing.DeepCopy())
+				existing.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(s, appsv1alpha1.GroupVersion.WithKind("SidecarSet"))}
+				if err := r.Client.Patch(ctx, existing, patch); err != nil {
+					return "", collisions, fmt.Errorf("adopting revision %s: %w", existing.Name, err)
+				}
+			}
 		} else if err != nil {
 			return "", collisions, fmt.Errorf("creating revision %s: %w", latest.Name, err)
 		}

@@ -18,6 +18,9 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 )
 
+// TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion also checks
+// that a revision left by an earlier SidecarSet of the same name (garbage
+// collection not done yet) is adopted when reused.
 func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 	t.Parallel()
 	const ns = "kruise-system"
@@ -88,6 +91,9 @@ func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got.Labels[appsv1alpha1.SidecarSetCustomVersionLabel]); diff != "" {
 				t.Errorf("custom version label (-want +got):\n%s", diff)
+			}
+			if owner := metav1.GetControllerOf(got); owner == nil || owner.UID != s.UID {
+				t.Errorf("the latest revision is owned by %+v, want the SidecarSet %s", owner, s.UID)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"maps"
 	"sync"
 	"time"
 
@@ -32,9 +33,7 @@ func (f *inFlight) snapshot(set string) map[types.UID]rollout.InFlight {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make(map[types.UID]rollout.InFlight, len(f.sets[set]))
-	for uid, e := range f.sets[set] {
-		out[uid] = e
-	}
+	maps.Copy(out, f.sets[set])
 	return out
 }
 

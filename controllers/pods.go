@@ -92,7 +92,7 @@ var podChanged = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		oldPod, ok1 := e.ObjectOld.(*corev1.Pod)
 		newPod, ok2 := e.ObjectNew.(*corev1.Pod)
-		if !ok1 || !ok2 || !(injected(oldPod) || injected(newPod)) {
+		if !ok1 || !ok2 || (!injected(oldPod) && !injected(newPod)) {
 			return false
 		}
 		return relevantPodChange(oldPod, newPod)

@@ -221,7 +221,7 @@ func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1alpha
 	if err != nil {
 		return err
 	}
-	if err := r.Client.Status().Patch(ctx, updated, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := r.Client.Status().Patch(ctx, updated, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("writing the status: %w", err)
 	}
 	return nil

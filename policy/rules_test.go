@@ -182,17 +182,6 @@ func TestRules_ShippedRules(t *testing.T) {
 			`restartPolicy is not allowed on spec.containers: to make "sidecar1" a native sidecar, move it to spec.initContainers with restartPolicy Always; otherwise remove restartPolicy`)},
 		maxCost: 3000,
 	}, {
-		name: "shareVolumePolicy and transferEnv on a plain init container are ignored, with a warning",
-		obj: withSidecarSet(func(s *appsv1alpha1.SidecarSet) {
-			s.Spec.InitContainers = append(s.Spec.InitContainers, appsv1alpha1.SidecarContainer{
-				Container:         corev1.Container{Name: "init2", Image: "busybox:1.36"},
-				ShareVolumePolicy: appsv1alpha1.ShareVolumePolicy{Type: appsv1alpha1.ShareVolumePolicyEnabled},
-				TransferEnv:       []appsv1alpha1.TransferEnvVar{{SourceContainerName: "app", EnvName: "TZ"}},
-			})
-		}),
-		wantWarnings: []string{`spec.initContainers[1]: shareVolumePolicy, shareVolumeDevicePolicy and transferEnv of init container "init2" are ignored: they apply only to containers and to native sidecars (restartPolicy Always)`},
-		maxCost:      3000,
-	}, {
 		// OpenKruise rejects it: it cannot upgrade native sidecars in place.
 		name: "a native sidecar of a RollingUpdate SidecarSet is accepted (it is upgraded in place)",
 		obj: withSidecarSet(func(s *appsv1alpha1.SidecarSet) {

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -68,7 +69,7 @@ func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admiss
 		Namespace:  inject.Namespace{Name: namespace},
 		Candidates: make([]inject.Candidate, 0, len(entries)),
 		Now:        metav1.Now(),
-		Rand:       rand.Float64(),
+		Rand:       rand.Float64(), //nolint:gosec // the coin of a Partial injection needs no cryptographic randomness
 		Options:    h.Options,
 	}
 	needNamespaceLabels := false
@@ -132,9 +133,7 @@ func (h *PodInjector) namespaceLabels(ctx context.Context, name string) (map[str
 	labels := ns.GetLabels()
 	if labels[match.NamespaceNameLabel] == "" {
 		labels = map[string]string{match.NamespaceNameLabel: name}
-		for k, v := range ns.GetLabels() {
-			labels[k] = v
-		}
+		maps.Copy(labels, ns.GetLabels())
 	}
 	return labels, nil
 }

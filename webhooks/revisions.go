@@ -41,6 +41,9 @@ func findPinnedRevision(ctx context.Context, reader client.Reader, namespace str
 		var newest *appsv1.ControllerRevision
 		for i := range list.Items {
 			rev := &list.Items[i]
+			if !ownedBy(rev, s) {
+				continue // left behind by an earlier SidecarSet of the same name
+			}
 			if rev.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] == *pin.CustomVersion && (newest == nil || rev.Revision > newest.Revision) {
 				newest = rev
 			}
@@ -52,6 +55,18 @@ func findPinnedRevision(ctx context.Context, reader client.Reader, namespace str
 	default:
 		return nil, fmt.Errorf("injectionStrategy.revision names neither a revisionName nor a customVersion")
 	}
+}
+
+// ownedBy reports whether a revision belongs to the SidecarSet: it has no
+// controller owner, or the SidecarSet (by UID) is it, as the controller's
+// history considers.
+func ownedBy(rev *appsv1.ControllerRevision, s *appsv1alpha1.SidecarSet) bool {
+	for _, o := range rev.OwnerReferences {
+		if o.Controller != nil && *o.Controller {
+			return o.UID == s.UID
+		}
+	}
+	return true
 }
 
 // pinnedCache memoises restored revisions: restoring decodes the revision

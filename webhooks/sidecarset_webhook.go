@@ -84,7 +84,7 @@ func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1alpha1
 	}
 	_, pinErr := findPinnedRevision(ctx, v.Reader, v.Namespace, s)
 
-	errs, warnings := validation.ValidateSidecarSet(s, old, validation.Options{Others: others, PinnedRevisionError: pinErr})
+	errs, warnings := validation.ValidateSidecarSet(s, old, validation.Options{Others: others, PinnedRevisionError: pinErr, Namespace: v.Namespace})
 	ruleErrs, ruleWarnings, err := v.Rules.Validate(ctx, s, old)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)

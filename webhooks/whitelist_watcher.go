@@ -7,7 +7,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,7 +50,7 @@ func AddWhitelistWatcher(mgr manager.Manager, store *policy.Store, namespace str
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("whitelist").
 		For(&corev1.ConfigMap{}, builder.WithPredicates(isWhitelist, predicate.Funcs{GenericFunc: func(event.GenericEvent) bool { return false }})).
-		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: 1}).
+		WithOptions(controller.Options{NeedLeaderElection: new(false), MaxConcurrentReconciles: 1}).
 		Complete(w)
 }
 
@@ -74,6 +73,12 @@ func (w *whitelistWatcher) Reconcile(ctx context.Context, _ reconcile.Request) (
 	default:
 		policyReloads.WithLabelValues("success").Inc()
 		log.Info("Loaded the patchPodMetadata whitelist", "configMap", w.key, "resourceVersion", load.configMap.ResourceVersion)
+		if wl := w.store.Current().Whitelist; wl != nil {
+			for _, warning := range wl.Warnings() {
+				log.Info("Whitelist warning", "configMap", w.key, "warning", warning)
+				w.recorder.Eventf(load.configMap, nil, corev1.EventTypeWarning, "WhitelistWarning", "Reload", "%s", warning)
+			}
+		}
 	}
 	return reconcile.Result{}, nil
 }

@@ -5,6 +5,7 @@ package match
 
 import (
 	"fmt"
+	"maps"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -39,9 +40,7 @@ func Namespace(s *appsv1alpha1.SidecarSet, name string, nsLabels map[string]stri
 	}
 	if nsLabels[NamespaceNameLabel] != name {
 		withName := make(map[string]string, len(nsLabels)+1)
-		for k, v := range nsLabels {
-			withName[k] = v
-		}
+		maps.Copy(withName, nsLabels)
 		withName[NamespaceNameLabel] = name
 		nsLabels = withName
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -136,9 +137,7 @@ func New(s *appsv1alpha1.SidecarSet, namespace string, number int64, collisionCo
 	}
 	hash := Hash(data, collisionCount)
 	labels := make(map[string]string, len(s.Labels)+2)
-	for k, v := range s.Labels {
-		labels[k] = v
-	}
+	maps.Copy(labels, s.Labels)
 	labels[appsv1alpha1.SidecarSetNameLabel] = s.Name
 	labels[HashLabel] = hash
 	// The SidecarSet's annotations are copied, as OpenKruise does, except

@@ -85,6 +85,10 @@ const (
 	// ReasonNotUpgradablePods: some pods cannot be upgraded in place because
 	// a field other than an image changed.
 	ReasonNotUpgradablePods = "NotUpgradablePods"
+	// ReasonUpdatedPodsUnavailable: every pod that can be upgraded was, but
+	// some upgraded pods are not available (not ready, or the new sidecar
+	// image is not running: for example it cannot be pulled).
+	ReasonUpdatedPodsUnavailable = "UpdatedPodsUnavailable"
 	// ReasonNotSelected: the remaining pods are outside updateStrategy.selector.
 	ReasonNotSelected = "NotSelectedByUpdateSelector"
 	// ReasonBlockedPods: some pods that need the upgrade cannot be patched:

@@ -59,19 +59,19 @@ func newSetView(s *appsv1alpha1.SidecarSet, hashes appsv1alpha1.Hashes) *setView
 // addSidecar adds one upgradable sidecar: a container, or a native sidecar
 // (an init container with restartPolicy Always). Plain init containers are
 // never added: they ran once and are not upgraded in place.
-func (v *setView) addSidecar(c *appsv1alpha1.SidecarContainer) {
-	v.sidecarList = append(v.sidecarList, c.Name)
+func (s *setView) addSidecar(c *appsv1alpha1.SidecarContainer) {
+	s.sidecarList = append(s.sidecarList, c.Name)
 	if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
 		t1, t2 := podstate.HotUpgradeTwins(c.Name)
-		v.hot = append(v.hot, hotSidecar{
+		s.hot = append(s.hot, hotSidecar{
 			name: c.Name, twin1: t1, twin2: t2,
 			image: c.Image, emptyImage: c.UpgradeStrategy.HotUpgradeEmptyImage,
 		})
-		v.names = append(v.names, t1, t2)
+		s.names = append(s.names, t1, t2)
 		return
 	}
-	v.cold = append(v.cold, c)
-	v.names = append(v.names, c.Name)
+	s.cold = append(s.cold, c)
+	s.names = append(s.names, c.Name)
 }
 
 // rolling reports whether the strategy lets the planner touch pods.

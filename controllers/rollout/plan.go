@@ -183,6 +183,14 @@ func Compute(in Input) (Plan, error) {
 		if v.unavailable() {
 			unavailable++
 		}
+		if v.updated {
+			if v.consistent {
+				sum.completed++
+			}
+			if !v.consistent || !v.ready {
+				sum.updatedUnavailable++
+			}
+		}
 		switch {
 		case v.inRollout(hash):
 			rollout = append(rollout, v)

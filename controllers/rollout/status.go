@@ -49,6 +49,9 @@ type roundSummary struct {
 	// rollout is the size of the rollout population, rolloutUpdated how
 	// many of its pods are observed updated.
 	rollout, rolloutUpdated int
+	// completed counts the pods updated whose in-place update is complete;
+	// updatedUnavailable the updated pods that are not (or not ready).
+	completed, updatedUnavailable int
 	// Pods outside the rollout that need the upgrade.
 	notUpgradable, notSelected int
 	selectorErr                error
@@ -81,15 +84,14 @@ func setConditions(prev []metav1.Condition, generation int64, sum roundSummary, 
 	progressing.Type = appsv1alpha1.SidecarSetConditionProgressing
 	progressing.ObservedGeneration = generation
 	progressing.LastTransitionTime = ts
-	if sum.rolloutUpdated == sum.rollout {
+	if sum.completed == sum.matched {
 		updated.Status = metav1.ConditionTrue
 		updated.Reason = appsv1alpha1.ReasonRolloutComplete
-		updated.Message = fmt.Sprintf("all %d pods that can be upgraded in place run the latest sidecars", sum.rollout)
+		updated.Message = allRun(sum.matched, "matched pod")
 	} else {
 		updated.Status = metav1.ConditionFalse
 		updated.Reason = progressing.Reason
-		updated.Message = fmt.Sprintf("%d of %d pods that can be upgraded in place run the latest sidecars",
-			sum.rolloutUpdated, sum.rollout)
+		updated.Message = fmt.Sprintf("%d of %d matched pods run the latest sidecars", sum.completed, sum.matched)
 	}
 	meta.SetStatusCondition(&conds, updated)
 	meta.SetStatusCondition(&conds, progressing)
@@ -127,7 +129,7 @@ func progressingCondition(sum roundSummary) metav1.Condition {
 		}
 	}
 	if main == "" {
-		main = fmt.Sprintf("all %d pods that can be upgraded in place run the latest sidecars", sum.rollout)
+		main = allRun(sum.rollout, "pod that can be upgraded in place")
 	}
 	c.Message = strings.Join(append([]string{main}, notes...), "; ")
 	return c
@@ -171,6 +173,10 @@ func progressNotes(sum roundSummary) []note {
 	add(sum.notSelected > 0, appsv1alpha1.ReasonNotSelected,
 		"%d of %d pods are not updated: updateStrategy.selector does not select them", sum.notSelected, sum.matched)
 	add(sum.selectorErr != nil, appsv1alpha1.ReasonNotSelected, "updateStrategy.selector is invalid: %v", sum.selectorErr)
+	add(sum.updatedUnavailable > 0 && sum.updates == 0 && sum.inFlight == 0 && sum.finishing == 0 && bt.byBudget == 0,
+		appsv1alpha1.ReasonUpdatedPodsUnavailable,
+		"%d of %d upgraded pods are not available: not ready, or the new sidecar image is not running (for example, "+
+			"it cannot be pulled); see kubectl get pods and their events", sum.updatedUnavailable, sum.updated)
 	add(sum.expired > 0, "", "gave up waiting for %s to show their new version after %v",
 		count(sum.expired, "patched pod"), InFlightTimeout)
 	return notes
@@ -188,6 +194,8 @@ func progressingReason(sum roundSummary) (metav1.ConditionStatus, string) {
 		return metav1.ConditionTrue, appsv1alpha1.ReasonWaitingForUnavailablePods
 	case sum.batch.byPartition > 0:
 		return metav1.ConditionFalse, appsv1alpha1.ReasonPartitionHeld
+	case sum.updatedUnavailable > 0:
+		return metav1.ConditionFalse, appsv1alpha1.ReasonUpdatedPodsUnavailable
 	case sum.blocked > 0 && sum.rolloutUpdated < sum.rollout:
 		return metav1.ConditionFalse, appsv1alpha1.ReasonBlockedPods
 	case sum.notUpgradable > 0:
@@ -231,4 +239,15 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// allRun says that every one of n pods runs the latest sidecars.
+func allRun(n int, noun string) string {
+	switch n {
+	case 0:
+		return "no " + noun + " to upgrade"
+	case 1:
+		return "the " + noun + " runs the latest sidecars"
+	}
+	return fmt.Sprintf("all %d %s run the latest sidecars", n, strings.Replace(noun, "pod", "pods", 1))
 }

@@ -42,7 +42,7 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "a complete rollout says so",
 			set:  mu(1), pods: fleet(t, v2.obj(), v2.obj(), 3, 0, 0),
 			want: []metav1.Condition{
-				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 3 pods that can be upgraded in place run the latest sidecars"),
+				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 3 matched pods run the latest sidecars"),
 				progressing(no, appsv1alpha1.ReasonRolloutComplete, "all 3 pods that can be upgraded in place run the latest sidecars"),
 			},
 		},
@@ -50,7 +50,7 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "an upgrade in progress says how many pods move and how many wait",
 			set:  mu(1), pods: fleet(t, v1.obj(), v2.obj(), 3, 0, 0),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonUpdating, "0 of 3 pods that can be upgraded in place run the latest sidecars"),
+				updated(no, appsv1alpha1.ReasonUpdating, "0 of 3 matched pods run the latest sidecars"),
 				progressing(yes, appsv1alpha1.ReasonUpdating, "upgrading 1 pod; 0 of 3 pods are updated; "+
 					"2 of 3 pods wait: maxUnavailable 1 is used up by 1 pod upgrading or not ready"),
 			},
@@ -59,7 +59,7 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "pods waiting for upgraded pods to become available are counted",
 			set:  mu(10), pods: fleet(t, v1.obj(), v2.obj(), 100, 90, 80),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonWaitingForUnavailablePods, "90 of 100 pods that can be upgraded in place run the latest sidecars"),
+				updated(no, appsv1alpha1.ReasonWaitingForUnavailablePods, "80 of 100 matched pods run the latest sidecars"),
 				progressing(yes, appsv1alpha1.ReasonWaitingForUnavailablePods,
 					"10 of 100 pods wait: maxUnavailable 10 is used up by 10 pods upgrading or not ready"),
 			},
@@ -68,7 +68,7 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "a paused SidecarSet says how many pods wait",
 			set:  mu(1).paused(), pods: fleet(t, v1.obj(), v2.obj(), 3, 1, 1),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonPaused, "1 of 3 pods that can be upgraded in place run the latest sidecars"),
+				updated(no, appsv1alpha1.ReasonPaused, "1 of 3 matched pods run the latest sidecars"),
 				progressing(no, appsv1alpha1.ReasonPaused, "updateStrategy.paused is true: 2 of 3 pods wait for their upgrade"),
 			},
 		},
@@ -76,7 +76,7 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "a NotUpdate SidecarSet leaves pods alone",
 			set:  mu(1).notUpdate(), pods: fleet(t, v1.obj(), v2.obj(), 3, 0, 0),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonNotUpdate, "0 of 3 pods that can be upgraded in place run the latest sidecars"),
+				updated(no, appsv1alpha1.ReasonNotUpdate, "0 of 3 matched pods run the latest sidecars"),
 				progressing(no, appsv1alpha1.ReasonNotUpdate, "updateStrategy.type is NotUpdate: existing pods keep their sidecars; 0 of 3 pods are updated"),
 			},
 		},
@@ -84,7 +84,7 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "a partition holding every remaining pod says so",
 			set:  mu(1).partition(intstr.FromString("50%")), pods: fleet(t, v1.obj(), v2.obj(), 4, 2, 2),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonPartitionHeld, "2 of 4 pods that can be upgraded in place run the latest sidecars"),
+				updated(no, appsv1alpha1.ReasonPartitionHeld, "2 of 4 matched pods run the latest sidecars"),
 				progressing(no, appsv1alpha1.ReasonPartitionHeld, "2 of 4 pods are held on the old sidecars by partition 50% (2)"),
 			},
 		},
@@ -92,7 +92,7 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "maxUnavailable 0 says no pod may become unavailable",
 			set:  mu(0), pods: fleet(t, v1.obj(), v2.obj(), 3, 0, 0),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonMaxUnavailableIsZero, "0 of 3 pods that can be upgraded in place run the latest sidecars"),
+				updated(no, appsv1alpha1.ReasonMaxUnavailableIsZero, "0 of 3 matched pods run the latest sidecars"),
 				progressing(no, appsv1alpha1.ReasonMaxUnavailableIsZero, "3 of 3 pods wait: maxUnavailable 0 lets no pod become unavailable"),
 			},
 		},
@@ -101,7 +101,8 @@ func TestPlan_Conditions(t *testing.T) {
 			set:  mu(1).mode("agent", "x"),
 			pods: append(fleet(t, v2.clone().mode("agent", "x").obj(), v2.obj(), 2, 0, 0), makePod("old").injected(t, v1.obj())),
 			want: []metav1.Condition{
-				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 2 pods that can be upgraded in place run the latest sidecars"),
+				// OpenKruise-style "complete" here would be a false success: a pod still needs the change.
+				updated(no, appsv1alpha1.ReasonNotUpgradablePods, "2 of 3 matched pods run the latest sidecars"),
 				progressing(no, appsv1alpha1.ReasonNotUpgradablePods, "1 of 3 pods cannot be upgraded in place: "+
 					"a field other than an image changed; recreate them to get the new sidecars"),
 			},
@@ -111,8 +112,22 @@ func TestPlan_Conditions(t *testing.T) {
 			set:  mu(1).updateSelector("canary", "true"),
 			pods: append(fleet(t, v1.obj(), v2.obj(), 2, 0, 0), makePod("canary").injected(t, v2.obj()).label("canary", "true")),
 			want: []metav1.Condition{
-				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 1 pods that can be upgraded in place run the latest sidecars"),
+				updated(no, appsv1alpha1.ReasonNotSelected, "1 of 3 matched pods run the latest sidecars"),
 				progressing(no, appsv1alpha1.ReasonNotSelected, "2 of 3 pods are not updated: updateStrategy.selector does not select them"),
+			},
+		},
+		{
+			name: "an upgraded pod stuck on an image that cannot be pulled is not reported complete",
+			set:  mu(1),
+			pods: func() []*podWrapper {
+				ps := fleet(t, v1.obj(), v2.obj(), 2, 2, 1)
+				ps[1].stuck("agent")
+				return ps
+			}(),
+			want: []metav1.Condition{
+				updated(no, appsv1alpha1.ReasonUpdatedPodsUnavailable, "1 of 2 matched pods run the latest sidecars"),
+				progressing(no, appsv1alpha1.ReasonUpdatedPodsUnavailable, "1 of 2 upgraded pods are not available: not ready, "+
+					"or the new sidecar image is not running (for example, it cannot be pulled); see kubectl get pods and their events"),
 			},
 		},
 		{
@@ -120,7 +135,7 @@ func TestPlan_Conditions(t *testing.T) {
 			set:  mu(1), pods: fleet(t, v1.obj(), v2.obj(), 1, 0, 0),
 			inFlight: map[types.UID]InFlight{"uid-pod-0": {Hash: "h", Since: t0.Add(-time.Hour)}},
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonUpdating, "0 of 1 pods that can be upgraded in place run the latest sidecars"),
+				updated(no, appsv1alpha1.ReasonUpdating, "0 of 1 matched pods run the latest sidecars"),
 				progressing(yes, appsv1alpha1.ReasonUpdating, "upgrading 1 pod; 0 of 1 pods are updated; "+
 					"gave up waiting for 1 patched pod to show their new version after 5m0s"),
 			},
@@ -135,7 +150,7 @@ func TestPlan_Conditions(t *testing.T) {
 			pods: fleet(t, v1.obj(), v2.obj(), 2, 1, 0),
 			want: []metav1.Condition{
 				{Type: "Other", Status: yes, Reason: "R", LastTransitionTime: then},
-				updated(no, appsv1alpha1.ReasonWaitingForUnavailablePods, "1 of 2 pods that can be upgraded in place run the latest sidecars"),
+				updated(no, appsv1alpha1.ReasonWaitingForUnavailablePods, "0 of 2 matched pods run the latest sidecars"),
 				cond(appsv1alpha1.SidecarSetConditionProgressing, yes, appsv1alpha1.ReasonWaitingForUnavailablePods,
 					"1 of 2 pods wait: maxUnavailable 1 is used up by 1 pod upgrading or not ready", then),
 			},

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -51,6 +50,6 @@ func RateLimiter(baseDelay, maxDelay time.Duration, qps, bucket int) workqueue.T
 // ControllerConfig is the configuration shared by every controller.
 func ControllerConfig() config.Controller {
 	return config.Controller{
-		RecoverPanic: ptr.To(true),
+		RecoverPanic: new(true),
 	}
 }

@@ -46,9 +46,13 @@ type env struct {
 }
 
 func main() {
+	os.Exit(run())
+}
+
+func run() int {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: bench webhook|rollout [flags]")
-		os.Exit(2)
+		return 2
 	}
 	verb := os.Args[1]
 	fs := flag.NewFlagSet("bench "+verb, flag.ExitOnError)
@@ -61,13 +65,13 @@ func main() {
 	ro := rolloutOptions{}
 	fs.IntVar(&ro.writers, "writers", 32, "Parallel pod patches of the floor client; the manager's --pod-writers default (rollout).")
 	if err := fs.Parse(os.Args[2:]); err != nil {
-		os.Exit(2)
+		return 2
 	}
-	for _, c := range strings.Split(*counts, ",") {
+	for c := range strings.SplitSeq(*counts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(c))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: --sidecarsets:", err)
-			os.Exit(2)
+			return 2
 		}
 		wo.counts = append(wo.counts, n)
 	}
@@ -77,7 +81,7 @@ func main() {
 	e, err := connect(*kubeconfig)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
 	e.pidFile = *pidFile
 	var ok bool
@@ -91,12 +95,13 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
 	if !ok {
 		fmt.Fprintln(os.Stderr, "bench: a target was missed (see the table)")
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func connect(kubeconfig string) (*env, error) {

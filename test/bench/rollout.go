@@ -212,9 +212,7 @@ func (e *env) floorRollout(ctx context.Context, w *podWatch, ns, image string, w
 	var wg sync.WaitGroup
 	var failed atomic.Value
 	for range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for name := range work {
 				patch := fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"image":%q}]}}`, agent, image)
 				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
@@ -226,7 +224,7 @@ func (e *env) floorRollout(ctx context.Context, w *podWatch, ns, image string, w
 					<-slots
 				}()
 			}
-		}()
+		})
 	}
 	for _, name := range pods {
 		slots <- struct{}{}

@@ -149,9 +149,7 @@ func (e *env) measureCreation(ctx context.Context, o webhookOptions, label strin
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range o.creators {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				pod := benchPod(i)
 				t := time.Now()
@@ -164,7 +162,7 @@ func (e *env) measureCreation(ctx context.Context, o webhookOptions, label strin
 				r.latencies = append(r.latencies, d)
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	for i := range o.pods {
 		next <- i
@@ -234,15 +232,13 @@ func (e *env) ensureBenchSidecarSets(ctx context.Context, n int) error {
 	errs := make(chan error, n)
 	next := make(chan int)
 	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				if err := e.client.Create(ctx, benchSidecarSet(i)); err != nil && !apierrors.IsAlreadyExists(err) {
 					errs <- err
 				}
 			}
-		}()
+		})
 	}
 	for i := have; i < n; i++ {
 		next <- i

@@ -186,8 +186,7 @@ func (c *Cluster) kwokModuleDir(ctx context.Context) (string, error) {
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
 	out, err := cmd.Output()
 	if err != nil {
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
+		if exitErr, ok := errors.AsType[*exec.ExitError](err); ok {
 			return "", fmt.Errorf("locating the kwok module: %w: %s", err, exitErr.Stderr)
 		}
 		return "", fmt.Errorf("locating the kwok module: %w", err)

@@ -161,7 +161,7 @@ func stopPID(pid int, timeout time.Duration) error {
 func waitGone(pid int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if syscall.Kill(pid, 0) != nil || isZombie(pid) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) || isZombie(pid) {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -267,7 +267,7 @@ func (d *demo) partitionRollout(ctx context.Context) error {
 			return err
 		}
 		updated, pending := 0, 0
-		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
 			f := strings.Split(line, "|")
 			if len(f) != 3 || f[0] != "busybox:1.37" {
 				continue

@@ -29,16 +29,20 @@ const (
 )
 
 func main() {
+	os.Exit(run())
+}
+
+func run() int {
 	fs := flag.NewFlagSet("devenv", flag.ExitOnError)
 	dir := fs.String("dir", "bin/dev", "Directory of the dev environment: cluster state, kubeconfig, manager log.")
 	binDir := fs.String("bin-dir", "bin", "Directory of the tools and the manager binary.")
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: devenv up|down [--dir DIR] [--bin-dir DIR]")
-		os.Exit(2)
+		return 2
 	}
 	verb := os.Args[1]
 	if err := fs.Parse(os.Args[2:]); err != nil {
-		os.Exit(2)
+		return 2
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -56,8 +60,9 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "devenv:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 type env struct {

@@ -44,5 +44,3 @@ func candidateOf(s *appsv1alpha1.SidecarSet) Candidate {
 	}
 	return Candidate{SidecarSet: s, Hashes: h}
 }
-
-func ptrTo[T any](v T) *T { return &v }

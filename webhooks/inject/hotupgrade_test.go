@@ -17,7 +17,7 @@ func hot(name string, native bool, emptyImage string) *appsv1alpha1.SidecarConta
 		},
 	}
 	if native {
-		sc.RestartPolicy = ptrTo(corev1.ContainerRestartPolicyAlways)
+		sc.RestartPolicy = new(corev1.ContainerRestartPolicyAlways)
 	}
 	return sc
 }

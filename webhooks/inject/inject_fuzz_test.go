@@ -22,12 +22,12 @@ type fuzzSeed struct {
 	labels, annotations, containers []byte
 }
 
-func seedOf(t testing.TB, lc loadedCase) fuzzSeed {
-	t.Helper()
+func seedOf(tb testing.TB, lc loadedCase) fuzzSeed {
+	tb.Helper()
 	marshal := func(v any) []byte {
 		data, err := json.Marshal(v)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		return data
 	}

@@ -72,24 +72,24 @@ type loadedCase struct {
 	spec  goldenCase
 }
 
-func loadCases(t testing.TB) []loadedCase {
-	t.Helper()
+func loadCases(tb testing.TB) []loadedCase {
+	tb.Helper()
 	paths, err := filepath.Glob(filepath.Join(goldenDir, "*.yaml"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if len(paths) == 0 {
-		t.Fatalf("no golden cases in %s", goldenDir)
+		tb.Fatalf("no golden cases in %s", goldenDir)
 	}
 	cases := make([]loadedCase, 0, len(paths))
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		c, err := parseCase(strings.TrimSuffix(filepath.Base(p), ".yaml"), data)
 		if err != nil {
-			t.Fatalf("%s: %v", p, err)
+			tb.Fatalf("%s: %v", p, err)
 		}
 		cases = append(cases, c)
 	}
@@ -295,81 +295,81 @@ func compareGolden(t *testing.T, path string, got []byte) {
 }
 
 // applyPatch applies a patch to raw JSON, as the API server does.
-func applyPatch(t testing.TB, raw []byte, ops []jsonpatch.Operation) []byte {
-	t.Helper()
+func applyPatch(tb testing.TB, raw []byte, ops []jsonpatch.Operation) []byte {
+	tb.Helper()
 	if len(ops) == 0 {
 		return raw
 	}
 	data, err := json.Marshal(ops)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	patch, err := jsonpatchapply.DecodePatch(data)
 	if err != nil {
-		t.Fatalf("decoding patch %s: %v", data, err)
+		tb.Fatalf("decoding patch %s: %v", data, err)
 	}
 	patched, err := patch.Apply(raw)
 	if err != nil {
-		t.Fatalf("applying patch %s: %v", data, err)
+		tb.Fatalf("applying patch %s: %v", data, err)
 	}
 	return patched
 }
 
 // assertSamePod checks that patched JSON decodes to the expected pod.
-func assertSamePod(t testing.TB, patched []byte, want *corev1.Pod) {
-	t.Helper()
+func assertSamePod(tb testing.TB, patched []byte, want *corev1.Pod) {
+	tb.Helper()
 	var got corev1.Pod
 	if err := json.Unmarshal(patched, &got); err != nil {
-		t.Fatalf("patched pod: %v", err)
+		tb.Fatalf("patched pod: %v", err)
 	}
-	if diff := cmp.Diff(jsonValue(t, want), jsonValue(t, &got)); diff != "" {
-		t.Errorf("applying the patch does not give Output.Pod (-Output.Pod +patched):\n%s", diff)
+	if diff := cmp.Diff(jsonValue(tb, want), jsonValue(tb, &got)); diff != "" {
+		tb.Errorf("applying the patch does not give Output.Pod (-Output.Pod +patched):\n%s", diff)
 	}
 }
 
-func jsonValue(t testing.TB, v any) any {
-	t.Helper()
+func jsonValue(tb testing.TB, v any) any {
+	tb.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	var out any
 	if err := json.Unmarshal(data, &out); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return out
 }
 
 // assertIdempotent injects the injected pod again: nothing may change.
-func assertIdempotent(t testing.TB, in Input, injected *corev1.Pod) {
-	t.Helper()
+func assertIdempotent(tb testing.TB, in Input, injected *corev1.Pod) {
+	tb.Helper()
 	in.Pod = injected
 	again, err := Inject(in)
 	if err != nil {
-		t.Fatalf("injecting the injected pod again: %v", err)
+		tb.Fatalf("injecting the injected pod again: %v", err)
 	}
 	if len(again.Patch) != 0 {
-		t.Errorf("injecting the injected pod again patches it: %s", mustJSON(t, again.Patch))
+		tb.Errorf("injecting the injected pod again patches it: %s", mustJSON(tb, again.Patch))
 	}
 }
 
-func mustJSON(t testing.TB, v any) string {
-	t.Helper()
+func mustJSON(tb testing.TB, v any) string {
+	tb.Helper()
 	data, err := json.Marshal(v)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return string(data)
 }
 
 // lookupPointer evaluates a JSON pointer in a JSON document.
-func lookupPointer(t testing.TB, doc []byte, ptr string) any {
-	t.Helper()
+func lookupPointer(tb testing.TB, doc []byte, ptr string) any {
+	tb.Helper()
 	var v any
 	if err := json.Unmarshal(doc, &v); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+	for tok := range strings.SplitSeq(strings.TrimPrefix(ptr, "/"), "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		switch node := v.(type) {
 		case map[string]any:

@@ -273,8 +273,8 @@ func pullSecretOps(existing []corev1.LocalObjectReference, dups []int, added []c
 		}
 	}
 	var ops []jsonpatch.Operation
-	for i := len(dups) - 1; i >= 0; i-- {
-		ops = append(ops, jsonpatch.NewOperation("remove", path+"/"+strconv.Itoa(dups[i]), nil))
+	for _, dup := range slices.Backward(dups) {
+		ops = append(ops, jsonpatch.NewOperation("remove", path+"/"+strconv.Itoa(dup), nil))
 	}
 	result, addOps := placeList(path, kept, nil, added)
 	if len(kept) == 0 {

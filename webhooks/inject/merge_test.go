@@ -133,7 +133,7 @@ func TestMergeVolumes_FirstDefinitionWins(t *testing.T) {
 	secret := func(name, secretName string, mode *int32) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secretName, DefaultMode: mode}}}
 	}
-	podVolumes := []corev1.Volume{emptyDir("cache"), secret("tls", "pod-tls", ptrTo[int32](420))}
+	podVolumes := []corev1.Volume{emptyDir("cache"), secret("tls", "pod-tls", new(int32(420)))}
 	plans := []*plan{
 		{v: &version{name: "a"}, volumes: []corev1.Volume{emptyDir("cache"), secret("tls", "pod-tls", nil), emptyDir("new")}},
 		{v: &version{name: "b"}, volumes: []corev1.Volume{secret("new", "x", nil), emptyDir("other")}},

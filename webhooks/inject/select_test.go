@@ -2,6 +2,7 @@ package inject
 
 import (
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -205,60 +206,60 @@ func TestChooseVersion_RevisionPinning(t *testing.T) {
 		wantIs      error
 	}{
 		{name: "no pin injects the live spec", setup: setup{noPinned: true}, wantRev: "agent-live"},
-		{name: "policy Always injects the pinned revision", setup: setup{policy: "Always", revisionName: ptrTo("agent-abc")},
+		{name: "policy Always injects the pinned revision", setup: setup{policy: "Always", revisionName: new("agent-abc")},
 			wantHistory: true, wantRev: "agent-abc"},
 		{name: "a pinned revision without name records the restored latestRevision",
-			setup:       setup{policy: "Always", customVersion: ptrTo("v1"), pinnedRevision: "-"},
+			setup:       setup{policy: "Always", customVersion: new("v1"), pinnedRevision: "-"},
 			wantHistory: true, wantRev: "agent-restored"},
 		{name: "updateStrategy.paused injects the pinned revision even with Partial 0%",
-			setup:       setup{policy: "Partial", revisionName: ptrTo("agent-abc"), paused: true, partition: ptrTo(intstr.FromString("0%"))},
+			setup:       setup{policy: "Partial", revisionName: new("agent-abc"), paused: true, partition: new(intstr.FromString("0%"))},
 			wantHistory: true, wantRev: "agent-abc"},
 		{name: "Partial with an integer partition injects the latest",
-			setup:   setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromInt32(3))},
+			setup:   setup{policy: "Partial", revisionName: new("agent-abc"), partition: new(intstr.FromInt32(3))},
 			wantRev: "agent-live"},
 		{name: "Partial 0% injects the latest even for the lowest coin",
-			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromString("0%"))},
+			setup: setup{policy: "Partial", revisionName: new("agent-abc"), partition: new(intstr.FromString("0%"))},
 			coin:  0, wantRev: "agent-live"},
 		{name: "Partial 100% injects the pinned revision even for the highest coin",
-			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromString("100%"))},
+			setup: setup{policy: "Partial", revisionName: new("agent-abc"), partition: new(intstr.FromString("100%"))},
 			coin:  0.9999, wantHistory: true, wantRev: "agent-abc"},
 		{name: "Partial 50% with a coin below 0.5 injects the pinned revision",
-			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromString("50%"))},
+			setup: setup{policy: "Partial", revisionName: new("agent-abc"), partition: new(intstr.FromString("50%"))},
 			coin:  0.49, wantHistory: true, wantRev: "agent-abc"},
 		{name: "Partial 50% with a coin of 0.5 injects the latest",
-			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromString("50%"))},
+			setup: setup{policy: "Partial", revisionName: new("agent-abc"), partition: new(intstr.FromString("50%"))},
 			coin:  0.5, wantRev: "agent-live"},
 		{name: "Partial with a pod outside updateStrategy.selector injects the pinned revision",
-			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"),
+			setup: setup{policy: "Partial", revisionName: new("agent-abc"),
 				selector: &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}},
 			wantHistory: true, wantRev: "agent-abc"},
 		{name: "Partial with a pod inside updateStrategy.selector injects the latest",
-			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"),
+			setup: setup{policy: "Partial", revisionName: new("agent-abc"),
 				selector: &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}},
 			podLabels: map[string]string{"canary": "true"}, wantRev: "agent-live"},
 		{name: "Partial with an invalid updateStrategy.selector denies the pod",
-			setup: setup{policy: "Partial", revisionName: ptrTo("agent-abc"),
+			setup: setup{policy: "Partial", revisionName: new("agent-abc"),
 				selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Bogus"}}}},
 			wantErr: `SidecarSet "agent": updateStrategy.selector: invalid selector: "Bogus" is not a valid label selector operator`},
 		{name: "Partial with a malformed percentage denies the pod",
-			setup:   setup{policy: "Partial", revisionName: ptrTo("agent-abc"), partition: ptrTo(intstr.FromString("half"))},
+			setup:   setup{policy: "Partial", revisionName: new("agent-abc"), partition: new(intstr.FromString("half"))},
 			wantErr: `SidecarSet "agent": updateStrategy.partition "half": not a percentage (N%)`},
 		{name: "a missing revisionName denies the pod, naming SidecarSet and revision",
-			setup: setup{policy: "Always", revisionName: ptrTo("agent-abc"), pinnedError: notFound},
+			setup: setup{policy: "Always", revisionName: new("agent-abc"), pinnedError: notFound},
 			wantErr: `SidecarSet "agent": injectionStrategy.revision revisionName "agent-abc" not found; ` +
 				`pods matching it cannot be created until it exists or the pin is removed`,
 			wantIs: notFound},
 		{name: "a missing customVersion denies the pod, naming it",
-			setup: setup{policy: "Partial", customVersion: ptrTo("v1"), pinnedError: notFound},
+			setup: setup{policy: "Partial", customVersion: new("v1"), pinnedError: notFound},
 			wantErr: `SidecarSet "agent": injectionStrategy.revision customVersion "v1" not found; ` +
 				`pods matching it cannot be created until it exists or the pin is removed`,
 			wantIs: notFound},
 		{name: "another lookup error denies the pod with the cause",
-			setup: setup{policy: "Always", revisionName: ptrTo("agent-abc"), pinnedError: errors.New("cache not synced")},
+			setup: setup{policy: "Always", revisionName: new("agent-abc"), pinnedError: errors.New("cache not synced")},
 			wantErr: `SidecarSet "agent": injectionStrategy.revision revisionName "agent-abc" cannot be resolved ` +
 				`(cache not synced); pods matching it cannot be created until it can or the pin is removed`},
 		{name: "a pin the shell did not resolve denies the pod",
-			setup:   setup{policy: "Always", revisionName: ptrTo("agent-abc"), noPinned: true},
+			setup:   setup{policy: "Always", revisionName: new("agent-abc"), noPinned: true},
 			wantErr: `SidecarSet "agent": injectionStrategy.revision revisionName "agent-abc" was not resolved; pods matching it cannot be created until it is`},
 	}
 	for _, tc := range tests {
@@ -289,9 +290,7 @@ func TestChooseVersion_RevisionPinning(t *testing.T) {
 				c.Pinned = &Pinned{SidecarSet: restored, Hashes: appsv1alpha1.Hashes{Hash: "old"}, RevisionName: rev}
 			}
 			labels := map[string]string{"app": "web"}
-			for k, v := range tc.podLabels {
-				labels[k] = v
-			}
+			maps.Copy(labels, tc.podLabels)
 			got, err := chooseVersion(&c, labels, tc.coin)
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {

@@ -52,8 +52,6 @@ func hotSidecar(name, image string) appsv1alpha1.SidecarContainer {
 	return c
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // checkErrors compares the whole error list.
 func checkErrors(t *testing.T, want, got field.ErrorList) {
 	t.Helper()

@@ -33,12 +33,17 @@ func validateSelectors(spec *appsv1alpha1.SidecarSetSpec, path *field.Path) fiel
 // validatePinnedRevision turns the shell's failure to resolve
 // injectionStrategy.revision into a field error: while the revision is
 // missing, every pod matching the SidecarSet would be rejected at creation.
-func validatePinnedRevision(r *appsv1alpha1.SidecarSetInjectRevision, resolveErr error, path *field.Path) field.ErrorList {
+func validatePinnedRevision(s *appsv1alpha1.SidecarSet, o Options, path *field.Path) field.ErrorList {
+	r, resolveErr := s.Spec.InjectionStrategy.Revision, o.PinnedRevisionError
 	if r == nil || resolveErr == nil {
 		return nil
 	}
-	const consequence = "pods matching this SidecarSet would be rejected at creation while it is missing; " +
-		"pin an existing revision (kubectl get controllerrevisions -l kruise.io/sidecarset-name=<name>) " +
+	namespace := o.Namespace
+	if namespace == "" {
+		namespace = "kruise-system"
+	}
+	consequence := "pods matching this SidecarSet would be rejected at creation while it is missing; " +
+		"pin an existing revision (kubectl get controllerrevisions -n " + namespace + " -l kruise.io/sidecarset-name=" + s.Name + ") " +
 		"or remove injectionStrategy.revision"
 	if r.RevisionName != nil {
 		return field.ErrorList{field.Invalid(path.Child("revisionName"), *r.RevisionName, fmt.Sprintf(

@@ -70,7 +70,7 @@ func TestValidateSidecarSet_PinnedRevision(t *testing.T) {
 	revision := field.NewPath("spec", "injectionStrategy", "revision")
 	notFound := errors.New(`controllerrevisions.apps "s-7b9d" not found`)
 	const consequence = "pods matching this SidecarSet would be rejected at creation while it is missing; " +
-		"pin an existing revision (kubectl get controllerrevisions -l kruise.io/sidecarset-name=<name>) " +
+		"pin an existing revision (kubectl get controllerrevisions -n kruise-system -l kruise.io/sidecarset-name=s) " +
 		"or remove injectionStrategy.revision"
 	tests := []struct {
 		name       string
@@ -80,18 +80,18 @@ func TestValidateSidecarSet_PinnedRevision(t *testing.T) {
 	}{
 		{
 			name:     "a resolved pinned revision is accepted",
-			revision: &appsv1alpha1.SidecarSetInjectRevision{RevisionName: ptrTo("s-7b9d")},
+			revision: &appsv1alpha1.SidecarSetInjectRevision{RevisionName: new("s-7b9d")},
 		},
 		{
 			name:       "a missing revision name is rejected on revisionName",
-			revision:   &appsv1alpha1.SidecarSetInjectRevision{RevisionName: ptrTo("s-7b9d")},
+			revision:   &appsv1alpha1.SidecarSetInjectRevision{RevisionName: new("s-7b9d")},
 			resolveErr: notFound,
 			want: field.ErrorList{field.Invalid(revision.Child("revisionName"), "s-7b9d",
 				`ControllerRevision "s-7b9d" cannot be resolved (controllerrevisions.apps "s-7b9d" not found): `+consequence)},
 		},
 		{
 			name:       "a missing custom version is rejected on customVersion",
-			revision:   &appsv1alpha1.SidecarSetInjectRevision{CustomVersion: ptrTo("v2")},
+			revision:   &appsv1alpha1.SidecarSetInjectRevision{CustomVersion: new("v2")},
 			resolveErr: errors.New("no revision has this custom version"),
 			want: field.ErrorList{field.Invalid(revision.Child("customVersion"), "v2",
 				`no ControllerRevision with custom version "v2" can be resolved (no revision has this custom version): `+consequence)},

@@ -141,7 +141,7 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 			)),
 			mutate: withVolumes(
 				corev1.Volume{Name: "b", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
-				corev1.Volume{Name: "c", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{DefaultMode: ptrTo[int32](0o644)}}},
+				corev1.Volume{Name: "c", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{DefaultMode: new(int32(0o644))}}},
 				corev1.Volume{Name: "d"},
 			),
 			want: []string{`spec.volumes: "b" changed, "d" added, "a" removed; volumes reach only pods created from now on, ` +

@@ -29,6 +29,9 @@ type Options struct {
 	// PinnedRevisionError is the shell's result of resolving
 	// spec.injectionStrategy.revision (nil = found or not pinned).
 	PinnedRevisionError error
+	// Namespace is the operator's namespace, where ControllerRevisions live
+	// (named in messages; default kruise-system).
+	Namespace string
 }
 
 // ValidateSidecarSet validates a defaulted SidecarSet on create (old == nil)
@@ -59,7 +62,7 @@ func ValidateSidecarSet(s, old *appsv1alpha1.SidecarSet, o Options) (field.Error
 	errs = append(errs, validateSidecarContainers(s.Spec.InitContainers, true, spec.Child("initContainers"))...)
 	errs = append(errs, validateSidecarContainers(s.Spec.Containers, false, spec.Child("containers"))...)
 	errs = append(errs, validateVolumes(s.Spec.Volumes, spec.Child("volumes"))...)
-	errs = append(errs, validatePinnedRevision(s.Spec.InjectionStrategy.Revision, o.PinnedRevisionError, spec.Child("injectionStrategy", "revision"))...)
+	errs = append(errs, validatePinnedRevision(s, o, spec.Child("injectionStrategy", "revision"))...)
 	errs = append(errs, validatePatchPodMetadata(s.Spec.PatchPodMetadata, spec.Child("patchPodMetadata"))...)
 	warnings = append(warnings, strategyWarnings(&s.Spec.UpdateStrategy, spec.Child("updateStrategy"))...)
 

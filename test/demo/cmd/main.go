@@ -14,6 +14,10 @@ import (
 )
 
 func main() {
+	os.Exit(run())
+}
+
+func run() int {
 	kubeconfig := flag.String("kubeconfig", "bin/dev/kubeconfig", "Kubeconfig of the dev cluster (make dev).")
 	kubectl := flag.String("kubectl", "bin/k8s/kubectl", "The kubectl binary.")
 	dir := flag.String("dir", "bin/dev/demo", "Where the demo writes its manifests.")
@@ -22,6 +26,7 @@ func main() {
 	defer cancel()
 	if err := demo.Run(ctx, demo.Options{Kubectl: *kubectl, Kubeconfig: *kubeconfig, Dir: *dir, Out: os.Stdout}); err != nil {
 		fmt.Fprintln(os.Stderr, "\ndemo FAILED:", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }

@@ -184,7 +184,7 @@ func waitEstablished(ctx context.Context, c *cluster.Cluster, crd string, timeou
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("CRD %s is not established (last: %q, %v): %w", crd, out, err, ctx.Err())
+			return fmt.Errorf("CRD %s is not established (last: %q, %w): %w", crd, out, err, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -153,8 +153,8 @@ var _ = ginkgo.Describe("Pod injection of a pinned revision", func() {
 	ginkgo.It("should reject a SidecarSet pinning a revision that does not exist or belongs to another SidecarSet", func(ctx ginkgo.SpecContext) {
 		other, _ := createSidecarSet(ctx, sidecarSet(ns, "other").Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())
 		foreign := recordedRevision(ctx, other, "")
-		const consequence = "pods matching this SidecarSet would be rejected at creation while it is missing; " +
-			"pin an existing revision (kubectl get controllerrevisions -l kruise.io/sidecarset-name=<name>) " +
+		consequence := "pods matching this SidecarSet would be rejected at creation while it is missing; " +
+			"pin an existing revision (kubectl get controllerrevisions -n " + framework.OperatorNamespace + " -l kruise.io/sidecarset-name=" + ns + "-pinned) " +
 			"or remove injectionStrategy.revision"
 
 		s := sidecarSet(ns, "pinned").Containers(builder.MakeContainer("logger", "fluentbit:v1"))

@@ -165,9 +165,9 @@ var _ = ginkgo.Describe("The seed documents' injection examples", func() {
 		gomega.Expect(causes(k8s.Create(ctx, asWritten.DeepCopy()))).To(gomega.Equal([]string{fmt.Sprintf(
 			`spec.injectionStrategy.revision.revisionName: Invalid value: %q: ControllerRevision %q cannot be resolved `+
 				`(ControllerRevision %s/%s: ControllerRevision.apps %q not found): pods matching this SidecarSet would be rejected `+
-				`at creation while it is missing; pin an existing revision (kubectl get controllerrevisions -l kruise.io/sidecarset-name=<name>) `+
+				`at creation while it is missing; pin an existing revision (kubectl get controllerrevisions -n %s -l kruise.io/sidecarset-name=sidecarset) `+
 				`or remove injectionStrategy.revision`,
-			placeholder, placeholder, framework.OperatorNamespace, placeholder, placeholder)}))
+			placeholder, placeholder, framework.OperatorNamespace, placeholder, placeholder, framework.OperatorNamespace)}))
 
 		older, revision := pinSeedToOlderImage(ctx, "07-revision-name.yaml", nil)
 		asWritten.Spec.InjectionStrategy.Revision.RevisionName = new(revision)

@@ -195,13 +195,13 @@ func aggregateResources(mode appsv1alpha1.TargetContainerModeType, targets []cor
 			if q, ok := res.Limits[name]; !ok {
 				unlimited = true
 			} else if limit == nil {
-				limit = ptrTo(q.DeepCopy())
+				limit = new(q.DeepCopy())
 			} else {
 				combine(limit, q)
 			}
 			if q, ok := res.Requests[name]; ok {
 				if request == nil {
-					request = ptrTo(q.DeepCopy())
+					request = new(q.DeepCopy())
 				} else {
 					combine(request, q)
 				}
@@ -216,5 +216,3 @@ func aggregateResources(mode appsv1alpha1.TargetContainerModeType, targets []cor
 	}
 	return agg, nil
 }
-
-func ptrTo(q resource.Quantity) *resource.Quantity { return &q }

@@ -45,10 +45,10 @@ func run(root string, o generate.Options) error {
 	}
 	for _, p := range files.Paths() {
 		path := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { //nolint:gosec // committed files, readable by all
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, files[p], 0o644); err != nil { //nolint:gosec // committed files, readable by all
+		if err := os.WriteFile(path, files[p], 0o644); err != nil {
 			return err
 		}
 		fmt.Println("wrote", p)

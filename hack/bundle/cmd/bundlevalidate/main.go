@@ -49,7 +49,7 @@ func run(dir, dockerfile string, useAPIServer bool, assets string) (int, error) 
 	var df []byte
 	if dockerfile != "" {
 		var err error
-		if df, err = os.ReadFile(dockerfile); err != nil { //nolint:gosec // the file named on the command line
+		if df, err = os.ReadFile(dockerfile); err != nil {
 			return 0, err
 		}
 	}
