@@ -14,11 +14,15 @@ import (
 	"strconv"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
@@ -93,6 +97,10 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 	if err := waitEstablished(ctx, c, "sidecarsets.apps.kruise.io", time.Minute); err != nil {
 		return e, err
 	}
+	kubeconfig, err := e.serviceAccountKubeconfig(ctx)
+	if err != nil {
+		return e, err
+	}
 	binary := filepath.Join(dir, "manager")
 	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")
 	build.Dir = root
@@ -102,7 +110,7 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 	e.Manager = &cluster.Manager{
 		Binary: binary,
 		Args: append([]string{
-			"--kubeconfig=" + c.KubeconfigPath(),
+			"--kubeconfig=" + kubeconfig,
 			"--health-probe-bind-address=" + HealthAddr,
 			"--metrics-bind-address=" + MetricsAddr,
 			"--metrics-secure=false",
@@ -205,4 +213,32 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// ManagerServiceAccount is the account the manager runs as: the one a real
+// install creates, with the RBAC generated from the code's markers.
+const ManagerServiceAccount = "sidecarset-operator"
+
+// serviceAccountKubeconfig writes a kubeconfig that authenticates as the
+// manager's ServiceAccount (a token from the TokenRequest API), so that the
+// manager runs with its least-privilege RBAC rather than as cluster-admin.
+func (e *Env) serviceAccountKubeconfig(ctx context.Context) (string, error) {
+	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(24 * 3600))}}
+	tok, err := e.Clientset.CoreV1().ServiceAccounts(OperatorNamespace).CreateToken(ctx, ManagerServiceAccount, req, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("creating a token for %s/%s: %w", OperatorNamespace, ManagerServiceAccount, err)
+	}
+	admin, err := clientcmd.LoadFromFile(e.Cluster.KubeconfigPath())
+	if err != nil {
+		return "", err
+	}
+	ctxName := admin.CurrentContext
+	cluster := admin.Clusters[admin.Contexts[ctxName].Cluster]
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["e2e"] = cluster
+	cfg.AuthInfos[ManagerServiceAccount] = &clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	cfg.Contexts["manager"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: ManagerServiceAccount}
+	cfg.CurrentContext = "manager"
+	path := filepath.Join(e.Dir, "manager.kubeconfig")
+	return path, clientcmd.WriteToFile(*cfg, path)
 }

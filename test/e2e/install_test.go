@@ -1,0 +1,118 @@
+package e2e_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
+)
+
+// The install: the manager of every other spec runs with the token of the
+// ServiceAccount a real install creates, bound to the RBAC generated from the
+// code's markers; these specs check that this is so, that the grant is no
+// wider than it should be, and that the real install's manifests are
+// accepted by this cluster's apiserver.
+var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
+	manager := "system:serviceaccount:" + framework.OperatorNamespace + ":" + framework.ManagerServiceAccount
+
+	ginkgo.It("should run the manager as its own ServiceAccount, not as an administrator", func(ctx ginkgo.SpecContext) {
+		cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(env.Dir, "manager.kubeconfig"))
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		cs, err := kubernetes.NewForConfig(cfg)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(review.Status.UserInfo.Username).To(gomega.Equal(manager))
+		gomega.Expect(review.Status.UserInfo.Groups).NotTo(gomega.ContainElement("system:masters"))
+	})
+
+	ginkgo.DescribeTable("should grant the manager exactly what it needs",
+		func(ctx ginkgo.SpecContext, allowed bool, attrs authorizationv1.ResourceAttributes) {
+			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User:               manager,
+				Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + framework.OperatorNamespace, "system:authenticated"},
+				ResourceAttributes: &attrs,
+			}}
+			got, err := env.Clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			gomega.Expect(got.Status.Allowed).To(gomega.Equal(allowed), "%s %s/%s in %q", attrs.Verb, attrs.Resource, attrs.Name, attrs.Namespace)
+		},
+		ginkgo.Entry("patch pods anywhere", true, authorizationv1.ResourceAttributes{Verb: "patch", Resource: "pods", Namespace: "default"}),
+		ginkgo.Entry("update SidecarSet status", true, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}),
+		ginkgo.Entry("create ControllerRevisions", true, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("read the whitelist ConfigMap", true, authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps", Name: "kruise-configuration", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("update its own certificate Secret", true, authorizationv1.ResourceAttributes{Verb: "update", Resource: "secrets", Name: "sidecarset-operator-webhook-cert", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("not delete pods", false, authorizationv1.ResourceAttributes{Verb: "delete", Resource: "pods", Namespace: "default"}),
+		ginkgo.Entry("not create pods", false, authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Namespace: "default"}),
+		ginkgo.Entry("not read Secrets of other namespaces", false, authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Name: "anything", Namespace: "default"}),
+		ginkgo.Entry("not update other Secrets of its namespace", false, authorizationv1.ResourceAttributes{Verb: "update", Resource: "secrets", Name: "other", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("not read other ConfigMaps", false, authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps", Name: "other", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("not modify SidecarSet specs", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets"}),
+		ginkgo.Entry("not touch other webhook configurations", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Name: "someone-else"}),
+		ginkgo.Entry("not create ControllerRevisions in other namespaces", false, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: "default"}),
+	)
+
+	ginkgo.It("should have the real install (config/default) accepted by the apiserver", func(ctx ginkgo.SpecContext) {
+		out := kubectl(ctx, "apply", "-k", filepath.Join(env.RepoRoot, "config", "default"), "--dry-run=server")
+		for _, want := range []string{
+			"customresourcedefinition.apiextensions.k8s.io/sidecarsets.apps.kruise.io",
+			"deployment.apps/sidecarset-operator",
+			"mutatingwebhookconfiguration.admissionregistration.k8s.io/sidecarset-operator-mutating",
+			"validatingwebhookconfiguration.admissionregistration.k8s.io/sidecarset-operator-validating",
+			"poddisruptionbudget.policy/sidecarset-operator",
+			"secret/sidecarset-operator-webhook-cert",
+		} {
+			gomega.Expect(out).To(gomega.ContainSubstring(want))
+		}
+	})
+
+	ginkgo.It("should have the cert-manager install (config/certmanager) accepted by the apiserver", func(ctx ginkgo.SpecContext) {
+		// cert-manager itself cannot run here; its two CRDs are enough for
+		// the apiserver to check our Issuer and Certificate.
+		crds := filepath.Join(ginkgo.GinkgoT().TempDir(), "cert-manager-crds.yaml")
+		var b strings.Builder
+		for _, kind := range []string{"Issuer", "Certificate"} {
+			b.WriteString(fakeCRD("cert-manager.io", kind))
+		}
+		gomega.Expect(os.WriteFile(crds, []byte(b.String()), 0o600)).To(gomega.Succeed())
+		kubectl(ctx, "apply", "-f", crds)
+		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) { kubectl(ctx, "delete", "-f", crds) })
+		kubectl(ctx, "wait", "--for=condition=Established", "crd/issuers.cert-manager.io", "crd/certificates.cert-manager.io")
+
+		out := kubectl(ctx, "apply", "-k", filepath.Join(env.RepoRoot, "config", "certmanager"), "--dry-run=server")
+		gomega.Expect(out).To(gomega.ContainSubstring("certificate.cert-manager.io/sidecarset-operator-serving-cert"))
+		gomega.Expect(out).To(gomega.ContainSubstring("issuer.cert-manager.io/sidecarset-operator-selfsigned"))
+		gomega.Expect(out).NotTo(gomega.ContainSubstring("secret/"), "cert-manager owns the Secret in this install")
+	})
+})
+
+// fakeCRD is a namespaced CRD that accepts any spec: a stand-in for a CRD
+// of a project that cannot be installed here.
+func fakeCRD(group, kind string) string {
+	plural := strings.ToLower(kind) + "s"
+	return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ` + plural + `.` + group + `
+spec:
+  group: ` + group + `
+  scope: Namespaced
+  names: {kind: ` + kind + `, plural: ` + plural + `}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+---
+`
+}
