@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"strconv"
@@ -14,6 +15,8 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 )
 
 // What a rollout costs: the API server counts the pod writes it served,
@@ -62,6 +65,71 @@ var _ = ginkgo.Describe("Rollout efficiency", ginkgo.Label("efficiency"), func()
 		gomega.Expect(hwm).To(gomega.BeNumerically(">", 0))
 	})
 })
+
+// The ServiceAccount admission plugin runs again after the webhook changed
+// the pod; if it then changed the pod itself (mounting its token into the
+// new sidecars), the API server would call the webhook a second time.
+var _ = ginkgo.Describe("Admission efficiency", ginkgo.Label("efficiency"), func() {
+	ginkgo.It("should admit each injected pod in one webhook call, the sidecar mounting the ServiceAccount token", func(ctx ginkgo.SpecContext) {
+		const pods = 5
+		ns := createNamespace(ctx, "onecall")
+		s := createSidecarSet(ctx, sidecarSet(ns, "sidecar", v1).Obj())
+		d := app(ns, "web", pods).Obj()
+		expectInjects(ctx, ns, d.Spec.Template.Labels, s.Name)
+		match := map[string]string{"sidecarset": s.Name}
+		before := managerCounter(ctx, "sidecarset_injections_total", match)
+		gomega.Expect(env.Client.Create(ctx, d)).To(gomega.Succeed())
+		for _, p := range expectReadyPods(ctx, ns, d.Spec.Selector.MatchLabels, pods, s.Name) {
+			sidecar, app := specContainer(&p, "sidecar"), specContainer(&p, "main")
+			gomega.Expect(app.VolumeMounts).To(gomega.HaveLen(1))
+			gomega.Expect(app.VolumeMounts[0].MountPath).To(gomega.Equal("/var/run/secrets/kubernetes.io/serviceaccount"))
+			gomega.Expect(sidecar.VolumeMounts).To(gomega.Equal(app.VolumeMounts))
+		}
+		calls := managerCounter(ctx, "sidecarset_injections_total", match)
+		for outcome, n := range before {
+			calls[outcome] -= n
+		}
+		gomega.Expect(calls).To(gomega.Equal(map[string]float64{"injected": pods}),
+			"one webhook call per pod: none saw the pod again (AlreadyInjected)")
+	})
+})
+
+// managerCounter reads a counter of the manager's metrics endpoint, summed
+// by the value of its outcome label, over the samples carrying the given
+// labels.
+func managerCounter(ctx context.Context, name string, match map[string]string) map[string]float64 {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+framework.MetricsAddr+"/metrics", nil)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	resp, err := http.DefaultClient.Do(req)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), name+"{")
+		if !ok {
+			continue
+		}
+		end := strings.LastIndexByte(rest, '}')
+		labels := map[string]string{}
+		for _, m := range metricLabel.FindAllStringSubmatch(rest[:end], -1) {
+			labels[m[1]] = m[2]
+		}
+		matches := true
+		for k, v := range match {
+			matches = matches && labels[k] == v
+		}
+		if !matches {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
+		gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+		out[labels["outcome"]] += v
+	}
+	gomega.ExpectWithOffset(1, sc.Err()).NotTo(gomega.HaveOccurred())
+	return out
+}
 
 // metricLabel matches one label of a Prometheus text-format sample.
 var metricLabel = regexp.MustCompile(`(\w+)="((?:[^"\\]|\\.)*)"`)

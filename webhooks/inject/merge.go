@@ -89,6 +89,8 @@ type merged struct {
 //     already defines is not added again (a warning says so when the
 //     definitions differ).
 //   - imagePullSecrets follow the pod's, deduplicated by name.
+//   - Each sidecar gets the ServiceAccount token mount the API server's
+//     admission plugin would give it (see serviceaccount.go).
 func merge(pod *corev1.Pod, plans []*plan, opts Options) merged {
 	var m merged
 	var inits, conts []sidecar
@@ -115,6 +117,7 @@ func merge(pod *corev1.Pod, plans []*plan, opts Options) merged {
 			m.after = append(m.after, s.container)
 		}
 	}
+	mountServiceAccountToken(pod, &m)
 	m.volumes, m.warnings = mergeVolumes(pod.Spec.Volumes, plans)
 	m.dupSecrets, m.pullSecrets = mergePullSecrets(pod.Spec.ImagePullSecrets, plans)
 	return m
