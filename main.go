@@ -40,7 +40,9 @@ type options struct {
 	probeAddr     string
 	leaderElect   bool
 	enableHTTP2   bool
-	namespace     string
+	// scopePodWebhook narrows the pod webhook to the SidecarSets' selectors.
+	scopePodWebhook bool
+	namespace       string
 
 	webhookHost string
 	webhookPort int
@@ -83,6 +85,9 @@ func main() {
 		"The MutatingWebhookConfiguration whose CA bundle the self-managed certificate keeps current.")
 	flag.StringVar(&o.certs.ValidatingConfig, "validating-webhook-configuration", webhooks.ValidatingConfigName,
 		"The ValidatingWebhookConfiguration whose CA bundle the self-managed certificate keeps current.")
+	flag.BoolVar(&o.scopePodWebhook, "scope-pod-webhook", true,
+		"Keep the pod webhook's matchConditions (in --mutating-webhook-configuration) limited to the pods some SidecarSet's selector could match, "+
+			"so the API server does not call the webhook for the others. Off when someone else owns the webhook configuration (OLM).")
 	webhookService := flag.String("webhook-service", "sidecarset-operator-webhook", "The Service in front of the webhook server.")
 	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "The address of the Go pprof endpoints (empty: disabled).")
 	flag.IntVar(&o.workers, "sidecarset-workers", 5, "The number of SidecarSets reconciled in parallel.")
@@ -135,6 +140,10 @@ func main() {
 		setupLog.Error(err, "Unable to create the manager")
 		os.Exit(1)
 	}
+	scopedConfig := ""
+	if o.scopePodWebhook {
+		scopedConfig = o.certs.MutatingConfig
+	}
 	ctx := ctrl.SetupSignalHandler()
 	server, err := setup.All(ctx, mgr, setup.Options{
 		Namespace:                    o.namespace,
@@ -144,6 +153,7 @@ func main() {
 		Workers:                      o.workers,
 		PodWriters:                   o.podWriters,
 		RateLimiter:                  setup.RateLimiter(o.rateBaseDelay, o.rateMaxDelay, o.rateQPS, o.rateBucket),
+		ScopedWebhookConfig:          scopedConfig,
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to set up the operator")

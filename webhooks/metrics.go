@@ -33,5 +33,10 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(admissionDuration, injections, denials, policyReloads, sidecarSetRejections)
+	metrics.Registry.MustRegister(admissionDuration, injections, denials, policyReloads, sidecarSetRejections, podWebhookScoped)
 }
+
+var podWebhookScoped = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "sidecarset_pod_webhook_scoped",
+	Help: "1 when the pod webhook's matchConditions limit it to the pods some SidecarSet could select, 0 when it receives every pod.",
+})

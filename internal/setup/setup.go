@@ -38,6 +38,10 @@ type Options struct {
 	PodWriters int
 	// RateLimiter paces the SidecarSet queue.
 	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+	// ScopedWebhookConfig names the MutatingWebhookConfiguration whose pod
+	// webhook is narrowed to the pods some SidecarSet could select; empty
+	// leaves the webhook configuration alone (OLM owns it).
+	ScopedWebhookConfig string
 }
 
 // All adds every component to the manager. A policy that does not compile
@@ -78,6 +82,12 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)
+	}
+	if o.ScopedWebhookConfig != "" {
+		scope := &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig}
+		if err := scope.SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("setting up the pod webhook scope: %w", err)
+		}
 	}
 	return server, nil
 }

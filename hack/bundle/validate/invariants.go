@@ -28,7 +28,7 @@ func invariantRules() []Rule {
 		{Name: RuleWebhookDeployments, Doc: "Every webhook definition's deploymentName names a CSV deployment, and its target port is a port of that deployment's containers.", Check: checkWebhookDeployments},
 		{Name: RuleWebhookRules, Doc: "No webhook rule targets all groups, OLM's group operators.coreos.com, or webhook configurations (OLM refuses such CSVs).", Check: checkWebhookRules},
 		{Name: RulePodWebhookSelector, Doc: "A webhook on pods has an objectSelector that excludes the pods of the deployment serving it, so the operator can always start.", Check: checkPodWebhookSelector},
-		{Name: RuleExternalCerts, Doc: "The containers serving webhooks run with --cert-source=external and the default certificate directory, and mount nothing there: OLM mounts its certificate and owns the webhook configurations.", Check: checkExternalCerts},
+		{Name: RuleExternalCerts, Doc: "The containers serving webhooks run with --cert-source=external, --scope-pod-webhook=false and the default certificate directory, and mount nothing there: OLM mounts its certificate and owns the webhook configurations.", Check: checkExternalCerts},
 		{Name: RuleLeastPrivilege, Doc: "No permission uses a wildcard, reads Secrets or writes webhook configurations (OLM owns them; in AllNamespaces mode OLM lifts namespaced permissions cluster-wide).", Check: checkLeastPrivilege},
 		{Name: RuleAllNamespaces, Doc: "The AllNamespaces install mode is supported (SidecarSet is cluster-scoped; OLM v1 requires it).", Check: checkAllNamespaces},
 		{Name: RuleWebhookTimeouts, Doc: "A fail-closed webhook times out within 10 seconds.", Check: checkWebhookTimeouts},
@@ -135,29 +135,24 @@ func checkPodWebhookSelector(b *Bundle) []Finding {
 	return out
 }
 
-// certArgs returns the --cert-source and --webhook-cert-dir values of a
-// container's arguments ("" when absent), in either --flag=value or
-// --flag value form.
-func certArgs(args []string) (source, dir string) {
+// flagValue returns the value of a command-line flag in a container's
+// arguments ("" and false when absent), in either --flag=value or
+// --flag value form (a boolean flag given bare is "true").
+func flagValue(args []string, name string) (string, bool) {
+	value, found := "", false
 	for i, a := range args {
-		for _, flag := range []string{"--cert-source", "-cert-source", "--webhook-cert-dir", "-webhook-cert-dir"} {
-			var v string
+		for _, flag := range []string{"--" + name, "-" + name} {
 			switch {
 			case strings.HasPrefix(a, flag+"="):
-				v = strings.TrimPrefix(a, flag+"=")
-			case a == flag && i+1 < len(args):
-				v = args[i+1]
-			default:
-				continue
-			}
-			if strings.HasSuffix(flag, "cert-source") {
-				source = v
-			} else {
-				dir = v
+				value, found = strings.TrimPrefix(a, flag+"="), true
+			case a == flag && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
+				value, found = args[i+1], true
+			case a == flag:
+				value, found = "true", true
 			}
 		}
 	}
-	return source, dir
+	return value, found
 }
 
 func checkExternalCerts(b *Bundle) []Finding {
@@ -181,7 +176,12 @@ func checkExternalCerts(b *Bundle) []Finding {
 			if len(c.Ports) == 0 {
 				continue
 			}
-			source, dir := certArgs(c.Args)
+			source, _ := flagValue(c.Args, "cert-source")
+			dir, _ := flagValue(c.Args, "webhook-cert-dir")
+			if scoped, found := flagValue(c.Args, "scope-pod-webhook"); !found || scoped != "false" {
+				out = append(out, errorf("deployment %s, container %s does not run with --scope-pod-webhook=false: under OLM it would try to rewrite the webhook configurations that OLM owns",
+					d.Name, c.Name))
+			}
 			if source != webhooks.CertSourceExternal {
 				if source == "" {
 					source = webhooks.CertSourceSelf + " (the default)"

@@ -434,6 +434,12 @@ func TestValidate_PracticeAndInvariantRules(t *testing.T) {
 		{"a manager reading its certificate elsewhere fails", func(b *Bundle) {
 			manager(b).Args[1] = "--webhook-cert-dir=/certs"
 		}, []string{"error " + RuleExternalCerts}},
+		{"a manager scoping the pod webhook in OLM's configuration fails", func(b *Bundle) {
+			manager(b).Args[2] = "--scope-pod-webhook=true"
+		}, []string{"error " + RuleExternalCerts}},
+		{"a manager without --scope-pod-webhook (on by default) fails", func(b *Bundle) {
+			manager(b).Args = manager(b).Args[:2]
+		}, []string{"error " + RuleExternalCerts}},
 		{"a volume mounted where OLM mounts the certificate fails", func(b *Bundle) {
 			manager(b).VolumeMounts = []corev1.VolumeMount{{Name: "certs", MountPath: "/tmp/k8s-webhook-server/serving-certs"}}
 		}, []string{"error " + RuleExternalCerts}},

@@ -51,6 +51,9 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 		Namespace: OperatorNamespace,
 		Certs:     webhooks.CertOptions{Source: webhooks.CertSourceExternal, Dir: wio.LocalServingCertDir},
 		Workers:   2,
+		// As main does: the pod webhook is narrowed to the SidecarSets'
+		// selectors, so every suite also proves the narrowing loses no pod.
+		ScopedWebhookConfig: webhooks.MutatingConfigName,
 	}
 	if o.Mutate != nil {
 		o.Mutate(&opts)

@@ -26,6 +26,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/apiserver"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/olm"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/validate"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 )
@@ -87,7 +88,14 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		operatorEnv.Config = asOperator
 		mgrCtx, cancel := context.WithCancel(context.Background())
 		ginkgo.DeferCleanup(cancel)
-		gomega.Expect(operatorEnv.StartManager(mgrCtx, framework.ManagerOptions{})).To(gomega.Succeed())
+		// With the arguments the CSV gives it: OLM owns the webhook
+		// configurations, so the manager leaves them alone.
+		gomega.Expect(installed.Deployments).To(gomega.HaveLen(1))
+		args := installed.Deployments[0].Spec.Template.Spec.Containers[0].Args
+		gomega.Expect(args).To(gomega.ContainElement("--scope-pod-webhook=false"))
+		gomega.Expect(operatorEnv.StartManager(mgrCtx, framework.ManagerOptions{Mutate: func(o *setup.Options) {
+			o.ScopedWebhookConfig = ""
+		}})).To(gomega.Succeed())
 	})
 
 	ginkgo.It("should pass every validator rule, install its CRD and have its example accepted", func(ctx ginkgo.SpecContext) {

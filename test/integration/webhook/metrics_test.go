@@ -17,7 +17,7 @@ const (
 
 // metricValue sums, over the samples of a metric in controller-runtime's
 // registry (the operator runs in this process) whose labels include want,
-// the counter values or the histogram sample counts.
+// the counter and gauge values or the histogram sample counts.
 func metricValue(name string, want map[string]string) float64 {
 	families, err := metrics.Registry.Gather()
 	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
@@ -33,6 +33,8 @@ func metricValue(name string, want map[string]string) float64 {
 			switch {
 			case m.GetCounter() != nil:
 				total += m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				total += m.GetGauge().GetValue()
 			case m.GetHistogram() != nil:
 				total += float64(m.GetHistogram().GetSampleCount())
 			}
