@@ -77,7 +77,7 @@ verify: manifests generate ## Fail if generated files are out of date.
 ##@ Test
 
 .PHONY: test
-test: tools verify vet test-unit test-integration test-e2e ## Run every test: unit, envtest integration and kwok e2e.
+test: tools verify vet lint test-unit test-integration test-e2e ## Run every test: unit, envtest integration and kwok e2e.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests (including the fuzz seed corpora).
