@@ -77,6 +77,7 @@ type SidecarSetReconciler struct {
 
 	inflight *inFlight
 	notes    sync.Map // SidecarSet name -> noteState: what was last announced by an event
+	settled  sync.Map // SidecarSet name -> true when its last plan was Settled
 	now      func() time.Time
 }
 
@@ -115,11 +116,12 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // statusBatchDelay is enough (each reconcile looks at all its pods).
 const statusBatchDelay = time.Second
 
-// podHandler enqueues the SidecarSets a pod lists: at once for pod updates
-// (a rollout waits on them), after statusBatchDelay for creations and
-// deletions. A deleted pod's in-flight entry is forgotten at once.
+// podHandler enqueues the SidecarSets a pod lists: after statusBatchDelay
+// for creations and deletions, and for updates of the pods of a SidecarSet
+// whose last plan was settled (then they can only move the counts); at once
+// for the updates a rollout waits on. A deleted pod's in-flight entry is
+// forgotten at once.
 func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
-	mapped := handler.EnqueueRequestsFromMapFunc(podToSidecarSets)
 	later := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		for _, req := range podToSidecarSets(ctx, o) {
 			q.AddAfter(req, statusBatchDelay)
@@ -129,12 +131,28 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			later(ctx, e.Object, q)
 		},
-		UpdateFunc: mapped.Update,
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			reqs := append(podToSidecarSets(ctx, e.ObjectOld), podToSidecarSets(ctx, e.ObjectNew)...)
+			for _, req := range reqs {
+				if r.isSettled(req.Name) {
+					q.AddAfter(req, statusBatchDelay)
+				} else {
+					q.Add(req)
+				}
+			}
+		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.inflight.forgetPod(e.Object.GetUID())
 			later(ctx, e.Object, q)
 		},
 	}
+}
+
+// isSettled reports whether the SidecarSet's last plan was settled; one not
+// planned yet is not.
+func (r *SidecarSetReconciler) isSettled(name string) bool {
+	v, ok := r.settled.Load(name)
+	return ok && v.(bool)
 }
 
 // Reconcile records the revision, refreshes the status and issues this
@@ -146,6 +164,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		if apierrors.IsNotFound(err) {
 			r.inflight.forgetSet(req.Name)
 			r.notes.Delete(req.Name)
+			r.settled.Delete(req.Name)
 			forgetMetrics(req.Name)
 			return reconcile.Result{}, nil
 		}
@@ -179,6 +198,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	r.inflight.forget(s.Name, plan.Done...)
+	r.settled.Store(s.Name, plan.Settled)
 
 	status := plan.Status
 	status.ObservedGeneration = obj.Generation

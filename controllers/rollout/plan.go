@@ -95,6 +95,11 @@ type Plan struct {
 	// RequeueAfter, when positive, is when to plan again even if no event
 	// comes: the first in-flight entry then expires.
 	RequeueAfter time.Duration
+	// Settled is true when the rollout has nothing to do and waits for
+	// nothing: no upgrade or reset to issue, none in flight, no pod waiting
+	// for its turn, and every updated pod running its new sidecars. A pod change can then only move
+	// the status counts, and need not be planned at once.
+	Settled bool
 }
 
 // PodUpdate is one pod patch.
@@ -173,7 +178,7 @@ func Compute(in Input) (Plan, error) {
 		maxUnavailable: us.MaxUnavailable,
 	}
 	var rollout []*podView
-	done, unavailable := 0, 0
+	done, unavailable, inconsistent := 0, 0, 0
 	for _, v := range views {
 		if v.err != nil {
 			sum.blocked++
@@ -186,6 +191,8 @@ func Compute(in Input) (Plan, error) {
 		if v.updated {
 			if v.consistent {
 				sum.completed++
+			} else {
+				inconsistent++
 			}
 			if !v.consistent || !v.ready {
 				sum.updatedUnavailable++
@@ -256,6 +263,8 @@ func Compute(in Input) (Plan, error) {
 			}
 		}
 	}
+	plan.Settled = len(active) == 0 && len(plan.Updates) == 0 && len(plan.Resets) == 0 &&
+		sum.waiting == 0 && sum.finishing == 0 && inconsistent == 0
 	slices.SortStableFunc(plan.Blocked, func(a, b BlockedPod) int {
 		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
 	})

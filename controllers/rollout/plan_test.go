@@ -232,3 +232,46 @@ func BenchmarkPlan(b *testing.B) {
 		}
 	}
 }
+
+// A settled plan is one no pod event can make act: the controller may then
+// batch the events that only move the status counts.
+func TestPlan_Settled(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromInt32(1))
+	h2 := hashesOf(t, v2.obj()).Hash
+	tests := []struct {
+		name     string
+		set      *setWrapper
+		pods     []*podWrapper
+		inFlight map[types.UID]InFlight
+		want     bool
+	}{
+		{name: "every pod updated and consistent", set: v2,
+			pods: []*podWrapper{makePod("a").injected(t, v2.obj()), makePod("b").injected(t, v2.obj()).notReady()}, want: true},
+		{name: "no pods", set: v2, want: true},
+		{name: "NotUpdate with old pods", set: v2.clone().notUpdate(),
+			pods: []*podWrapper{makePod("a").injected(t, v1.obj())}, want: true},
+		{name: "paused with old pods", set: v2.clone().paused(),
+			pods: []*podWrapper{makePod("a").injected(t, v1.obj())}, want: true},
+		{name: "an upgrade to issue", set: v2,
+			pods: []*podWrapper{makePod("a").injected(t, v1.obj())}, want: false},
+		{name: "a pod waiting for the budget", set: v2,
+			pods: []*podWrapper{makePod("a").injected(t, v1.obj()).notReady(), makePod("b").injected(t, v1.obj())}, want: false},
+		{name: "a pod finishing its upgrade", set: v2,
+			pods: []*podWrapper{makePod("a").injected(t, v1.obj()).upgradedTo(t, v2.obj())}, want: false},
+		{name: "an upgrade in flight, even paused", set: v2.clone().paused(),
+			pods:     []*podWrapper{makePod("a").injected(t, v1.obj())},
+			inFlight: map[types.UID]InFlight{"uid-a": {Hash: h2, Since: t0}}, want: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := input(t, tc.set.obj(), pods(tc.pods...)...)
+			in.InFlight = tc.inFlight
+			if got := compute(t, in).Settled; got != tc.want {
+				t.Errorf("Settled = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -94,10 +94,16 @@ func (c *Cluster) Create(ctx context.Context, nodes int) error {
 	); err != nil {
 		return fmt.Errorf("creating kwok cluster %s: %w", c.Name, err)
 	}
+	return c.Scale(ctx, nodes)
+}
+
+// Scale makes the cluster have exactly the given number of kwok nodes (110
+// pods each) and waits until they are ready.
+func (c *Cluster) Scale(ctx context.Context, nodes int) error {
 	if err := c.kwokctl(ctx, "scale", "node", "--name", c.Name, "--replicas", strconv.Itoa(nodes)); err != nil {
-		return fmt.Errorf("adding %d nodes to cluster %s: %w", nodes, c.Name, err)
+		return fmt.Errorf("scaling cluster %s to %d nodes: %w", c.Name, nodes, err)
 	}
-	_, err = c.RunKubectl(ctx, "wait", "--for=condition=Ready", "node", "--all", "--timeout=2m")
+	_, err := c.RunKubectl(ctx, "wait", "--for=condition=Ready", "node", "--all", "--timeout=2m")
 	return err
 }
 

@@ -22,7 +22,9 @@ import (
 
 const (
 	clusterName = "sidecarset-dev"
-	nodes       = 3
+	// nodes hold 110 pods each: room for the benchmarks' 1000-pod
+	// Deployment next to the other pods.
+	nodes       = 12
 	healthAddr  = "127.0.0.1:8081"
 	metricsAddr = "127.0.0.1:8080"
 	webhookPort = "9443"
@@ -107,6 +109,10 @@ func (e *env) up(ctx context.Context) error {
 		}
 	default:
 		step("Reusing the running kwok cluster %s", clusterName)
+	}
+	// A cluster made by an older version may have fewer nodes.
+	if err := c.Scale(ctx, nodes); err != nil {
+		return err
 	}
 
 	step("Installing the CRD and the operator's namespace (config/dev)")

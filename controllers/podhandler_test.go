@@ -1,0 +1,53 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// Pod updates reach a rolling SidecarSet at once, and a settled one (or a
+// creation, for any SidecarSet) only after statusBatchDelay, coalesced.
+func TestPodHandler_DelaysWhatOnlyMovesCounts(t *testing.T) {
+	t.Parallel()
+	pod := func(rv string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Name: "p", Namespace: "ns", ResourceVersion: rv,
+			Annotations: map[string]string{appsv1alpha1.SidecarSetListAnnotation: "rolling,settled"},
+		}}
+	}
+	r := &SidecarSetReconciler{inflight: newInFlight()}
+	r.settled.Store("rolling", false)
+	r.settled.Store("settled", true)
+	h := r.podHandler()
+	ctx := context.Background()
+
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	h.Update(ctx, event.UpdateEvent{ObjectOld: pod("1"), ObjectNew: pod("2")}, q)
+	if got := q.Len(); got != 1 {
+		t.Fatalf("after an update, %d SidecarSets are queued at once, want 1 (the rolling one)", got)
+	}
+	if req, _ := q.Get(); req.Name != "rolling" {
+		t.Errorf("queued at once: %q, want rolling", req.Name)
+	}
+
+	q2 := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q2.ShutDown()
+	h.Create(ctx, event.CreateEvent{Object: pod("1")}, q2)
+	if got := q2.Len(); got != 0 {
+		t.Errorf("after a creation, %d SidecarSets are queued at once, want 0", got)
+	}
+
+	// A SidecarSet never planned is treated as rolling.
+	if r.isSettled("unknown") {
+		t.Error("a SidecarSet never planned counts as settled")
+	}
+}
