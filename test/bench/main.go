@@ -61,7 +61,13 @@ func run() int {
 	wo := webhookOptions{}
 	fs.IntVar(&wo.pods, "pods", 500, "Pods created per measurement (webhook).")
 	fs.IntVar(&wo.creators, "creators", 20, "Concurrent pod creators (webhook).")
+	fs.IntVar(&wo.rounds, "rounds", 3, "Rounds per configuration, each against its own floor; the median is reported (webhook).")
 	counts := fs.String("sidecarsets", "0,1,100,1000", "Numbers of SidecarSets to measure with (webhook).")
+	prof := &profiler{}
+	fs.StringVar(&prof.dir, "profile-dir", "", "If set, write CPU profiles of the API server and the manager taken during each measurement here (webhook).")
+	fs.StringVar(&prof.managerAddr, "manager-pprof", "", "The manager's --pprof-bind-address, to profile it too (with --profile-dir).")
+	fs.IntVar(&prof.seconds, "profile-seconds", 5, "Length of each CPU profile (with --profile-dir).")
+	wo.profile = prof
 	ro := rolloutOptions{}
 	fs.IntVar(&ro.writers, "writers", 32, "Parallel pod patches of the floor client; the manager's --pod-writers default (rollout).")
 	if err := fs.Parse(os.Args[2:]); err != nil {

@@ -143,3 +143,65 @@ func table(header []string, rows [][]string) {
 		fmt.Println("| " + strings.Join(r, " | ") + " |")
 	}
 }
+
+// cpuTimes is the CPU time used so far by each process of the dev cluster
+// (by component name) and by the manager.
+type cpuTimes map[string]time.Duration
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
+// cpuSnapshot reads the CPU time of the dev cluster's components (the
+// processes kwokctl started from bin/dev/clusters/) and of the manager.
+func (e *env) cpuSnapshot() cpuTimes {
+	out := cpuTimes{}
+	managerPID := ""
+	if data, err := os.ReadFile(e.pidFile); err == nil {
+		managerPID = strings.TrimSpace(string(data))
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, d := range entries {
+		pid := d.Name()
+		if _, err := strconv.Atoi(pid); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + pid + "/cmdline")
+		if err != nil || len(cmdline) == 0 {
+			continue
+		}
+		argv0 := strings.SplitN(string(cmdline), "\x00", 2)[0]
+		name := ""
+		switch {
+		case pid == managerPID:
+			name = "manager"
+		case strings.Contains(argv0, "/bin/dev/clusters/"):
+			name = argv0[strings.LastIndex(argv0, "/")+1:]
+		default:
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			continue
+		}
+		// Fields after the parenthesised command name: utime and stime are
+		// the 14th and 15th fields of the line.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+		if len(fields) < 13 {
+			continue
+		}
+		utime, _ := strconv.ParseInt(fields[11], 10, 64)
+		stime, _ := strconv.ParseInt(fields[12], 10, 64)
+		out[name] += time.Duration(utime+stime) * time.Second / clockTicks
+	}
+	return out
+}
+
+// since is the CPU time used by each component between two snapshots.
+func (c cpuTimes) since(before cpuTimes) cpuTimes {
+	out := cpuTimes{}
+	for k, v := range c {
+		out[k] = v - before[k]
+	}
+	return out
+}

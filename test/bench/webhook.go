@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,15 +23,18 @@ const (
 	podWebhookConfig   = "sidecarset-operator-local-mutating"
 	podWebhookName     = "mpod.sidecarset-operator.dev"
 	benchSidecar       = "bench-sidecar"
-	unscheduledNode    = "bench-no-such-node"
+	noScheduler        = "bench-no-such-scheduler"
 	targetSidecarSet   = "bench-target"
 	benchTargetAppName = "bench-target"
+	probeApp           = "bench-probe"
 )
 
 type webhookOptions struct {
 	pods     int
 	creators int
 	counts   []int
+	rounds   int
+	profile  *profiler
 }
 
 // creation is one measurement: pods created by concurrent creators.
@@ -39,15 +43,31 @@ type creation struct {
 	latencies []time.Duration
 	elapsed   time.Duration
 	injected  int
-	// apiserverMean is the API server's mean time in our webhook per pod.
+	// webhookCalls is how many times the API server called the pod webhook,
+	// and apiserverMean its mean time in it per call.
+	webhookCalls  int
 	apiserverMean time.Duration
+	// cpu is the CPU time each component used while the pods were created.
+	cpu cpuTimes
 }
 
 func (c creation) podsPerSecond() float64 { return float64(len(c.latencies)) / c.elapsed.Seconds() }
 
+func (c creation) p(q float64) time.Duration { return percentile(sortedCopy(c.latencies), q) }
+
+// pairing is the rounds of one configuration, each next to a floor measured
+// just before it.
+type pairing struct {
+	label        string
+	runs, floors []creation
+}
+
 // benchWebhook creates the same pods with 0, 1, 100 and 1000 SidecarSets
-// (one of them matching the pods), and with the pod webhook configuration
-// removed (the floor, measured before and after), and compares.
+// (one of them matching the pods, except with 0), and with the pod webhook
+// configuration removed (the floor). Each configuration is measured in
+// several rounds, each round right after a floor of its own, and reported
+// as the median of the rounds: the machines are noisy, and a floor measured
+// minutes earlier would not be a fair comparison.
 func benchWebhook(ctx context.Context, e *env, o webhookOptions) (bool, error) {
 	if err := e.ensureNamespace(ctx, webhookNamespace); err != nil {
 		return false, err
@@ -55,55 +75,124 @@ func benchWebhook(ctx context.Context, e *env, o webhookOptions) (bool, error) {
 	if err := e.deleteBenchSidecarSets(ctx); err != nil {
 		return false, err
 	}
-	defer func() { _ = e.deleteBenchSidecarSets(context.WithoutCancel(ctx)) }()
-
-	floorBefore, err := e.measureFloor(ctx, o)
-	if err != nil {
+	defer func() {
+		cleanup := context.WithoutCancel(ctx)
+		_ = e.deleteBenchSidecarSets(cleanup)
+		_ = e.client.DeleteAllOf(cleanup, &appsv1alpha1.SidecarSet{}, client.MatchingLabels{benchLabel: "probe"})
+	}()
+	if err := e.ensureProbeSidecarSet(ctx); err != nil {
 		return false, err
 	}
-	var runs []creation
+	if err := e.deletePods(ctx, webhookNamespace); err != nil {
+		return false, err
+	}
+
+	var pairings []pairing
 	for _, n := range o.counts {
 		if err := e.ensureBenchSidecarSets(ctx, n); err != nil {
 			return false, err
 		}
-		run, err := e.measureCreation(ctx, o, fmt.Sprintf("%d SidecarSets", n), n > 0)
-		if err != nil {
+		if err := e.waitInjected(ctx, n > 0); err != nil {
 			return false, err
 		}
-		if n > 0 && run.injected != o.pods {
-			return false, fmt.Errorf("with %d SidecarSets only %d of %d pods were injected", n, run.injected, o.pods)
+		pr := pairing{label: fmt.Sprintf("%d SidecarSets", n)}
+		for round := range o.rounds {
+			floor, err := e.measureFloor(ctx, o, fmt.Sprintf("floor before %d SidecarSets, round %d", n, round+1))
+			if err != nil {
+				return false, err
+			}
+			run, err := e.measureCreation(ctx, o, fmt.Sprintf("%d SidecarSets, round %d", n, round+1), n > 0)
+			if err != nil {
+				return false, err
+			}
+			pr.floors, pr.runs = append(pr.floors, floor), append(pr.runs, run)
 		}
-		runs = append(runs, run)
-	}
-	floorAfter, err := e.measureFloor(ctx, o)
-	if err != nil {
-		return false, err
+		pairings = append(pairings, pr)
 	}
 
-	floorRate := (floorBefore.podsPerSecond() + floorAfter.podsPerSecond()) / 2
-	floorP50 := (percentile(sortedCopy(floorBefore.latencies), 50) + percentile(sortedCopy(floorAfter.latencies), 50)) / 2
-	fmt.Printf("\nPod admission: %d pods, %d concurrent creators, one SidecarSet matching (kwok dev cluster, 2 cores)\n\n", o.pods, o.creators)
+	fmt.Printf("\nPod admission: %d pods, %d concurrent creators; with n SidecarSets, exactly one selects the pods (none with 0); median of %d rounds, each against a floor measured just before it (kwok dev cluster, 2 cores)\n\n",
+		o.pods, o.creators, o.rounds)
 	var rows [][]string
-	for _, r := range append([]creation{floorBefore, floorAfter}, runs...) {
-		s := sortedCopy(r.latencies)
-		p50 := percentile(s, 50)
+	for _, pr := range pairings {
+		rate := median(pr.runs, func(c creation) float64 { return c.podsPerSecond() })
+		floorRate := median(pr.floors, func(c creation) float64 { return c.podsPerSecond() })
+		rateRatio := medianPairs(pr, func(r, f creation) float64 { return r.podsPerSecond() / f.podsPerSecond() })
+		p50Ratio := medianPairs(pr, func(r, f creation) float64 { return float64(r.p(50)) / float64(f.p(50)) })
+		calls := median(pr.runs, func(c creation) float64 { return float64(c.webhookCalls) })
 		webhook := "-"
-		if r.apiserverMean > 0 {
-			webhook = ms(r.apiserverMean)
+		if calls > 0 {
+			webhook = ms(time.Duration(median(pr.runs, func(c creation) float64 { return float64(c.apiserverMean) })))
 		}
-		rows = append(rows, []string{r.label, ms(p50), ms(percentile(s, 90)), ms(percentile(s, 99)),
-			fmt.Sprintf("%.0f", r.podsPerSecond()),
-			fmt.Sprintf("%.2f×", r.podsPerSecond()/floorRate), fmt.Sprintf("%.2f×", float64(p50)/float64(floorP50)), webhook})
+		rows = append(rows, []string{pr.label,
+			msf(median(pr.runs, func(c creation) float64 { return float64(c.p(50)) })),
+			msf(median(pr.runs, func(c creation) float64 { return float64(c.p(90)) })),
+			msf(median(pr.runs, func(c creation) float64 { return float64(c.p(99)) })),
+			fmt.Sprintf("%.0f", rate), fmt.Sprintf("%.0f", floorRate),
+			fmt.Sprintf("%.2f×", rateRatio), fmt.Sprintf("%.2f×", p50Ratio),
+			fmt.Sprintf("%.0f", calls/float64(o.pods)), webhook})
 	}
-	table([]string{"", "p50", "p90", "p99", "pods/s", "pods/s vs floor", "p50 vs floor", "webhook time in API server (mean)"}, rows)
+	table([]string{"", "p50", "p90", "p99", "pods/s", "floor pods/s", "pods/s vs floor", "p50 vs floor", "webhook calls per pod", "API server time in the webhook (mean)"}, rows)
 
-	last := runs[len(runs)-1]
-	rate := last.podsPerSecond() / floorRate
-	p50 := float64(percentile(sortedCopy(last.latencies), 50)) / float64(floorP50)
+	fmt.Printf("\nCPU time per pod created, by component (median of the rounds; where the cost goes)\n\n")
+	components := []string{"kube-apiserver", "etcd", "manager", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
+	rows = nil
+	cpuRow := func(label string, cs []creation) []string {
+		row := []string{label}
+		for _, c := range components {
+			row = append(row, ms(time.Duration(median(cs, func(x creation) float64 { return float64(x.cpu[c]) / float64(len(x.latencies)) }))))
+		}
+		return row
+	}
+	var allFloors []creation
+	for _, pr := range pairings {
+		allFloors = append(allFloors, pr.floors...)
+	}
+	rows = append(rows, cpuRow("floor (no pod webhook)", allFloors))
+	for _, pr := range pairings {
+		rows = append(rows, cpuRow(pr.label, pr.runs))
+	}
+	table(append([]string{""}, components...), rows)
+	fmt.Printf("\nBesides the bench's SidecarSets, the cluster holds the seed example's and the bench's probe SidecarSet; neither selects the measured pods.\n")
+
+	last := pairings[len(pairings)-1]
+	rate := medianPairs(last, func(r, f creation) float64 { return r.podsPerSecond() / f.podsPerSecond() })
+	p50 := medianPairs(last, func(r, f creation) float64 { return float64(r.p(50)) / float64(f.p(50)) })
 	ok := rate >= 0.7 && p50 <= 1.3
 	fmt.Printf("\nTarget at %s: throughput ≥ 0.7× floor (%.2f×), p50 ≤ 1.3× floor (%.2f×): %s\n", last.label, rate, p50, verdict(ok))
 	return ok, nil
 }
+
+// median returns the median of a value over measurements.
+func median(cs []creation, value func(creation) float64) float64 {
+	vs := make([]float64, len(cs))
+	for i, c := range cs {
+		vs[i] = value(c)
+	}
+	return medianOf(vs)
+}
+
+// medianPairs returns the median over the rounds of a value of each run
+// and its floor.
+func medianPairs(pr pairing, value func(run, floor creation) float64) float64 {
+	vs := make([]float64, len(pr.runs))
+	for i := range pr.runs {
+		vs[i] = value(pr.runs[i], pr.floors[i])
+	}
+	return medianOf(vs)
+}
+
+func medianOf(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2]
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+}
+
+func msf(ns float64) string { return ms(time.Duration(ns)) }
 
 func verdict(ok bool) string {
 	if ok {
@@ -113,7 +202,7 @@ func verdict(ok bool) string {
 }
 
 // measureFloor creates the pods with the pod webhook configuration removed.
-func (e *env) measureFloor(ctx context.Context, o webhookOptions) (creation, error) {
+func (e *env) measureFloor(ctx context.Context, o webhookOptions, label string) (creation, error) {
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := e.client.Get(ctx, client.ObjectKey{Name: podWebhookConfig}, cfg); err != nil {
 		return creation{}, fmt.Errorf("reading %s (run make dev first): %w", podWebhookConfig, err)
@@ -123,16 +212,18 @@ func (e *env) measureFloor(ctx context.Context, o webhookOptions) (creation, err
 	if err := e.client.Delete(ctx, cfg); err != nil {
 		return creation{}, err
 	}
-	defer func() {
-		restore := context.WithoutCancel(ctx)
-		if err := e.client.Create(restore, saved); err == nil {
-			_ = e.waitWebhookCalled(restore, true)
-		}
-	}()
 	if err := e.waitWebhookCalled(ctx, false); err != nil {
 		return creation{}, err
 	}
-	return e.measureCreation(ctx, o, "floor (no pod webhook)", false)
+	floor, err := e.measureCreation(ctx, o, label, false)
+	restore := context.WithoutCancel(ctx)
+	if cerr := e.client.Create(restore, saved); cerr != nil {
+		return floor, fmt.Errorf("restoring %s: %w", podWebhookConfig, cerr)
+	}
+	if werr := e.waitWebhookCalled(restore, true); werr != nil {
+		return floor, fmt.Errorf("waiting for the API server to call the restored pod webhook: %w", werr)
+	}
+	return floor, err
 }
 
 // measureCreation creates the pods, measures each creation, checks the
@@ -143,6 +234,9 @@ func (e *env) measureCreation(ctx context.Context, o webhookOptions, label strin
 		return creation{}, err
 	}
 	r := creation{label: label, latencies: make([]time.Duration, 0, o.pods)}
+	cpu0 := e.cpuSnapshot()
+	profiled := o.profile.start(ctx, e, label)
+	defer profiled()
 	var mu sync.Mutex
 	var firstErr error
 	next := make(chan int)
@@ -170,6 +264,7 @@ func (e *env) measureCreation(ctx context.Context, o webhookOptions, label strin
 	close(next)
 	wg.Wait()
 	r.elapsed = time.Since(start)
+	r.cpu = e.cpuSnapshot().since(cpu0)
 	if firstErr != nil {
 		return r, fmt.Errorf("creating pods (%s): %w", label, firstErr)
 	}
@@ -180,6 +275,7 @@ func (e *env) measureCreation(ctx context.Context, o webhookOptions, label strin
 	match := map[string]string{"name": podWebhookName, "operation": "CREATE"}
 	s0, c0 := before["apiserver_admission_webhook_admission_duration_seconds"].sum(match)
 	s1, c1 := after["apiserver_admission_webhook_admission_duration_seconds"].sum(match)
+	r.webhookCalls = int(c1 - c0)
 	if c1 > c0 {
 		r.apiserverMean = time.Duration((s1 - s0) / (c1 - c0) * float64(time.Second))
 	}
@@ -209,10 +305,12 @@ func benchPod(i int) *corev1.Pod {
 			Labels:    map[string]string{"app": benchTargetAppName, benchLabel: "webhook"},
 		},
 		Spec: corev1.PodSpec{
-			// Bound to a node that does not exist: nothing schedules or runs
-			// it, so the measurement is admission and storage only.
-			NodeName:   unscheduledNode,
-			Containers: []corev1.Container{{Name: "app", Image: "nginx:1.25"}},
+			// Left to a scheduler that does not exist: the pod stays Pending,
+			// untouched by kube-scheduler, kwok and the pod garbage collector
+			// (which deletes pods bound to a missing node, mid-measurement),
+			// so the measurement is admission and storage only.
+			SchedulerName: noScheduler,
+			Containers:    []corev1.Container{{Name: "app", Image: "nginx:1.25"}},
 		},
 	}
 }
@@ -282,6 +380,36 @@ func benchSidecarSet(i int) *appsv1alpha1.SidecarSet {
 	}
 }
 
+// waitInjected waits until a dry run of a measured pod's creation is (or is
+// not) injected: the webhook's registry and its scope have caught up.
+func (e *env) waitInjected(ctx context.Context, injected bool) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		probe := benchPod(0)
+		if err := e.client.Create(ctx, probe, client.DryRunAll); err != nil {
+			return false, err
+		}
+		got := slices.ContainsFunc(probe.Spec.Containers, func(c corev1.Container) bool { return c.Name == benchSidecar })
+		return got == injected, nil
+	})
+}
+
+// ensureProbeSidecarSet creates the SidecarSet that selects the probe pods
+// of waitWebhookCalled (and no measured pod), so that the pod webhook's
+// scope lets them through even when no bench SidecarSet exists.
+func (e *env) ensureProbeSidecarSet(ctx context.Context) error {
+	s := benchSidecarSet(0)
+	s.Name = "bench-probe"
+	s.Labels = map[string]string{benchLabel: "probe"}
+	// The "app" key, like every bench SidecarSet: distinct values make the
+	// selectors disjoint, so the shared sidecar name is no conflict.
+	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": probeApp}}
+	s.Spec.Namespace = webhookNamespace
+	if err := e.client.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the probe SidecarSet: %w", err)
+	}
+	return e.waitWebhookCalled(ctx, true)
+}
+
 func (e *env) deleteBenchSidecarSets(ctx context.Context) error {
 	return e.client.DeleteAllOf(ctx, &appsv1alpha1.SidecarSet{}, client.MatchingLabels{benchLabel: "webhook"})
 }
@@ -314,7 +442,9 @@ func (e *env) deletePods(ctx context.Context, ns string) error {
 // waitWebhookCalled waits until the API server does (or no longer does) call
 // the pod webhook, probing with server-side dry-run pod creations and the API
 // server's webhook admission metric: its configuration reaches the API
-// server through an informer, a moment after it changes.
+// server through an informer, a moment after it changes. The probe pod
+// carries the probe SidecarSet's label, so the webhook's scope always
+// includes it.
 func (e *env) waitWebhookCalled(ctx context.Context, called bool) error {
 	match := map[string]string{"name": podWebhookName, "operation": "CREATE"}
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -325,6 +455,7 @@ func (e *env) waitWebhookCalled(ctx context.Context, called bool) error {
 		_, c0 := m0["apiserver_admission_webhook_admission_duration_seconds"].sum(match)
 		probe := benchPod(0)
 		probe.Name = "bench-probe"
+		probe.Labels = map[string]string{"app": probeApp}
 		if err := e.client.Create(ctx, probe, client.DryRunAll); err != nil {
 			return false, err
 		}

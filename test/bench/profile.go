@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// profiler takes CPU profiles of the API server and the manager during a
+// measurement, for finding where the time goes (bench --profile-dir).
+type profiler struct {
+	dir         string
+	managerAddr string
+	seconds     int
+}
+
+// start begins a CPU profile of both processes, named after the
+// measurement; the returned function waits for them to be written.
+func (p *profiler) start(ctx context.Context, e *env, label string) func() {
+	if p == nil || p.dir == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(p.dir, 0o750); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: profiles: %v\n", err)
+		return func() {}
+	}
+	name := strings.NewReplacer(" ", "-", "(", "", ")", "", ",", "").Replace(label)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		raw, err := e.clientset.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", fmt.Sprint(p.seconds)).DoRaw(ctx)
+		p.write(filepath.Join(p.dir, name+".apiserver.pprof"), raw, err)
+	})
+	if p.managerAddr != "" {
+		wg.Go(func() {
+			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.managerAddr, p.seconds)
+			client := &http.Client{Timeout: time.Duration(p.seconds+30) * time.Second}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			var raw []byte
+			if err == nil {
+				var resp *http.Response
+				if resp, err = client.Do(req); err == nil {
+					raw, err = io.ReadAll(resp.Body)
+					_ = resp.Body.Close()
+				}
+			}
+			p.write(filepath.Join(p.dir, name+".manager.pprof"), raw, err)
+		})
+	}
+	return wg.Wait
+}
+
+func (p *profiler) write(path string, raw []byte, err error) {
+	if err == nil {
+		err = os.WriteFile(path, raw, 0o600)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: profile %s: %v\n", path, err)
+	}
+}
