@@ -114,6 +114,69 @@ func (e *env) managerPeakRSS() (float64, error) {
 	return 0, fmt.Errorf("no VmHWM in /proc/%s/status", pid)
 }
 
+// memoryPeak is what a memory sampler saw: the peak of the manager's
+// anonymous memory (heap, stacks: what it allocated) and the most of its
+// file-backed resident pages (the mapped binary, shared with the page
+// cache), both in MiB.
+type memoryPeak struct{ anon, file float64 }
+
+// sampleManagerMemory samples the manager's RssAnon and RssFile every
+// 100 ms until the returned function is called, which returns the peaks.
+// VmHWM alone does not say how much of the peak is the binary's own pages.
+func (e *env) sampleManagerMemory(ctx context.Context) func() memoryPeak {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan memoryPeak, 1)
+	go func() {
+		var peak memoryPeak
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if anon, file, err := e.managerRSS(); err == nil {
+				peak.anon, peak.file = max(peak.anon, anon), max(peak.file, file)
+			}
+			select {
+			case <-ctx.Done():
+				done <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() memoryPeak {
+		cancel()
+		return <-done
+	}
+}
+
+// managerRSS reads the manager's RssAnon and RssFile, in MiB.
+func (e *env) managerRSS() (anon, file float64, err error) {
+	data, err := os.ReadFile(e.pidFile)
+	if err != nil {
+		return 0, 0, err
+	}
+	status, err := os.ReadFile("/proc/" + strings.TrimSpace(string(data)) + "/status")
+	if err != nil {
+		return 0, 0, err
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 {
+			continue
+		}
+		kb, perr := strconv.ParseFloat(fields[1], 64)
+		switch fields[0] {
+		case "RssAnon:":
+			anon, err = kb/1024, perr
+		case "RssFile:":
+			file, err = kb/1024, perr
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	return anon, file, nil
+}
+
 // percentile returns the p-th percentile (0..100) of sorted durations.
 func percentile(sorted []time.Duration, p float64) time.Duration {
 	if len(sorted) == 0 {
