@@ -79,8 +79,7 @@ func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (r
 	if i < 0 {
 		return reconcile.Result{}, fmt.Errorf("the webhook configuration %s has no webhook %s", r.ConfigName, PodWebhookName)
 	}
-	current := withoutOurs(cfg.Webhooks[i].MatchConditions)
-	want := append(current, conditions...)
+	want := append(withoutOurs(cfg.Webhooks[i].MatchConditions), conditions...)
 	if slices.Equal(cfg.Webhooks[i].MatchConditions, want) {
 		return reconcile.Result{}, nil
 	}

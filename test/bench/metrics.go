@@ -233,7 +233,7 @@ func (e *env) cpuSnapshot() cpuTimes {
 		if err != nil || len(cmdline) == 0 {
 			continue
 		}
-		argv0 := strings.SplitN(string(cmdline), "\x00", 2)[0]
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
 		name := ""
 		switch {
 		case pid == managerPID:
