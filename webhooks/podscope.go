@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +24,9 @@ import (
 // PodWebhookName is the name of the pod webhook in the mutating webhook
 // configuration (see markers.go).
 const PodWebhookName = "mpod.sidecarset-operator.dev"
+
+// conflictRetry is how soon a write that lost a conflict is tried again.
+const conflictRetry = 200 * time.Millisecond
 
 // podScopeKey is the one item of the scope controller's queue: every event
 // asks for the same recomputation.
@@ -86,8 +90,12 @@ func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (r
 	cfg = cfg.DeepCopy()
 	cfg.Webhooks[i].MatchConditions = want
 	if err := r.Client.Update(ctx, cfg); err != nil {
-		// A conflict (the certificate rotation wrote the CA bundle) is
-		// retried with the latest object.
+		if apierrors.IsConflict(err) {
+			// The cache was behind: the certificate rotation wrote the CA
+			// bundle, or our previous write is not in the cache yet. Not an
+			// error: compute again shortly from the fresher object.
+			return reconcile.Result{RequeueAfter: conflictRetry}, nil
+		}
 		return reconcile.Result{}, err
 	}
 	log := ctrl.LoggerFrom(ctx)
