@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -10,82 +9,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"github.com/sidecarset-operator/sidecarset-operator/test/promtext"
 )
 
 // apiserverMetrics scrapes the API server's /metrics.
-func (e *env) apiserverMetrics(ctx context.Context) (map[string]*familyValues, error) {
+func (e *env) apiserverMetrics(ctx context.Context) (promtext.Scrape, error) {
 	raw, err := e.clientset.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the API server metrics: %w", err)
 	}
-	parser := expfmt.NewTextParser(model.LegacyValidation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(string(raw)))
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]*familyValues{}
-	for name, f := range families {
-		fv := &familyValues{}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			s := sample{labels: labels}
-			switch {
-			case m.GetCounter() != nil:
-				s.value = m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				s.value = m.GetGauge().GetValue()
-			case m.GetHistogram() != nil:
-				s.value = m.GetHistogram().GetSampleSum()
-				s.count = float64(m.GetHistogram().GetSampleCount())
-			}
-			fv.samples = append(fv.samples, s)
-		}
-		out[name] = fv
-	}
-	return out, nil
-}
-
-type sample struct {
-	labels map[string]string
-	value  float64 // counter/gauge value, or histogram sum
-	count  float64 // histogram count
-}
-
-type familyValues struct{ samples []sample }
-
-// sum adds the values (and histogram counts) of the samples whose labels
-// include every given pair.
-func (f *familyValues) sum(match map[string]string) (value, count float64) {
-	if f == nil {
-		return 0, 0
-	}
-	for _, s := range f.samples {
-		ok := true
-		for k, v := range match {
-			if s.labels[k] != v {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			value += s.value
-			count += s.count
-		}
-	}
-	return value, count
+	return promtext.Parse(raw)
 }
 
 // podWrites counts the writes to pods' main resource (not status): the
 // in-place upgrades, by the operator or the floor client.
-func podWrites(m map[string]*familyValues) float64 {
+func podWrites(m promtext.Scrape) float64 {
 	var total float64
 	for _, verb := range []string{"PATCH", "UPDATE"} {
-		v, _ := m["apiserver_request_total"].sum(map[string]string{"resource": "pods", "verb": verb, "subresource": ""})
+		v, _ := m.Sum("apiserver_request_total", map[string]string{"resource": "pods", "verb": verb, "subresource": ""})
 		total += v
 	}
 	return total
@@ -93,25 +34,8 @@ func podWrites(m map[string]*familyValues) float64 {
 
 // managerPeakRSS reads the manager's peak resident memory (VmHWM) in MiB.
 func (e *env) managerPeakRSS() (float64, error) {
-	data, err := os.ReadFile(e.pidFile)
-	if err != nil {
-		return 0, err
-	}
-	pid := strings.TrimSpace(string(data))
-	f, err := os.Open("/proc/" + pid + "/status")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = f.Close() }()
-	scanner := bufio.NewScanner(f)
-	for scanner.Scan() {
-		fields := strings.Fields(scanner.Text())
-		if len(fields) >= 2 && fields[0] == "VmHWM:" {
-			kb, err := strconv.ParseFloat(fields[1], 64)
-			return kb / 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%s/status", pid)
+	m, err := e.managerMemory()
+	return m["VmHWM"], err
 }
 
 // memoryPeak is what a memory sampler saw: the peak of the manager's
@@ -131,8 +55,8 @@ func (e *env) sampleManagerMemory(ctx context.Context) func() memoryPeak {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if anon, file, err := e.managerRSS(); err == nil {
-				peak.anon, peak.file = max(peak.anon, anon), max(peak.file, file)
+			if m, err := e.managerMemory(); err == nil {
+				peak.anon, peak.file = max(peak.anon, m["RssAnon"]), max(peak.file, m["RssFile"])
 			}
 			select {
 			case <-ctx.Done():
@@ -148,33 +72,35 @@ func (e *env) sampleManagerMemory(ctx context.Context) func() memoryPeak {
 	}
 }
 
-// managerRSS reads the manager's RssAnon and RssFile, in MiB.
-func (e *env) managerRSS() (anon, file float64, err error) {
+// managerMemory reads the memory lines of the manager's /proc status (VmHWM,
+// RssAnon, RssFile, ...), in MiB.
+func (e *env) managerMemory() (map[string]float64, error) {
 	data, err := os.ReadFile(e.pidFile)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	status, err := os.ReadFile("/proc/" + strings.TrimSpace(string(data)) + "/status")
+	pid := strings.TrimSpace(string(data))
+	status, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
+	out := map[string]float64{}
 	for line := range strings.SplitSeq(string(status), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) < 2 {
+		key, value, _ := strings.Cut(line, ":")
+		fields := strings.Fields(value)
+		if len(fields) != 2 || fields[1] != "kB" {
 			continue
 		}
-		kb, perr := strconv.ParseFloat(fields[1], 64)
-		switch fields[0] {
-		case "RssAnon:":
-			anon, err = kb/1024, perr
-		case "RssFile:":
-			file, err = kb/1024, perr
-		}
+		kb, err := strconv.ParseFloat(fields[0], 64)
 		if err != nil {
-			return 0, 0, err
+			return nil, fmt.Errorf("/proc/%s/status: %s: %w", pid, key, err)
 		}
+		out[key] = kb / 1024
 	}
-	return anon, file, nil
+	if _, ok := out["VmHWM"]; !ok {
+		return nil, fmt.Errorf("no VmHWM in /proc/%s/status", pid)
+	}
+	return out, nil
 }
 
 // percentile returns the p-th percentile (0..100) of sorted durations.

@@ -273,8 +273,8 @@ func (e *env) measureCreation(ctx context.Context, o webhookOptions, label strin
 		return r, err
 	}
 	match := map[string]string{"name": podWebhookName, "operation": "CREATE"}
-	s0, c0 := before["apiserver_admission_webhook_admission_duration_seconds"].sum(match)
-	s1, c1 := after["apiserver_admission_webhook_admission_duration_seconds"].sum(match)
+	s0, c0 := before.Sum("apiserver_admission_webhook_admission_duration_seconds", match)
+	s1, c1 := after.Sum("apiserver_admission_webhook_admission_duration_seconds", match)
 	r.webhookCalls = int(c1 - c0)
 	if c1 > c0 {
 		r.apiserverMean = time.Duration((s1 - s0) / (c1 - c0) * float64(time.Second))
@@ -452,7 +452,7 @@ func (e *env) waitWebhookCalled(ctx context.Context, called bool) error {
 		if err != nil {
 			return false, err
 		}
-		_, c0 := m0["apiserver_admission_webhook_admission_duration_seconds"].sum(match)
+		_, c0 := m0.Sum("apiserver_admission_webhook_admission_duration_seconds", match)
 		probe := benchPod(0)
 		probe.Name = "bench-probe"
 		probe.Labels = map[string]string{"app": probeApp}
@@ -463,7 +463,7 @@ func (e *env) waitWebhookCalled(ctx context.Context, called bool) error {
 		if err != nil {
 			return false, err
 		}
-		_, c1 := m1["apiserver_admission_webhook_admission_duration_seconds"].sum(match)
+		_, c1 := m1.Sum("apiserver_admission_webhook_admission_duration_seconds", match)
 		return (c1 > c0) == called, nil
 	})
 }

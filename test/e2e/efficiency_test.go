@@ -1,13 +1,11 @@
 package e2e_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -17,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
+	"github.com/sidecarset-operator/sidecarset-operator/test/promtext"
 )
 
 // What a rollout costs: the API server counts the pod writes it served,
@@ -103,36 +102,12 @@ func managerCounter(ctx context.Context, name string, match map[string]string) m
 	resp, err := http.DefaultClient.Do(req)
 	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
 	defer func() { _ = resp.Body.Close() }()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), name+"{")
-		if !ok {
-			continue
-		}
-		end := strings.LastIndexByte(rest, '}')
-		labels := map[string]string{}
-		for _, m := range metricLabel.FindAllStringSubmatch(rest[:end], -1) {
-			labels[m[1]] = m[2]
-		}
-		matches := true
-		for k, v := range match {
-			matches = matches && labels[k] == v
-		}
-		if !matches {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
-		gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
-		out[labels["outcome"]] += v
-	}
-	gomega.ExpectWithOffset(1, sc.Err()).NotTo(gomega.HaveOccurred())
-	return out
+	raw, err := io.ReadAll(resp.Body)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	scrape, err := promtext.Parse(raw)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	return scrape.SumBy(name, match, "outcome")
 }
-
-// metricLabel matches one label of a Prometheus text-format sample.
-var metricLabel = regexp.MustCompile(`(\w+)="((?:[^"\\]|\\.)*)"`)
 
 // podWrites reads the API server's apiserver_request_total for PATCH and
 // UPDATE of pods (the main resource, no subresource), summed by response
@@ -140,30 +115,15 @@ var metricLabel = regexp.MustCompile(`(\w+)="((?:[^"\\]|\\.)*)"`)
 func podWrites(ctx context.Context) map[string]float64 {
 	raw, err := env.Clientset.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	scrape, err := promtext.Parse(raw)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
 	out := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
-		if !ok {
-			continue
+	for _, verb := range []string{"PATCH", "UPDATE"} {
+		match := map[string]string{"resource": "pods", "group": "", "subresource": "", "verb": verb}
+		for code, n := range scrape.SumBy("apiserver_request_total", match, "code") {
+			out[code] += n
 		}
-		end := strings.LastIndexByte(rest, '}')
-		gomega.ExpectWithOffset(1, end).To(gomega.BeNumerically(">=", 0), line)
-		labels := map[string]string{}
-		for _, m := range metricLabel.FindAllStringSubmatch(rest[:end], -1) {
-			labels[m[1]] = m[2]
-		}
-		if labels["resource"] != "pods" || labels["group"] != "" || labels["subresource"] != "" ||
-			(labels["verb"] != "PATCH" && labels["verb"] != "UPDATE") {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest[end+1:]), 64)
-		gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred(), line)
-		out[labels["code"]] += v
 	}
-	gomega.ExpectWithOffset(1, sc.Err()).NotTo(gomega.HaveOccurred())
 	return out
 }
 

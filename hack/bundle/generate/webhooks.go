@@ -38,6 +38,22 @@ type webhookBackend struct {
 func webhookDefinitions(configs []*unstructured.Unstructured, services []*corev1.Service, deployments []*appsv1.Deployment) ([]csv.WebhookDescription, map[string]bool, error) {
 	var out []csv.WebhookDescription
 	used := map[string]bool{}
+	add := func(typ string, w admissionregistrationv1.MutatingWebhook) error {
+		if len(w.MatchConditions) > 0 {
+			return fmt.Errorf("webhook %s: OLM webhook definitions cannot carry matchConditions", w.Name)
+		}
+		b, err := resolveBackend(w.Name, w.ClientConfig, w.NamespaceSelector, services, deployments)
+		if err != nil {
+			return err
+		}
+		used[w.ClientConfig.Service.Name] = true
+		d := description(typ, w.Name, b, w.AdmissionReviewVersions)
+		d.Rules, d.FailurePolicy, d.MatchPolicy = w.Rules, w.FailurePolicy, w.MatchPolicy
+		d.ObjectSelector, d.SideEffects, d.TimeoutSeconds = w.ObjectSelector, w.SideEffects, w.TimeoutSeconds
+		d.ReinvocationPolicy = w.ReinvocationPolicy
+		out = append(out, d)
+		return nil
+	}
 	for _, u := range configs {
 		switch u.GetKind() {
 		case "MutatingWebhookConfiguration":
@@ -46,19 +62,9 @@ func webhookDefinitions(configs []*unstructured.Unstructured, services []*corev1
 				return nil, nil, fmt.Errorf("MutatingWebhookConfiguration %s: %w", u.GetName(), err)
 			}
 			for _, w := range cfg.Webhooks {
-				if len(w.MatchConditions) > 0 {
-					return nil, nil, fmt.Errorf("webhook %s: OLM webhook definitions cannot carry matchConditions", w.Name)
-				}
-				b, err := resolveBackend(w.Name, w.ClientConfig, w.NamespaceSelector, services, deployments)
-				if err != nil {
+				if err := add(csv.MutatingAdmissionWebhook, w); err != nil {
 					return nil, nil, err
 				}
-				used[w.ClientConfig.Service.Name] = true
-				d := description(csv.MutatingAdmissionWebhook, w.Name, b, w.AdmissionReviewVersions)
-				d.Rules, d.FailurePolicy, d.MatchPolicy = w.Rules, w.FailurePolicy, w.MatchPolicy
-				d.ObjectSelector, d.SideEffects, d.TimeoutSeconds = w.ObjectSelector, w.SideEffects, w.TimeoutSeconds
-				d.ReinvocationPolicy = w.ReinvocationPolicy
-				out = append(out, d)
 			}
 		case "ValidatingWebhookConfiguration":
 			cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
@@ -66,22 +72,24 @@ func webhookDefinitions(configs []*unstructured.Unstructured, services []*corev1
 				return nil, nil, fmt.Errorf("ValidatingWebhookConfiguration %s: %w", u.GetName(), err)
 			}
 			for _, w := range cfg.Webhooks {
-				if len(w.MatchConditions) > 0 {
-					return nil, nil, fmt.Errorf("webhook %s: OLM webhook definitions cannot carry matchConditions", w.Name)
-				}
-				b, err := resolveBackend(w.Name, w.ClientConfig, w.NamespaceSelector, services, deployments)
-				if err != nil {
+				if err := add(csv.ValidatingAdmissionWebhook, asMutating(w)); err != nil {
 					return nil, nil, err
 				}
-				used[w.ClientConfig.Service.Name] = true
-				d := description(csv.ValidatingAdmissionWebhook, w.Name, b, w.AdmissionReviewVersions)
-				d.Rules, d.FailurePolicy, d.MatchPolicy = w.Rules, w.FailurePolicy, w.MatchPolicy
-				d.ObjectSelector, d.SideEffects, d.TimeoutSeconds = w.ObjectSelector, w.SideEffects, w.TimeoutSeconds
-				out = append(out, d)
 			}
 		}
 	}
 	return out, used, nil
+}
+
+// asMutating copies a validating webhook into the mutating shape, which has
+// the same fields plus reinvocationPolicy (left unset).
+func asMutating(w admissionregistrationv1.ValidatingWebhook) admissionregistrationv1.MutatingWebhook {
+	return admissionregistrationv1.MutatingWebhook{
+		Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy,
+		MatchPolicy: w.MatchPolicy, NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector,
+		SideEffects: w.SideEffects, TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
+		MatchConditions: w.MatchConditions,
+	}
 }
 
 func description(kind, name string, b webhookBackend, versions []string) csv.WebhookDescription {
