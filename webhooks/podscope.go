@@ -83,11 +83,10 @@ func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (r
 	if i < 0 {
 		return reconcile.Result{}, fmt.Errorf("the webhook configuration %s has no webhook %s", r.ConfigName, PodWebhookName)
 	}
-	want := append(withoutOurs(cfg.Webhooks[i].MatchConditions), conditions...)
+	want := scope.Merge(cfg.Webhooks[i].MatchConditions, conditions)
 	if slices.Equal(cfg.Webhooks[i].MatchConditions, want) {
 		return reconcile.Result{}, nil
 	}
-	cfg = cfg.DeepCopy()
 	cfg.Webhooks[i].MatchConditions = want
 	if err := r.Client.Update(ctx, cfg); err != nil {
 		if apierrors.IsConflict(err) {
@@ -108,18 +107,6 @@ func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (r
 		log.Info("The pod webhook receives every pod", "reason", summary.Reason)
 	}
 	return reconcile.Result{}, nil
-}
-
-// withoutOurs returns the matchConditions someone else put on the webhook;
-// they are kept, ours are replaced.
-func withoutOurs(conds []admissionregistrationv1.MatchCondition) []admissionregistrationv1.MatchCondition {
-	out := make([]admissionregistrationv1.MatchCondition, 0, len(conds))
-	for _, c := range conds {
-		if c.Name != scope.ConditionName {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 func boolGauge(b bool) float64 {

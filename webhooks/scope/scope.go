@@ -95,6 +95,19 @@ func Conditions(sets []*appsv1alpha1.SidecarSet) ([]admissionregistrationv1.Matc
 	return []admissionregistrationv1.MatchCondition{{Name: ConditionName, Expression: expr}}, summary
 }
 
+// Merge returns a webhook's matchConditions with ours replaced by the given
+// ones: the conditions someone else put there are kept, in their order,
+// ahead of ours.
+func Merge(existing, ours []admissionregistrationv1.MatchCondition) []admissionregistrationv1.MatchCondition {
+	out := make([]admissionregistrationv1.MatchCondition, 0, len(existing)+len(ours))
+	for _, c := range existing {
+		if c.Name != ConditionName {
+			out = append(out, c)
+		}
+	}
+	return append(out, ours...)
+}
+
 // necessary returns one label requirement that every pod the selector
 // matches meets: a key and its allowed values (nil: any value). An empty key
 // with ok means the selector matches no pod; !ok means the selector has no

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
@@ -233,4 +235,32 @@ func eval(t *testing.T, prg cel.Program, podLabels map[string]string) bool {
 		t.Fatalf("labels %v: %v", podLabels, err)
 	}
 	return out.Value().(bool)
+}
+
+func TestMerge_KeepsOtherConditionsAndReplacesOurs(t *testing.T) {
+	t.Parallel()
+	mine := admissionregistrationv1.MatchCondition{Name: "not-kube-system", Expression: "true"}
+	stale := admissionregistrationv1.MatchCondition{Name: ConditionName, Expression: "false"}
+	fresh := admissionregistrationv1.MatchCondition{Name: ConditionName, Expression: "'app' in object.metadata.labels"}
+	tests := []struct {
+		name           string
+		existing, ours []admissionregistrationv1.MatchCondition
+		want           []admissionregistrationv1.MatchCondition
+	}{
+		{"ours added after the others", []admissionregistrationv1.MatchCondition{mine}, []admissionregistrationv1.MatchCondition{fresh},
+			[]admissionregistrationv1.MatchCondition{mine, fresh}},
+		{"ours replaced", []admissionregistrationv1.MatchCondition{stale, mine}, []admissionregistrationv1.MatchCondition{fresh},
+			[]admissionregistrationv1.MatchCondition{mine, fresh}},
+		{"ours removed when unscoped", []admissionregistrationv1.MatchCondition{mine, stale}, nil,
+			[]admissionregistrationv1.MatchCondition{mine}},
+		{"nothing to keep", nil, nil, []admissionregistrationv1.MatchCondition{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tc.want, Merge(tc.existing, tc.ours)); diff != "" {
+				t.Errorf("Merge (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
