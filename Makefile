@@ -29,6 +29,31 @@ KWOK := $(LOCALBIN)/kwok
 KWOKCTL := $(LOCALBIN)/kwokctl
 GOLANGCI_LINT := $(LOCALBIN)/golangci-lint
 
+# Each tool group is built once per content of its pinning module: the stamp
+# names the hash of go.mod and go.sum, so a restored bin/ (CI cache) is
+# reused whatever its file times, and a version bump rebuilds. The stamps are
+# defined here, before any rule names them: make expands a rule's
+# prerequisites when it reads the rule, so a stamp defined later would be
+# empty there (that left `make tools` and `make dev` with nothing to build on
+# a fresh clone; test/freshclone guards it).
+tools_hash = $(shell cat $(1)/go.mod $(1)/go.sum | sha256sum | cut -c1-16)
+K8S_STAMP := $(K8S_BIN)/.built-k8s-$(call tools_hash,test/tools/k8s)
+ETCD_STAMP := $(K8S_BIN)/.built-etcd-$(call tools_hash,test/tools/etcd)
+TOOLS_STAMP := $(LOCALBIN)/.built-tools-$(call tools_hash,test/tools)
+LINT_STAMP := $(LOCALBIN)/.built-lint-$(call tools_hash,test/tools)
+# What the dev cluster needs (the linter is not part of it).
+CLUSTER_TOOLS := $(K8S_STAMP) $(ETCD_STAMP) $(TOOLS_STAMP)
+
+# The pinned versions, for the build announcements.
+mod_version = $(shell awk '$$1 == "require" { $$1 = "" ; $$0 = $$0 } $$1 == "$(2)" { print $$2; exit }' $(1)/go.mod)
+ETCD_VERSION := $(call mod_version,test/tools/etcd,go.etcd.io/etcd/server/v3)
+KWOK_VERSION := kwok $(call mod_version,test/tools,sigs.k8s.io/kwok)
+CONTROLLER_TOOLS_VERSION := controller-tools $(call mod_version,test/tools,sigs.k8s.io/controller-tools)
+GOLANGCI_LINT_VERSION := $(call mod_version,test/tools,github.com/golangci/golangci-lint/v2)
+
+# The go command that builds the tools (the freshclone test sets GO=true).
+GO ?= go
+
 # envtest finds kube-apiserver and etcd here (controller-runtime's lookup).
 export KUBEBUILDER_ASSETS := $(K8S_BIN)
 
@@ -186,7 +211,7 @@ bundle-push: ## Push the bundle image BUNDLE_IMG (needs a container engine).
 DEV_DIR := $(LOCALBIN)/dev
 
 .PHONY: dev
-dev: tools build ## Start (or refresh) the kwok dev cluster with the operator and the seed example.
+dev: $(CLUSTER_TOOLS) build ## Start (or refresh) the kwok dev cluster with the operator and the seed example.
 	go run ./test/devenv up --bin-dir=$(LOCALBIN) --dir=$(DEV_DIR)
 
 .PHONY: demo
@@ -200,44 +225,44 @@ dev-down: ## Stop the operator and delete the dev cluster.
 ##@ Tools
 
 .PHONY: tools
-tools: $(K8S_STAMP) $(ETCD_STAMP) $(TOOLS_STAMP) $(LINT_STAMP) ## Build every tool into bin/ (once; later calls do nothing).
-
-# Each tool group is built once per content of its pinning module: the stamp
-# names the hash of go.mod and go.sum, so a restored bin/ (CI cache) is
-# reused whatever its file times, and a version bump rebuilds.
-tools_hash = $(shell cat $(1)/go.mod $(1)/go.sum | sha256sum | cut -c1-16)
-K8S_STAMP := $(K8S_BIN)/.built-k8s-$(call tools_hash,test/tools/k8s)
-ETCD_STAMP := $(K8S_BIN)/.built-etcd-$(call tools_hash,test/tools/etcd)
-TOOLS_STAMP := $(LOCALBIN)/.built-tools-$(call tools_hash,test/tools)
-LINT_STAMP := $(LOCALBIN)/.built-lint-$(call tools_hash,test/tools)
+tools: $(CLUSTER_TOOLS) $(LINT_STAMP) ## Build every tool into bin/ (once; later calls do nothing).
 
 $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL): $(K8S_STAMP)
 $(ETCD): $(ETCD_STAMP)
 $(CONTROLLER_GEN) $(KWOK) $(KWOKCTL): $(TOOLS_STAMP)
 $(GOLANGCI_LINT): $(LINT_STAMP)
 
+# Each recipe says what it builds and how long that takes on a cold module
+# cache, then hides go's "go: downloading" lines (hundreds on a fresh machine);
+# errors still show.
+QUIET_DOWNLOADS := 2> >(grep -v '^go: downloading' >&2)
+
 # k8s.io/kubernetes has no checksum-database answer here; its go.sum is committed.
 $(K8S_STAMP):
+	@echo ">> building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v$(K8S_VERSION) from the Go module proxy (about 9 minutes on two cores)"
 	@mkdir -p $(K8S_BIN)
-	cd test/tools/k8s && GONOSUMDB=k8s.io/kubernetes go build -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ \
+	cd test/tools/k8s && GONOSUMDB=k8s.io/kubernetes $(GO) build -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
+		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl $(QUIET_DOWNLOADS)
 	@rm -f $(K8S_BIN)/.built-k8s-* && touch $@
 
 $(ETCD_STAMP):
+	@echo ">> building etcd $(ETCD_VERSION) from the Go module proxy (about 2 minutes on two cores)"
 	@mkdir -p $(K8S_BIN)
-	cd test/tools/etcd && go build -o $(ETCD) go.etcd.io/etcd/server/v3
+	cd test/tools/etcd && $(GO) build -o $(ETCD) go.etcd.io/etcd/server/v3 $(QUIET_DOWNLOADS)
 	@rm -f $(K8S_BIN)/.built-etcd-* && touch $@
 
 $(TOOLS_STAMP):
+	@echo ">> building kwok, kwokctl and controller-gen ($(KWOK_VERSION), $(CONTROLLER_TOOLS_VERSION)) from the Go module proxy (about 3 minutes on two cores)"
 	@mkdir -p $(LOCALBIN)
-	cd test/tools && go build -o $(LOCALBIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen \
-		sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl
+	cd test/tools && $(GO) build -o $(LOCALBIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen \
+		sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl $(QUIET_DOWNLOADS)
 	@rm -f $(LOCALBIN)/.built-tools-* && touch $@
 
 $(LINT_STAMP):
+	@echo ">> building golangci-lint $(GOLANGCI_LINT_VERSION) from the Go module proxy (about 3 minutes on two cores)"
 	@mkdir -p $(LOCALBIN)
-	cd test/tools && go build -o $(LOCALBIN)/ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	cd test/tools && $(GO) build -o $(LOCALBIN)/ github.com/golangci/golangci-lint/v2/cmd/golangci-lint $(QUIET_DOWNLOADS)
 	@rm -f $(LOCALBIN)/.built-lint-* && touch $@
 
 .PHONY: controller-gen kubectl kwokctl golangci-lint envtest setup-envtest

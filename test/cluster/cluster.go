@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -185,23 +186,26 @@ func (c *Cluster) stages(ctx context.Context) ([]byte, error) {
 }
 
 // kwokModuleDir is where the Go module cache holds the kwok module the tools
-// module pins (bin/kwok was built from it).
+// module pins (bin/kwok was built from it). A bin/ restored from a cache may
+// come without the module cache, so the module is downloaded when missing.
 func (c *Cluster) kwokModuleDir(ctx context.Context) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kwok")
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", "sigs.k8s.io/kwok")
 	cmd.Dir = filepath.Join(c.RepoRoot, "test", "tools")
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
 	out, err := cmd.Output()
+	var mod struct{ Dir, Error string }
+	if jsonErr := json.Unmarshal(out, &mod); jsonErr == nil && mod.Error != "" {
+		return "", fmt.Errorf("downloading the kwok module: %s", mod.Error)
+	}
 	if err != nil {
 		if exitErr, ok := errors.AsType[*exec.ExitError](err); ok {
-			return "", fmt.Errorf("locating the kwok module: %w: %s", err, exitErr.Stderr)
+			return "", fmt.Errorf("downloading the kwok module: %w: %s", err, exitErr.Stderr)
 		}
-		return "", fmt.Errorf("locating the kwok module: %w", err)
+		return "", fmt.Errorf("downloading the kwok module: %w", err)
 	}
-	dir := strings.TrimSpace(string(out))
-	if dir == "" {
-		return "", errors.New("locating the kwok module: not downloaded (run make tools)")
+	if mod.Dir == "" {
+		return "", fmt.Errorf("downloading the kwok module: go mod download gave no directory: %s", out)
 	}
-	return dir, nil
+	return mod.Dir, nil
 }
 
 func lastLines(s string, n int) string {

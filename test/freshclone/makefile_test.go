@@ -1,0 +1,136 @@
+// Package freshclone checks the newcomer's path through the Makefile: on a
+// machine with no bin/, the README's commands must plan the build of every
+// tool they need. CI restores bin/ from a cache, so without this test a
+// Makefile that plans no tool builds would stay green there and fail every
+// fresh clone (it did: `tools:` named its stamps before they were defined).
+//
+// Each check is a dry run (`make -n`) with LOCALBIN pointing at an empty
+// directory: it costs a second and builds nothing.
+package freshclone
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// What each tool group's build names on its command line.
+var (
+	k8sTools  = []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager", "k8s.io/kubernetes/cmd/kube-scheduler", "k8s.io/kubernetes/cmd/kubectl"}
+	etcdTools = []string{"go.etcd.io/etcd/server/v3"}
+	devTools  = []string{"sigs.k8s.io/kwok/cmd/kwok", "sigs.k8s.io/kwok/cmd/kwokctl", "sigs.k8s.io/controller-tools/cmd/controller-gen"}
+	lintTools = []string{"github.com/golangci/golangci-lint/v2/cmd/golangci-lint"}
+)
+
+// The line each group prints as its build starts.
+var announcements = map[string]string{
+	"k8s":  "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v",
+	"etcd": "building etcd v",
+	"dev":  "building kwok, kwokctl and controller-gen",
+	"lint": "building golangci-lint v",
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "Makefile")); err != nil {
+		t.Fatalf("no Makefile at the repository root %s: %v", root, err)
+	}
+	return root
+}
+
+// makePlan runs make with the given arguments on the working tree, with
+// LOCALBIN set to localBin, and returns what make printed.
+func makePlan(t *testing.T, localBin string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatalf("GNU make is required by the README's commands: %v", err)
+	}
+	cmd := exec.Command("make", append([]string{"-C", repoRoot(t), "--no-print-directory", "LOCALBIN=" + localBin}, args...)...)
+	// The plan must not depend on the caller's make flags (make test -j2).
+	cmd.Env = append(os.Environ(), "MAKEFLAGS=", "MFLAGS=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func requireAll(t *testing.T, target, plan string, wants ...[]string) {
+	t.Helper()
+	var missing []string
+	for _, group := range wants {
+		for _, w := range group {
+			if !strings.Contains(plan, w) {
+				missing = append(missing, w)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("on a fresh clone, `make %s` does not build %s; its plan:\n%s", target, strings.Join(missing, ", "), plan)
+	}
+}
+
+func requireNone(t *testing.T, target, plan string, unwanted []string) {
+	t.Helper()
+	for _, w := range unwanted {
+		if strings.Contains(plan, w) {
+			t.Errorf("`make %s` builds %s, which it does not need", target, w)
+		}
+	}
+}
+
+func requireAnnounced(t *testing.T, target, plan string, groups ...string) {
+	t.Helper()
+	for _, g := range groups {
+		line := announcements[g]
+		found := false
+		for l := range strings.SplitSeq(plan, "\n") {
+			if strings.Contains(l, line) && strings.Contains(l, "minutes on two cores") {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("`make %s` does not announce the %s build with its expected duration (%q ... minutes on two cores)", target, g, line)
+		}
+	}
+}
+
+func TestFreshClone_DevBuildsTheClusterTools(t *testing.T) {
+	plan := makePlan(t, t.TempDir(), "-n", "dev")
+	requireAll(t, "dev", plan, k8sTools, etcdTools, devTools)
+	requireNone(t, "dev", plan, lintTools)
+	requireAnnounced(t, "dev", plan, "k8s", "etcd", "dev")
+	if !strings.Contains(plan, "test/devenv up") {
+		t.Errorf("`make dev` does not start the dev cluster; its plan:\n%s", plan)
+	}
+}
+
+func TestFreshClone_ToolsBuildsEveryTool(t *testing.T) {
+	plan := makePlan(t, t.TempDir(), "-n", "tools")
+	requireAll(t, "tools", plan, k8sTools, etcdTools, devTools, lintTools)
+	requireAnnounced(t, "tools", plan, "k8s", "etcd", "dev", "lint")
+}
+
+func TestFreshClone_TestBuildsEveryTool(t *testing.T) {
+	plan := makePlan(t, t.TempDir(), "-n", "test")
+	requireAll(t, "test", plan, k8sTools, etcdTools, devTools, lintTools)
+}
+
+// After one build, the tools are reused: no later command rebuilds them. The
+// "build" here runs GO=true, which accepts any arguments and writes nothing
+// but the stamps the Makefile leaves behind.
+func TestFreshClone_ToolsAreBuiltOnce(t *testing.T) {
+	bin := t.TempDir()
+	makePlan(t, bin, "GO=true", "tools")
+	for _, target := range []string{"tools", "dev", "test"} {
+		plan := makePlan(t, bin, "-n", target)
+		requireNone(t, target+" (after make tools)", plan, append(append(append(k8sTools, etcdTools...), devTools...), lintTools...))
+	}
+}
