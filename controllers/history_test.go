@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,5 +97,56 @@ func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 				t.Errorf("the latest revision is owned by %+v, want the SidecarSet %s", owner, s.UID)
 			}
 		})
+	}
+}
+
+// TestPlanHistory_KeepsTheOwnedRevisionOfThePinnedCustomVersion: the
+// revision a customVersion pin resolves to is the newest one of this
+// SidecarSet carrying the version, as the pod webhook resolves it; a newer
+// one left by an earlier SidecarSet of the same name does not count, so
+// truncation must keep ours.
+func TestPlanHistory_KeepsTheOwnedRevisionOfThePinnedCustomVersion(t *testing.T) {
+	t.Parallel()
+	const ns = "kruise-system"
+	spec := func(image string) *appsv1alpha1.SidecarSet {
+		s := &appsv1alpha1.SidecarSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"},
+			Spec: appsv1alpha1.SidecarSetSpec{
+				Selector:             &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				Containers:           []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "proxy", Image: image}}},
+				RevisionHistoryLimit: new(int32(1)),
+			},
+		}
+		return s
+	}
+	recorded := func(t *testing.T, image, version string, number int64, owner string) appsv1.ControllerRevision {
+		t.Helper()
+		s := spec(image)
+		if version != "" {
+			s.Labels = map[string]string{appsv1alpha1.SidecarSetCustomVersionLabel: version}
+		}
+		rev, err := revision.New(s, ns, number, new(int32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev.OwnerReferences[0].UID = types.UID(owner)
+		return *rev
+	}
+	pinned := recorded(t, "envoy:v1", "v1", 2, "uid-now")
+	latest := recorded(t, "envoy:v2", "", 3, "uid-now")
+	foreign := recorded(t, "envoy:v0", "v1", 5, "uid-before")
+	existing := []appsv1.ControllerRevision{pinned, latest, foreign}
+
+	s := spec("envoy:v2")
+	s.Spec.InjectionStrategy.Revision = &appsv1alpha1.SidecarSetInjectRevision{CustomVersion: new("v1")}
+	plan, err := planHistory(s, ns, existing, activeRevisions(s, nil, existing), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Latest.Name != latest.Name || plan.Create {
+		t.Errorf("latest = %s (create %v), want the existing %s", plan.Latest.Name, plan.Create, latest.Name)
+	}
+	if len(plan.Delete) != 0 {
+		t.Errorf("deletes %v, want to keep %s: the pinned customVersion resolves to it", plan.Delete, pinned.Name)
 	}
 }

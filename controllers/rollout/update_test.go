@@ -169,3 +169,45 @@ func TestPlan_PatchPodMetadataFailureBlocksThePod(t *testing.T) {
 		t.Errorf("blocked = %v, want the pod with the malformed annotation", plan.Blocked)
 	}
 }
+
+// TestBuildUpdate_PatchPodMetadataNeverWritesSidecarSetState: the upgrade
+// re-applies patchPodMetadata under the same rule as injection, so a key
+// holding SidecarSet state (the hash annotation, a hot-upgrade version) is
+// never overwritten by it.
+func TestBuildUpdate_PatchPodMetadataNeverWritesSidecarSetState(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").patchMetadata(appsv1alpha1.SidecarSetOverwritePatchPolicy,
+		appsv1alpha1.SidecarSetHashAnnotation, `{"forged":"x"}`,
+		podstate.VersionKey("agent-1"), "9",
+		"team.example.com/owner", "platform")
+	h2 := hashesOf(t, v2.obj())
+	pod := makePod("p").injected(t, v1.obj())
+
+	plan := compute(t, input(t, v2.obj(), pod.obj()))
+	if len(plan.Updates) != 1 {
+		t.Fatalf("got %d updates, want 1 (blocked: %v)", len(plan.Updates), plan.Blocked)
+	}
+	var patch struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(plan.Updates[0].Patch, &patch); err != nil {
+		t.Fatal(err)
+	}
+	anns := patch.Metadata.Annotations
+	hashes, err := podstate.DecodeHashes(anns[appsv1alpha1.SidecarSetHashAnnotation])
+	if err != nil {
+		t.Fatalf("the patched hash annotation %q does not decode: %v", anns[appsv1alpha1.SidecarSetHashAnnotation], err)
+	}
+	if got := hashes["s"].Hash; got != h2.Hash {
+		t.Errorf("the patched hash annotation is %s, want the SidecarSet's entry with hash %s", anns[appsv1alpha1.SidecarSetHashAnnotation], h2.Hash)
+	}
+	if v, ok := anns[podstate.VersionKey("agent-1")]; ok {
+		t.Errorf("the patch sets %s to %q, want it untouched", podstate.VersionKey("agent-1"), v)
+	}
+	if got := anns["team.example.com/owner"]; got != "platform" {
+		t.Errorf("annotation team.example.com/owner = %q, want %q", got, "platform")
+	}
+}
