@@ -3,6 +3,7 @@ package controllers
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // announce emits the SidecarSet's events on transitions only: a rollout
-// starts, completes, or a new set of pods turns out not upgradable.
+// starts, completes, a new set of pods turns out not upgradable, or
+// upgrades leave out other patchPodMetadata annotations than before.
 func (r *SidecarSetReconciler) announce(obj, s *appsv1alpha1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1alpha1.SidecarSetStatus) {
 	prev, _ := r.notes.Load(s.Name)
 	note, _ := prev.(noteState)
@@ -36,6 +38,12 @@ func (r *SidecarSetReconciler) announce(obj, s *appsv1alpha1.SidecarSet, hash st
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventRolloutCompleted, "Upgrade",
 			"All %d pods run revision %s", st.MatchedPods, st.LatestRevision)
 		next.completed = hash
+	}
+	if len(plan.Warnings) > 0 {
+		if key := strings.Join(plan.Warnings, "\n"); key != note.notPatched {
+			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventPodMetadataNotPatched, "Upgrade", "%s", key)
+			next.notPatched = key
+		}
 	}
 	if next != note {
 		r.notes.Store(s.Name, next)

@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,7 +45,7 @@ func planHistory(s *appsv1alpha1.SidecarSet, namespace string, existing []appsv1
 	revs := make([]*appsv1.ControllerRevision, 0, len(existing))
 	for i := range existing {
 		r := &existing[i]
-		if owner := metav1ControllerUID(r); owner == "" || owner == s.UID {
+		if revision.OwnedBy(r, s) {
 			revs = append(revs, r)
 		}
 	}
@@ -111,18 +110,10 @@ func customVersionToLabel(s *appsv1alpha1.SidecarSet, rev *appsv1.ControllerRevi
 	return ""
 }
 
-func metav1ControllerUID(r *appsv1.ControllerRevision) types.UID {
-	for _, o := range r.OwnerReferences {
-		if o.Controller != nil && *o.Controller {
-			return o.UID
-		}
-	}
-	return ""
-}
-
 // activeRevisions are the revisions that must survive truncation: those the
-// pods record, the pinned revisionName, and the newest revision carrying the
-// pinned customVersion.
+// pods record, the pinned revisionName, and the revision the pinned
+// customVersion resolves to, exactly as the pod webhook resolves it
+// (revision.NewestWithCustomVersion: the newest one this SidecarSet owns).
 func activeRevisions(s *appsv1alpha1.SidecarSet, podRevisions []string, existing []appsv1.ControllerRevision) sets.Set[string] {
 	active := sets.New(podRevisions...)
 	pin := s.Spec.InjectionStrategy.Revision
@@ -133,14 +124,7 @@ func activeRevisions(s *appsv1alpha1.SidecarSet, podRevisions []string, existing
 		active.Insert(*pin.RevisionName)
 	}
 	if pin.CustomVersion != nil {
-		var newest *appsv1.ControllerRevision
-		for i := range existing {
-			r := &existing[i]
-			if r.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] == *pin.CustomVersion && (newest == nil || r.Revision > newest.Revision) {
-				newest = r
-			}
-		}
-		if newest != nil {
+		if newest := revision.NewestWithCustomVersion(s, *pin.CustomVersion, existing); newest != nil {
 			active.Insert(newest.Name)
 		}
 	}
@@ -182,7 +166,7 @@ func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1alpha1.
 			// adopt it, so that it is ours and goes away with us.
 			latest = existing
 			plan.Relabel = customVersionToLabel(s, existing)
-			if metav1ControllerUID(existing) != s.UID {
+			if revision.ControllerUID(existing) != s.UID {
 				patch := client.MergeFrom(existing.DeepCopy())
 				existing.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(s, appsv1alpha1.GroupVersion.WithKind("SidecarSet"))}
 				if err := r.Client.Patch(ctx, existing, patch); err != nil {

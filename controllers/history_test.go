@@ -72,9 +72,7 @@ func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 			utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 			utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
 			b := fake.NewClientBuilder().WithScheme(scheme).
-				WithIndex(&appsv1.ControllerRevision{}, fieldindex.RevisionBySidecarSet, func(o client.Object) []string {
-					return []string{o.GetLabels()[appsv1alpha1.SidecarSetNameLabel]}
-				})
+				WithIndex(&appsv1.ControllerRevision{}, fieldindex.RevisionBySidecarSet, fieldindex.RevisionSidecarSet)
 			if tc.existing != nil {
 				b = b.WithObjects(tc.existing)
 			}

@@ -5,7 +5,6 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -13,9 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 )
 
 // matchedPods returns the SidecarSet's pods: active pods listing it in
@@ -30,7 +29,7 @@ func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1alpha1.
 	pods := make([]*corev1.Pod, 0, len(list.Items))
 	for i := range list.Items {
 		p := &list.Items[i]
-		if !isActive(p) {
+		if !match.PodActive(p) {
 			continue
 		}
 		if ok, err := match.Pod(s, p.Labels); err != nil || !ok {
@@ -52,28 +51,21 @@ func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1alpha1.
 	return pods, nil
 }
 
-// namespaceLabels reads a namespace's labels from the metadata cache, only
-// when the SidecarSet's namespace selection needs more than the name.
+// namespaceLabels reads a namespace's labels, only when the SidecarSet's
+// namespace selection needs more than the name. A namespace gone from the
+// cache has no labels: its pods are on their way out.
 func (r *SidecarSetReconciler) namespaceLabels(ctx context.Context, s *appsv1alpha1.SidecarSet, name string) (map[string]string, error) {
-	if s.Spec.Namespace != "" || s.Spec.NamespaceSelector == nil {
+	if !match.NeedsNamespaceLabels(s) {
 		return nil, nil
 	}
-	ns := &metav1.PartialObjectMetadata{}
-	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	if err := r.Client.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
-	return ns.GetLabels(), nil
-}
-
-func isActive(p *corev1.Pod) bool {
-	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+	labels, err := lookup.NamespaceLabels(ctx, r.Client, name)
+	return labels, client.IgnoreNotFound(err)
 }
 
 // podToSidecarSets maps a pod event to the SidecarSets its injected-list
 // names: a pod event enqueues only the SidecarSets it belongs to.
 func podToSidecarSets(_ context.Context, o client.Object) []reconcile.Request {
-	names := podstate.DecodeInjectedList(o.GetAnnotations()[appsv1alpha1.SidecarSetListAnnotation])
+	names := fieldindex.PodSidecarSets(o)
 	reqs := make([]reconcile.Request, 0, len(names))
 	for _, n := range names {
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: n}})

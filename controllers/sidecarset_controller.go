@@ -32,6 +32,8 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch
@@ -58,7 +60,14 @@ const (
 	EventResetContainerFailed  = "ResetContainerFailed"
 	// EventUpgradeFailed: a pod patch failed.
 	EventUpgradeFailed = "UpgradeFailed"
+	// EventPodMetadataNotPatched: upgrades leave out patchPodMetadata
+	// annotations (SidecarSet state, or keys the whitelist does not allow).
+	EventPodMetadataNotPatched = "PodMetadataNotPatched"
 )
+
+// whitelistWait is how long a reconcile that would re-apply patchPodMetadata
+// waits for the whitelist to be loaded, at start-up.
+const whitelistWait = time.Second
 
 // SidecarSetReconciler reconciles SidecarSets.
 type SidecarSetReconciler struct {
@@ -74,6 +83,12 @@ type SidecarSetReconciler struct {
 	PodWriters int
 	// RateLimiter paces retries (nil: controller-runtime's default).
 	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+	// Whitelist holds the patchPodMetadata whitelist in force, which an
+	// upgrade consults when it re-applies patchPodMetadata, as injection
+	// does.
+	Whitelist *policy.Store
+	// PatchMetadataDefaultsAllowed is the SidecarSetPatchPodMetadataDefaultsAllowed gate.
+	PatchMetadataDefaultsAllowed bool
 
 	inflight *inFlight
 	notes    sync.Map // SidecarSet name -> noteState: what was last announced by an event
@@ -87,6 +102,7 @@ type noteState struct {
 	notUpgradable string // generation and count of the last NotUpgradablePods event
 	rollingTo     string // hash of the rollout announced as started
 	completed     string // hash announced as completed
+	notPatched    string // the last PodMetadataNotPatched warnings
 }
 
 // SetupWithManager registers the controller.
@@ -170,6 +186,12 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		}
 		return reconcile.Result{}, err
 	}
+	if len(obj.Spec.PatchPodMetadata) > 0 && !r.Whitelist.Loaded() {
+		// Until the whitelist watcher has read the ConfigMap, the store
+		// knows nothing: upgrading now would deny every key.
+		log.V(1).Info("Waiting for the patchPodMetadata whitelist to load")
+		return reconcile.Result{RequeueAfter: whitelistWait}, nil
+	}
 	s := obj.DeepCopy()
 	appsv1alpha1.SetDefaults(s)
 	hashes, err := appsv1alpha1.ComputeHashes(&s.Spec)
@@ -193,6 +215,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	plan, err := rollout.Compute(rollout.Input{
 		SidecarSet: s, Hashes: hashes, LatestRevision: latest, Pods: pods,
 		InFlight: r.inflight.snapshot(s.Name), Now: now,
+		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
 	})
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)

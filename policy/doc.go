@@ -1,6 +1,6 @@
 // Package policy holds the operator's compiled policies: the CEL rules that
-// validate SidecarSets, the patchPodMetadata whitelist of the
-// kruise-configuration ConfigMap, and the patchPodMetadata semantics.
-// Policies compile once, when they load, and are evaluated from an immutable
-// snapshot.
+// validate SidecarSets and the patchPodMetadata whitelist of the
+// kruise-configuration ConfigMap. Policies compile once, when they load, and
+// are evaluated from an immutable snapshot. What patchPodMetadata writes on
+// a pod, under the whitelist's decision (Keys), is internal/podmeta's.
 package policy

@@ -29,18 +29,27 @@ type Snapshot struct {
 }
 
 // Check returns the field errors of a SidecarSet's patchPodMetadata under
-// this snapshot (see CheckPatchPodMetadata). A whitelist that is present
-// but never parsed rejects every patchPodMetadata, whatever the feature
-// gate: OpenKruise also rejects requests when the whitelist is malformed.
+// this snapshot (see Keys).
 func (s *Snapshot) Check(defaultsAllowed bool, ss *appsv1alpha1.SidecarSet) field.ErrorList {
 	if len(ss.Spec.PatchPodMetadata) == 0 {
 		return nil
 	}
-	if s.Present && s.Whitelist == nil && s.LoadError != nil {
-		return field.ErrorList{field.Forbidden(field.NewPath("spec", "patchPodMetadata"),
-			fmt.Sprintf("SidecarSet patch metadata whitelist is invalid: %v", s.LoadError))}
+	return s.Keys(defaultsAllowed, ss.Labels).fieldErrors(ss.Spec.PatchPodMetadata)
+}
+
+// Keys decides which patchPodMetadata annotation keys a SidecarSet with the
+// given labels may patch under this snapshot. A nil snapshot is an empty
+// one (no ConfigMap). A whitelist that is present but never parsed allows
+// no key, whatever the feature gate: OpenKruise also rejects requests when
+// the whitelist is malformed.
+func (s *Snapshot) Keys(defaultsAllowed bool, setLabels map[string]string) Keys {
+	if s == nil {
+		return whitelistKeys(nil, defaultsAllowed, setLabels)
 	}
-	return CheckPatchPodMetadata(s.Whitelist, defaultsAllowed, ss)
+	if s.Present && s.Whitelist == nil && s.LoadError != nil {
+		return Keys{none: fmt.Sprintf("SidecarSet patch metadata whitelist is invalid: %v", s.LoadError)}
+	}
+	return whitelistKeys(s.Whitelist, defaultsAllowed, setLabels)
 }
 
 // Store holds the current Snapshot of the kruise-configuration ConfigMap,
@@ -58,12 +67,22 @@ func NewStore() *Store {
 	return &Store{}
 }
 
-// Current returns the snapshot in force.
+// Current returns the snapshot in force. A nil Store holds no whitelist.
 func (s *Store) Current() *Snapshot {
+	if s == nil {
+		return &Snapshot{}
+	}
 	if snap := s.current.Load(); snap != nil {
 		return snap
 	}
 	return &Snapshot{}
+}
+
+// Loaded reports whether the ConfigMap was read at least once (Update or
+// Delete was called): until then the empty snapshot says nothing about the
+// cluster, and a writer of pod metadata should wait rather than deny.
+func (s *Store) Loaded() bool {
+	return s != nil && s.current.Load() != nil
 }
 
 // Update applies a new version of the ConfigMap (nil means deleted). A

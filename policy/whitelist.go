@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -144,60 +145,103 @@ func decodeStrict(data []byte, v any) error {
 	return nil
 }
 
-// CheckPatchPodMetadata returns an error for each spec.patchPodMetadata
-// annotation key of a SidecarSet that the whitelist does not allow. A nil
-// whitelist means the ConfigMap or its key is missing. defaultsAllowed is
-// the SidecarSetPatchPodMetadataDefaultsAllowed feature gate: it allows
-// everything when the whitelist is missing or none of its rules applies to
-// the SidecarSet, as in OpenKruise.
-func CheckPatchPodMetadata(w *Whitelist, defaultsAllowed bool, s *appsv1alpha1.SidecarSet) field.ErrorList {
-	if len(s.Spec.PatchPodMetadata) == 0 {
+// Keys is a whitelist's decision on the patchPodMetadata annotation keys of
+// one SidecarSet: every key, no key (for one reason, about the whole
+// field), or the keys matching the patterns of the rules that select the
+// SidecarSet. The validating webhook checks a SidecarSet's keys with it when
+// the SidecarSet is written, and internal/podmeta checks each key again
+// when injection or an upgrade writes it: the whitelist may have changed
+// since, and a pinned revision may patch keys the live spec does not.
+type Keys struct {
+	// all allows every key.
+	all bool
+	// none, when set, is why no key is allowed (the whitelist is missing or
+	// invalid).
+	none string
+	// patterns allow the keys matching one of them; reason says why the
+	// others are not allowed.
+	patterns []*regexp.Regexp
+	reason   string
+}
+
+// Check returns nil if the key is allowed, else why not, in OpenKruise's
+// words.
+func (k Keys) Check(key string) error {
+	switch {
+	case k.all:
+		return nil
+	case k.none != "":
+		return errors.New(k.none)
+	case slices.ContainsFunc(k.patterns, func(re *regexp.Regexp) bool { return re.MatchString(key) }):
+		return nil
+	}
+	return fmt.Errorf("sidecarSet patch metadata annotation(%s) is not allowed: %s", key, k.reason)
+}
+
+// fieldErrors are the field errors of a SidecarSet's patchPodMetadata under
+// the decision: one for the whole field when no key is allowed, else one per
+// key not allowed.
+func (k Keys) fieldErrors(patches []appsv1alpha1.SidecarSetPatchPodMetadata) field.ErrorList {
+	if len(patches) == 0 || k.all {
 		return nil
 	}
 	base := field.NewPath("spec", "patchPodMetadata")
+	if k.none != "" {
+		return field.ErrorList{field.Forbidden(base, k.none)}
+	}
+	var errs field.ErrorList
+	for i, p := range patches {
+		for _, key := range slices.Sorted(maps.Keys(p.Annotations)) {
+			if err := k.Check(key); err != nil {
+				errs = append(errs, field.Forbidden(base.Index(i).Child("annotations").Key(key), err.Error()))
+			}
+		}
+	}
+	return errs
+}
+
+// whitelistKeys decides the keys a SidecarSet with the given labels may
+// patch. A nil whitelist means the ConfigMap or its key is missing.
+// defaultsAllowed is the SidecarSetPatchPodMetadataDefaultsAllowed feature
+// gate: it allows everything when the whitelist is missing or none of its
+// rules applies to the SidecarSet, as in OpenKruise.
+func whitelistKeys(w *Whitelist, defaultsAllowed bool, setLabels map[string]string) Keys {
 	if w == nil {
 		if defaultsAllowed {
-			return nil
+			return Keys{all: true}
 		}
-		return field.ErrorList{field.Forbidden(base, fmt.Sprintf(
+		return Keys{none: fmt.Sprintf(
 			"SidecarSet patch metadata whitelist not found: the %s ConfigMap or its %s key is missing; "+
 				"add a rule allowing these annotation keys, or turn on the SidecarSetPatchPodMetadataDefaultsAllowed feature gate",
-			appsv1alpha1.ConfigurationConfigMapName, appsv1alpha1.PatchPodMetadataWhiteListKey))}
+			appsv1alpha1.ConfigurationConfigMapName, appsv1alpha1.PatchPodMetadataWhiteListKey)}
 	}
 	var applying []int
 	var patterns []*regexp.Regexp
 	for i, r := range w.rules {
-		if r.selector == nil || r.selector.Matches(labels.Set(s.Labels)) {
+		if r.selector == nil || r.selector.Matches(labels.Set(setLabels)) {
 			applying = append(applying, i)
 			patterns = append(patterns, r.patterns...)
 		}
 	}
-	if len(patterns) == 0 && defaultsAllowed {
+	if len(patterns) == 0 {
+		if defaultsAllowed {
+			return Keys{all: true}
+		}
+		return Keys{reason: fmt.Sprintf("no rule of the whitelist allows a key for this SidecarSet (%d rules, %d selecting its labels %q)",
+			len(w.rules), len(applying), labels.Set(setLabels).String())}
+	}
+	return Keys{patterns: patterns,
+		reason: "it matches no pattern of the whitelist rules that select this SidecarSet: " + describeRules(w, applying)}
+}
+
+// CheckPatchPodMetadata returns an error for each spec.patchPodMetadata
+// annotation key of a SidecarSet that the whitelist does not allow (see
+// whitelistKeys for a nil whitelist and defaultsAllowed).
+func CheckPatchPodMetadata(w *Whitelist, defaultsAllowed bool, s *appsv1alpha1.SidecarSet) field.ErrorList {
+	if len(s.Spec.PatchPodMetadata) == 0 {
 		return nil
 	}
-	var reason string
-	if len(patterns) == 0 {
-		reason = fmt.Sprintf("no rule of the whitelist allows a key for this SidecarSet (%d rules, %d selecting its labels %q)",
-			len(w.rules), len(applying), labels.Set(s.Labels).String())
-	} else {
-		reason = "it matches no pattern of the whitelist rules that select this SidecarSet: " + describeRules(w, applying)
-	}
-	var errs field.ErrorList
-	for i, p := range s.Spec.PatchPodMetadata {
-		keys := make([]string, 0, len(p.Annotations))
-		for k := range p.Annotations {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if slices.ContainsFunc(patterns, func(re *regexp.Regexp) bool { return re.MatchString(k) }) {
-				continue
-			}
-			errs = append(errs, field.Forbidden(base.Index(i).Child("annotations").Key(k),
-				fmt.Sprintf("sidecarSet patch metadata annotation(%s) is not allowed: %s", k, reason)))
-		}
-	}
-	return errs
+	return whitelistKeys(w, defaultsAllowed, s.Labels).fieldErrors(s.Spec.PatchPodMetadata)
 }
 
 // describeRules lists the applying rules and their patterns, up to

@@ -3,7 +3,6 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -17,6 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/candidates"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
@@ -33,6 +35,10 @@ type PodInjector struct {
 	Namespace string
 	// Options are the injection gates.
 	Options inject.Options
+	// Whitelist holds the patchPodMetadata whitelist in force.
+	Whitelist *policy.Store
+	// PatchMetadataDefaultsAllowed is the SidecarSetPatchPodMetadataDefaultsAllowed gate.
+	PatchMetadataDefaultsAllowed bool
 
 	pinned pinnedCache
 }
@@ -71,6 +77,7 @@ func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admiss
 		Now:        metav1.Now(),
 		Rand:       rand.Float64(), //nolint:gosec // the coin of a Partial injection needs no cryptographic randomness
 		Options:    h.Options,
+		Whitelist:  podmeta.Whitelist{Snapshot: h.Whitelist.Current(), DefaultsAllowed: h.PatchMetadataDefaultsAllowed},
 	}
 	needNamespaceLabels := false
 	for _, e := range entries {
@@ -78,13 +85,13 @@ func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admiss
 		if e.SidecarSet.Spec.InjectionStrategy.Revision != nil && e.Matches(pod.Labels) {
 			c.Pinned, c.PinnedError = h.resolvePinned(ctx, e)
 		}
-		if e.SidecarSet.Spec.Namespace == "" && e.SidecarSet.Spec.NamespaceSelector != nil {
+		if match.NeedsNamespaceLabels(e.SidecarSet) {
 			needNamespaceLabels = true
 		}
 		in.Candidates = append(in.Candidates, c)
 	}
 	if needNamespaceLabels {
-		labels, err := h.namespaceLabels(ctx, namespace)
+		labels, err := lookup.NamespaceLabels(ctx, h.Reader, namespace)
 		if err != nil {
 			return admission.Errored(http.StatusInternalServerError, err), "error"
 		}
@@ -117,25 +124,11 @@ func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admiss
 }
 
 func (h *PodInjector) resolvePinned(ctx context.Context, e *candidates.Entry) (*inject.Pinned, error) {
-	rev, err := findPinnedRevision(ctx, h.Reader, h.Namespace, e.SidecarSet)
+	rev, err := lookup.PinnedRevision(ctx, h.Reader, h.Namespace, e.SidecarSet)
 	if err != nil {
 		return nil, err
 	}
 	return h.pinned.restore(e.SidecarSet, rev)
-}
-
-func (h *PodInjector) namespaceLabels(ctx context.Context, name string) (map[string]string, error) {
-	ns := &metav1.PartialObjectMetadata{}
-	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-	if err := h.Reader.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
-		return nil, err
-	}
-	labels := ns.GetLabels()
-	if labels[match.NamespaceNameLabel] == "" {
-		labels = map[string]string{match.NamespaceNameLabel: name}
-		maps.Copy(labels, ns.GetLabels())
-	}
-	return labels, nil
 }
 
 func podName(p *corev1.Pod) string {

@@ -90,10 +90,12 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	srv := s.mgr.GetWebhookServer()
 	srv.Register(PodInjectionPath, &webhook.Admission{Handler: &PodInjector{
-		Registry:  registry,
-		Reader:    s.mgr.GetCache(),
-		Namespace: s.opts.Namespace,
-		Options:   s.opts.Inject,
+		Registry:                     registry,
+		Reader:                       s.mgr.GetCache(),
+		Namespace:                    s.opts.Namespace,
+		Options:                      s.opts.Inject,
+		Whitelist:                    s.opts.Whitelist,
+		PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
 	}})
 	err = ctrl.NewWebhookManagedBy(s.mgr, &appsv1alpha1.SidecarSet{}).
 		WithDefaulter(SidecarSetDefaulter{}).

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/validation"
 )
@@ -82,7 +83,7 @@ func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1alpha1
 			others = append(others, &list.Items[i])
 		}
 	}
-	_, pinErr := findPinnedRevision(ctx, v.Reader, v.Namespace, s)
+	_, pinErr := lookup.PinnedRevision(ctx, v.Reader, v.Namespace, s)
 
 	errs, warnings := validation.ValidateSidecarSet(s, old, validation.Options{Others: others, PinnedRevisionError: pinErr, Namespace: v.Namespace})
 	ruleErrs, ruleWarnings, err := v.Rules.Validate(ctx, s, old)

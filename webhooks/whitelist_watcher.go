@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -12,9 +13,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
@@ -36,7 +39,11 @@ type whitelistWatcher struct {
 }
 
 // AddWhitelistWatcher watches the kruise-configuration ConfigMap of the
-// operator's namespace. It runs on every replica: each serves webhooks.
+// operator's namespace. It runs on every replica: each serves webhooks. It
+// also loads the ConfigMap once at start, so that the store is loaded
+// (policy.Store.Loaded) even when the ConfigMap does not exist and no event
+// ever comes: the controller waits for that before it re-applies
+// patchPodMetadata.
 func AddWhitelistWatcher(mgr manager.Manager, store *policy.Store, namespace string) error {
 	w := &whitelistWatcher{
 		reader:   mgr.GetCache(),
@@ -44,12 +51,18 @@ func AddWhitelistWatcher(mgr manager.Manager, store *policy.Store, namespace str
 		recorder: mgr.GetEventRecorder("sidecarset-operator"),
 		key:      whitelistKey(namespace),
 	}
+	// One reconcile at start, through the same queue as the ConfigMap's
+	// events (so loads never race), whether or not the ConfigMap exists.
+	first := make(chan event.TypedGenericEvent[*corev1.ConfigMap], 1)
+	first <- event.TypedGenericEvent[*corev1.ConfigMap]{Object: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+		Namespace: w.key.Namespace, Name: w.key.Name}}}
 	isWhitelist := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetNamespace() == w.key.Namespace && o.GetName() == w.key.Name
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("whitelist").
 		For(&corev1.ConfigMap{}, builder.WithPredicates(isWhitelist, predicate.Funcs{GenericFunc: func(event.GenericEvent) bool { return false }})).
+		WatchesRawSource(source.Channel(first, &handler.TypedEnqueueRequestForObject[*corev1.ConfigMap]{})).
 		WithOptions(controller.Options{NeedLeaderElection: new(false), MaxConcurrentReconciles: 1}).
 		Complete(w)
 }

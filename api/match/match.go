@@ -1,12 +1,14 @@
 // Package match decides which pods and namespaces a SidecarSet selects, and
 // whether two SidecarSets can select the same pod. It is pure: namespace
-// labels are passed in, never fetched.
+// labels are passed in, never fetched (internal/lookup fetches them for both
+// the pod webhook and the controller).
 package match
 
 import (
 	"fmt"
 	"maps"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -28,6 +30,21 @@ func NamespaceSelector(s *appsv1alpha1.SidecarSet) *metav1.LabelSelector {
 		return &metav1.LabelSelector{MatchLabels: map[string]string{NamespaceNameLabel: s.Spec.Namespace}}
 	}
 	return s.Spec.NamespaceSelector
+}
+
+// NeedsNamespaceLabels reports whether deciding if a SidecarSet selects a
+// namespace takes the namespace's labels: it has a namespaceSelector and no
+// spec.namespace (which wins, and needs only the name).
+func NeedsNamespaceLabels(s *appsv1alpha1.SidecarSet) bool {
+	return s.Spec.Namespace == "" && s.Spec.NamespaceSelector != nil
+}
+
+// PodActive reports whether a pod can still run containers: it is not being
+// deleted and has not terminated (phase Succeeded or Failed). Only active
+// pods are injected, counted and upgraded.
+func PodActive(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil &&
+		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
 }
 
 // Namespace reports whether a SidecarSet selects a namespace, given the

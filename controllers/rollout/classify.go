@@ -10,6 +10,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 )
 
 // setView is the SidecarSet as the planner uses it, derived once per plan.
@@ -25,11 +26,14 @@ type setView struct {
 	// native sidecars of spec.initContainers) by upgrade type.
 	cold []*appsv1alpha1.SidecarContainer
 	hot  []hotSidecar
-	// sidecarList is the sorted list recorded in the hash annotation.
+	// sidecarList is the sorted list recorded in the hash annotation
+	// (podstate.SidecarList).
 	sidecarList []string
 	// selectorErr is set when updateStrategy.selector is invalid; it then
 	// selects no pod.
 	selectorErr error
+	// whitelist decides the keys the re-applied patchPodMetadata may write.
+	whitelist podmeta.Whitelist
 }
 
 // hotSidecar is a hot-upgrade sidecar and its twins.
@@ -39,7 +43,7 @@ type hotSidecar struct {
 }
 
 func newSetView(s *appsv1alpha1.SidecarSet, hashes appsv1alpha1.Hashes) *setView {
-	v := &setView{obj: s, name: s.Name, hashes: hashes}
+	v := &setView{obj: s, name: s.Name, hashes: hashes, sidecarList: podstate.SidecarList(&s.Spec)}
 	for i := range s.Spec.InitContainers {
 		if c := &s.Spec.InitContainers[i]; appsv1alpha1.IsNativeSidecar(&c.Container) {
 			v.addSidecar(c)
@@ -48,8 +52,6 @@ func newSetView(s *appsv1alpha1.SidecarSet, hashes appsv1alpha1.Hashes) *setView
 	for i := range s.Spec.Containers {
 		v.addSidecar(&s.Spec.Containers[i])
 	}
-	slices.Sort(v.sidecarList)
-	v.sidecarList = slices.Compact(v.sidecarList)
 	if _, err := match.Selects(s.Spec.UpdateStrategy.Selector, nil); err != nil {
 		v.selectorErr = err
 	}
@@ -60,7 +62,6 @@ func newSetView(s *appsv1alpha1.SidecarSet, hashes appsv1alpha1.Hashes) *setView
 // (an init container with restartPolicy Always). Plain init containers are
 // never added: they ran once and are not upgraded in place.
 func (s *setView) addSidecar(c *appsv1alpha1.SidecarContainer) {
-	s.sidecarList = append(s.sidecarList, c.Name)
 	if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
 		t1, t2 := podstate.HotUpgradeTwins(c.Name)
 		s.hot = append(s.hot, hotSidecar{

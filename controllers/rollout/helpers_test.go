@@ -16,6 +16,8 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
 // Test builders. Every pod lives in namespace "default" and is named and
@@ -348,10 +350,14 @@ func (p *podWrapper) obj() *corev1.Pod {
 	return p.DeepCopy()
 }
 
-// input builds a planner input at t0.
+// anyKey lets patchPodMetadata write any key that does not hold SidecarSet
+// state: no whitelist ConfigMap, with SidecarSetPatchPodMetadataDefaultsAllowed on.
+var anyKey = podmeta.Whitelist{Snapshot: &policy.Snapshot{}, DefaultsAllowed: true}
+
+// input builds a planner input at t0, under a whitelist allowing any key.
 func input(tb testing.TB, s *appsv1alpha1.SidecarSet, pods ...*corev1.Pod) Input {
 	tb.Helper()
-	return Input{SidecarSet: s, Hashes: hashesOf(tb, s), LatestRevision: s.Name + "-rev", Pods: pods, Now: t0}
+	return Input{SidecarSet: s, Hashes: hashesOf(tb, s), LatestRevision: s.Name + "-rev", Pods: pods, Now: t0, Whitelist: anyKey}
 }
 
 func compute(tb testing.TB, in Input) Plan {

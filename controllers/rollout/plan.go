@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 )
 
 // InFlightTimeout is how long the planner waits for a patched pod to show
@@ -58,6 +59,8 @@ type Input struct {
 	InFlight map[types.UID]InFlight
 	// Now is the current time.
 	Now time.Time
+	// Whitelist decides the keys the re-applied patchPodMetadata may write.
+	Whitelist podmeta.Whitelist
 }
 
 // InFlight is a pod upgrade the shell issued.
@@ -87,6 +90,9 @@ type Plan struct {
 	Upgradable []PodCondition
 	// Blocked are pods the planner could not plan, with why.
 	Blocked []BlockedPod
+	// Warnings say which patchPodMetadata annotations the updates do not
+	// write, and why (podmeta.Skip), sorted and without duplicates.
+	Warnings []string
 	// Done are the in-flight entries to forget: the pod shows its new hash,
 	// is gone, or the entry expired. Sorted.
 	Done []types.UID
@@ -144,6 +150,7 @@ func Compute(in Input) (Plan, error) {
 		return Plan{}, fmt.Errorf("rollout: SidecarSet %s has no hashes", in.SidecarSet.Name)
 	}
 	set := newSetView(in.SidecarSet, in.Hashes)
+	set.whitelist = in.Whitelist
 	hash := in.Hashes.Hash
 	us := &in.SidecarSet.Spec.UpdateStrategy
 
@@ -240,10 +247,13 @@ func Compute(in Input) (Plan, error) {
 		sum.budget = newBudget(us.Partition, us.MaxUnavailable, len(views), len(rollout), done, unavailable)
 		ordered := orderWaiting(waiting, rollout, us, hash)
 		sum.batch = sum.budget.pick(ordered, func(v *podView) bool {
-			u, err := set.buildUpdate(v, in.Now, in.LatestRevision)
+			u, skipped, err := set.buildUpdate(v, in.Now, in.LatestRevision)
 			if err != nil {
 				plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: err.Error()})
 				return false
+			}
+			for _, skip := range skipped {
+				plan.Warnings = append(plan.Warnings, skip.Warning(set.name))
 			}
 			plan.Updates = append(plan.Updates, u)
 			upgrading[v] = true
@@ -263,6 +273,8 @@ func Compute(in Input) (Plan, error) {
 			}
 		}
 	}
+	slices.Sort(plan.Warnings)
+	plan.Warnings = slices.Compact(plan.Warnings)
 	plan.Settled = len(active) == 0 && len(plan.Updates) == 0 && len(plan.Resets) == 0 &&
 		sum.waiting == 0 && sum.finishing == 0 && inconsistent == 0
 	slices.SortStableFunc(plan.Blocked, func(a, b BlockedPod) int {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
-	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 )
 
 // change accumulates what one pod patch changes: images of containers and
@@ -122,10 +122,13 @@ func (c *change) podUpdate(hash string) PodUpdate {
 //   - the SidecarSet's hash entry is rewritten (timestamp, hash, sidecar
 //     list, controllerRevision), even if no image changed;
 //   - the in-place update state records the changed containers' imageIDs;
-//   - the SidecarSet's patchPodMetadata is applied again.
+//   - the SidecarSet's patchPodMetadata is applied again, under the rule
+//     injection applies (internal/podmeta): keys holding SidecarSet state,
+//     and keys the whitelist in force does not allow, are not written; the
+//     returned skips say which.
 //
 // Nothing else (env, mounts, resources) is touched.
-func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) (PodUpdate, error) {
+func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) (PodUpdate, []podmeta.Skip, error) {
 	c := newChange(v)
 	for _, sc := range s.cold {
 		if pc := specContainer(v.pod, sc.Name); pc != nil && pc.Image != sc.Image {
@@ -138,27 +141,25 @@ func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) 
 	if hashes == nil {
 		hashes = podstate.Hashes{}
 	}
-	hashes[s.name] = podstate.HashEntry{
-		UpdateTimestamp:    metav1.NewTime(now.Truncate(time.Second)),
-		Hash:               s.hashes.Hash,
-		SidecarSetName:     s.name,
-		SidecarList:        s.sidecarList,
-		ControllerRevision: latestRevision,
-	}
+	hashes[s.name], _ = podstate.Version{
+		SidecarSet: s.name, Hashes: s.hashes, SidecarList: s.sidecarList, ControllerRevision: latestRevision,
+	}.Entries(now)
 	c.anns[appsv1alpha1.SidecarSetHashAnnotation] = hashes.Encode()
 	c.recordImageIDs(s.name, s.hashes.Hash, now)
 
+	var skipped []podmeta.Skip
 	if len(s.obj.Spec.PatchPodMetadata) > 0 {
 		current := maps.Clone(v.pod.Annotations)
 		if current == nil {
 			current = map[string]string{}
 		}
 		maps.Copy(current, c.anns)
-		changed, err := policy.PatchPodMetadata(current, s.obj.Spec.PatchPodMetadata)
+		res, err := podmeta.Apply(current, s.obj, s.whitelist)
 		if err != nil {
-			return PodUpdate{}, fmt.Errorf("applying patchPodMetadata: %w", err)
+			return PodUpdate{}, nil, fmt.Errorf("applying patchPodMetadata: %w", err)
 		}
-		maps.Copy(c.anns, changed)
+		maps.Copy(c.anns, res.Changed)
+		skipped = res.Skipped
 	}
-	return c.podUpdate(s.hashes.Hash), nil
+	return c.podUpdate(s.hashes.Hash), skipped, nil
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
 func TestBuildUpdate_ColdPatch(t *testing.T) {
@@ -209,5 +211,52 @@ func TestBuildUpdate_PatchPodMetadataNeverWritesSidecarSetState(t *testing.T) {
 	}
 	if got := anns["team.example.com/owner"]; got != "platform" {
 		t.Errorf("annotation team.example.com/owner = %q, want %q", got, "platform")
+	}
+}
+
+// TestPlan_PatchPodMetadataUnderTheWhitelistInForce: an upgrade writes only
+// the keys the whitelist in force allows (it may have changed since the
+// SidecarSet was admitted), and the plan says which it left out and why.
+func TestPlan_PatchPodMetadataUnderTheWhitelistInForce(t *testing.T) {
+	t.Parallel()
+	w, err := policy.ParseWhitelist(`{"rules":[{"allowedAnnotationKeyExprs":["^oom-score$"]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").patchMetadata(appsv1alpha1.SidecarSetOverwritePatchPolicy,
+		"oom-score", "1", "team.example.com/owner", "platform", appsv1alpha1.SidecarSetListAnnotation, "forged")
+	in := input(t, v2.obj(), pods(makePod("a").injected(t, v1.obj()), makePod("b").injected(t, v1.obj()))...)
+	in.Whitelist = podmeta.Whitelist{Snapshot: &policy.Snapshot{Whitelist: w, Present: true}}
+
+	plan := compute(t, in)
+	if len(plan.Updates) != 1 {
+		t.Fatalf("got %d updates, want 1 (blocked: %v)", len(plan.Updates), plan.Blocked)
+	}
+	var patch struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(plan.Updates[0].Patch, &patch); err != nil {
+		t.Fatal(err)
+	}
+	anns := patch.Metadata.Annotations
+	if anns["oom-score"] != "1" {
+		t.Errorf("annotation oom-score = %q, want 1", anns["oom-score"])
+	}
+	for _, k := range []string{"team.example.com/owner", appsv1alpha1.SidecarSetListAnnotation} {
+		if v, ok := anns[k]; ok {
+			t.Errorf("the patch sets %s to %q, want it untouched", k, v)
+		}
+	}
+	want := []string{
+		`SidecarSet "s": patchPodMetadata: annotation kruise.io/sidecarset-injected-list holds SidecarSet state and was not patched`,
+		`SidecarSet "s": patchPodMetadata: annotation team.example.com/owner was not patched: ` +
+			`sidecarSet patch metadata annotation(team.example.com/owner) is not allowed: ` +
+			`it matches no pattern of the whitelist rules that select this SidecarSet: rules[0] ["^oom-score$"]`,
+	}
+	if diff := cmp.Diff(want, plan.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }

@@ -1,7 +1,8 @@
 // Package fieldindex registers the cache indexes shared by the webhooks and
-// the controllers, so that a pod admission touches only the SidecarSets that
-// can apply to its namespace, and a reconcile touches only its own pods and
-// revisions.
+// the controllers, so that a reconcile touches only its own pods and
+// revisions, and a pinned revision is found without listing every revision.
+// (The pod webhook finds a pod's candidate SidecarSets in its own registry,
+// webhooks/candidates, bucketed by namespace and label.)
 package fieldindex
 
 import (
@@ -11,15 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 )
 
 const (
-	// SidecarSetByNamespace indexes SidecarSets by the namespace they are
-	// pinned to, or match.ClusterScope.
-	SidecarSetByNamespace = "sidecarset.namespace"
 	// PodBySidecarSet indexes pods by the SidecarSets in their
 	// kruise.io/sidecarset-injected-list annotation.
 	PodBySidecarSet = "pod.sidecarsets"
@@ -30,20 +27,23 @@ const (
 
 // Setup registers every index with the manager's field indexer.
 func Setup(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &appsv1alpha1.SidecarSet{}, SidecarSetByNamespace, func(o client.Object) []string {
-		return match.IndexValues(o.(*appsv1alpha1.SidecarSet))
-	}); err != nil {
+	if err := indexer.IndexField(ctx, &corev1.Pod{}, PodBySidecarSet, PodSidecarSets); err != nil {
 		return err
 	}
-	if err := indexer.IndexField(ctx, &corev1.Pod{}, PodBySidecarSet, func(o client.Object) []string {
-		return podstate.DecodeInjectedList(o.GetAnnotations()[appsv1alpha1.SidecarSetListAnnotation])
-	}); err != nil {
-		return err
+	return indexer.IndexField(ctx, &appsv1.ControllerRevision{}, RevisionBySidecarSet, RevisionSidecarSet)
+}
+
+// PodSidecarSets is the PodBySidecarSet extractor: the SidecarSets a pod's
+// injected-list names.
+func PodSidecarSets(o client.Object) []string {
+	return podstate.DecodeInjectedList(o.GetAnnotations()[appsv1alpha1.SidecarSetListAnnotation])
+}
+
+// RevisionSidecarSet is the RevisionBySidecarSet extractor: the SidecarSet
+// a ControllerRevision's kruise.io/sidecarset-name label names.
+func RevisionSidecarSet(o client.Object) []string {
+	if name := o.GetLabels()[appsv1alpha1.SidecarSetNameLabel]; name != "" {
+		return []string{name}
 	}
-	return indexer.IndexField(ctx, &appsv1.ControllerRevision{}, RevisionBySidecarSet, func(o client.Object) []string {
-		if name := o.GetLabels()[appsv1alpha1.SidecarSetNameLabel]; name != "" {
-			return []string{name}
-		}
-		return nil
-	})
+	return nil
 }

@@ -73,12 +73,14 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
 	}
 	err = (&controllers.SidecarSetReconciler{
-		Client:      mgr.GetClient(),
-		Namespace:   o.Namespace,
-		Recorder:    mgr.GetEventRecorder("sidecarset-controller"),
-		Workers:     o.Workers,
-		PodWriters:  o.PodWriters,
-		RateLimiter: o.RateLimiter,
+		Client:                       mgr.GetClient(),
+		Namespace:                    o.Namespace,
+		Recorder:                     mgr.GetEventRecorder("sidecarset-controller"),
+		Workers:                      o.Workers,
+		PodWriters:                   o.PodWriters,
+		RateLimiter:                  o.RateLimiter,
+		Whitelist:                    whitelist,
+		PatchMetadataDefaultsAllowed: o.PatchMetadataDefaultsAllowed,
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)

@@ -2,14 +2,14 @@ package inject
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
-	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 )
 
 // injectionKeys are the pod annotations injection reads and writes.
@@ -58,38 +58,19 @@ func (s podState) lists(name string) bool {
 	return slices.Contains(s.injected, name)
 }
 
-// reservedAnnotation reports whether a key is SidecarSet state that only
-// injection and the controller may write.
-func reservedAnnotation(key string) bool {
-	return slices.Contains(injectionKeys, key) || key == appsv1alpha1.InPlaceUpdateStateAnnotation ||
-		strings.HasPrefix(key, appsv1alpha1.HotUpgradeVersionAnnotationPrefix) ||
-		strings.HasPrefix(key, appsv1alpha1.HotUpgradeVersionAltAnnotationPrefix)
-}
-
 // patchMetadata applies a SidecarSet version's patchPodMetadata to the
-// annotations, in place. Keys holding SidecarSet state are not written (a
-// warning says so): overwriting them would corrupt the pod's state.
-func patchMetadata(v *version, annotations map[string]string) ([]string, error) {
-	if len(v.set.Spec.PatchPodMetadata) == 0 {
-		return nil, nil
-	}
-	changed, err := policy.PatchPodMetadata(annotations, v.set.Spec.PatchPodMetadata)
+// annotations, in place, under the rule the controller applies at upgrade
+// (internal/podmeta): keys holding SidecarSet state, and keys the whitelist
+// in force does not allow, are not written, and a warning says so.
+func patchMetadata(v *version, annotations map[string]string, w podmeta.Whitelist) ([]string, error) {
+	res, err := podmeta.Apply(annotations, v.set, w)
 	if err != nil {
 		return nil, fmt.Errorf("SidecarSet %q: patchPodMetadata: %w", v.name, err)
 	}
-	keys := make([]string, 0, len(changed))
-	for k := range changed {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var warnings []string
-	for _, k := range keys {
-		if reservedAnnotation(k) {
-			warnings = append(warnings, fmt.Sprintf(
-				"SidecarSet %q: patchPodMetadata: annotation %s holds SidecarSet state and was not patched", v.name, k))
-			continue
-		}
-		annotations[k] = changed[k]
+	maps.Copy(annotations, res.Changed)
+	warnings := make([]string, 0, len(res.Skipped))
+	for _, skip := range res.Skipped {
+		warnings = append(warnings, skip.Warning(v.name))
 	}
 	return warnings, nil
 }
@@ -104,15 +85,12 @@ func recordInjection(annotations map[string]string, s podState, plans []*plan, l
 		if p.empty() {
 			continue
 		}
-		entry := podstate.HashEntry{
-			UpdateTimestamp: now,
-			Hash:            p.v.hashes.Hash,
-			SidecarSetName:  p.v.name,
-			SidecarList:     p.sidecarList,
-		}
-		withoutImage := entry
-		withoutImage.Hash = p.v.hashes.WithoutImage
-		entry.ControllerRevision = p.v.controllerRevision
+		entry, withoutImage := podstate.Version{
+			SidecarSet:         p.v.name,
+			Hashes:             p.v.hashes,
+			SidecarList:        p.sidecarList,
+			ControllerRevision: p.v.controllerRevision,
+		}.Entries(now.Time)
 		s.hashes[p.v.name] = entry
 		s.hashesWithoutImage[p.v.name] = withoutImage
 		for _, base := range p.hotUpgrade {

@@ -4,9 +4,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
 func TestReadState_DecodesOnlyWhatInjectionUses(t *testing.T) {
@@ -79,7 +82,7 @@ func TestPatchMetadata_ProtectsSidecarSetState(t *testing.T) {
 		}},
 	}
 	annotations := map[string]string{"team": "app"}
-	warnings, err := patchMetadata(&version{name: "s", set: set}, annotations)
+	warnings, err := patchMetadata(&version{name: "s", set: set}, annotations, anyKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,13 +98,81 @@ func TestPatchMetadata_ProtectsSidecarSetState(t *testing.T) {
 	}
 }
 
+// TestPatchMetadata_WhitelistInForceDecides: each key is checked against
+// the whitelist in force when the pod is created, not only when the
+// SidecarSet was written: a restored pinned revision may patch keys the live
+// spec does not, and the whitelist may have changed since.
+func TestPatchMetadata_WhitelistInForceDecides(t *testing.T) {
+	t.Parallel()
+	set := newSidecarSet("s", "web", "c")
+	set.Labels = map[string]string{"sidecar": "log-agent"}
+	set.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{
+		{PatchPolicy: appsv1alpha1.SidecarSetOverwritePatchPolicy, Annotations: map[string]string{
+			"oom-score":              "1",
+			"team.example.com/owner": "platform",
+		}},
+	}
+	w, err := policy.ParseWhitelist(`{"rules":[{"selector":{"matchLabels":{"sidecar":"log-agent"}},"allowedAnnotationKeyExprs":["^oom-score$"]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const notFound = "SidecarSet patch metadata whitelist not found: the kruise-configuration ConfigMap or its " +
+		"SidecarSet_PatchPodMetadata_WhiteList key is missing; add a rule allowing these annotation keys, " +
+		"or turn on the SidecarSetPatchPodMetadataDefaultsAllowed feature gate"
+	tests := []struct {
+		name         string
+		whitelist    podmeta.Whitelist
+		want         map[string]string
+		wantWarnings []string
+	}{
+		{
+			name:      "a key the rules selecting the SidecarSet do not allow is not patched",
+			whitelist: podmeta.Whitelist{Snapshot: &policy.Snapshot{Whitelist: w, Present: true}},
+			want:      map[string]string{"oom-score": "1"},
+			wantWarnings: []string{`SidecarSet "s": patchPodMetadata: annotation team.example.com/owner was not patched: ` +
+				`sidecarSet patch metadata annotation(team.example.com/owner) is not allowed: ` +
+				`it matches no pattern of the whitelist rules that select this SidecarSet: rules[0] ["^oom-score$"]`},
+		},
+		{
+			name:      "without the ConfigMap and with the gate off, nothing is patched",
+			whitelist: podmeta.Whitelist{},
+			want:      map[string]string{},
+			wantWarnings: []string{
+				`SidecarSet "s": patchPodMetadata: annotation oom-score was not patched: ` + notFound,
+				`SidecarSet "s": patchPodMetadata: annotation team.example.com/owner was not patched: ` + notFound,
+			},
+		},
+		{
+			name:      "without the ConfigMap and with the gate on, every key is patched",
+			whitelist: anyKey,
+			want:      map[string]string{"oom-score": "1", "team.example.com/owner": "platform"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			annotations := map[string]string{}
+			warnings, err := patchMetadata(&version{name: "s", set: set}, annotations, tc.whitelist)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, annotations); diff != "" {
+				t.Errorf("annotations (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantWarnings, warnings, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestPatchMetadata_MergeErrorDeniesThePod(t *testing.T) {
 	t.Parallel()
 	set := newSidecarSet("s", "web", "c")
 	set.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{
 		{PatchPolicy: appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, Annotations: map[string]string{"oom-score": `{"agent":1}`}},
 	}
-	_, err := patchMetadata(&version{name: "s", set: set}, map[string]string{"oom-score": "high"})
+	_, err := patchMetadata(&version{name: "s", set: set}, map[string]string{"oom-score": "high"}, anyKey)
 	want := `SidecarSet "s": patchPodMetadata: annotation oom-score: merging "{\"agent\":1}" into "high": the pod's value is not JSON`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
@@ -24,9 +25,8 @@ type plan struct {
 	volumes []corev1.Volume
 	// pullSecrets are the SidecarSet's imagePullSecrets.
 	pullSecrets []corev1.LocalObjectReference
-	// sidecarList is the sorted names recorded in the hash annotations: the
-	// containers and the native-sidecar init containers (hot-upgrade ones by
-	// their base name).
+	// sidecarList is the sorted names recorded in the hash annotations
+	// (podstate.SidecarList).
 	sidecarList []string
 	// hotUpgrade is the base names of the hot-upgrade sidecars.
 	hotUpgrade []string
@@ -54,18 +54,12 @@ func buildPlan(v *version, pod *corev1.Pod, annotations map[string]string, sidec
 	apps := appContainers(pod.Spec.Containers)
 	b := &builder{pod: pod, apps: apps, annotations: annotations, setName: v.name, sidecarNames: sidecarNames}
 	for i := range spec.InitContainers {
-		sc := &spec.InitContainers[i]
-		if appsv1alpha1.IsNativeSidecar(&sc.Container) {
-			p.sidecarList = append(p.sidecarList, sc.Name)
-		}
-		if err := p.add(b, sc, true); err != nil {
+		if err := p.add(b, &spec.InitContainers[i], true); err != nil {
 			return nil, err
 		}
 	}
 	for i := range spec.Containers {
-		sc := &spec.Containers[i]
-		p.sidecarList = append(p.sidecarList, sc.Name)
-		if err := p.add(b, sc, false); err != nil {
+		if err := p.add(b, &spec.Containers[i], false); err != nil {
 			return nil, err
 		}
 	}
@@ -74,8 +68,7 @@ func buildPlan(v *version, pod *corev1.Pod, annotations map[string]string, sidec
 	}
 	p.volumes = collectVolumes(v, spec, pod, b)
 	p.pullSecrets = spec.ImagePullSecrets
-	slices.Sort(p.sidecarList)
-	p.sidecarList = slices.Compact(p.sidecarList)
+	p.sidecarList = podstate.SidecarList(spec)
 	p.warnings = b.warnings
 	return p, nil
 }

@@ -5,7 +5,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
+
+// anyKey lets patchPodMetadata write any key that does not hold SidecarSet
+// state: no whitelist ConfigMap, with SidecarSetPatchPodMetadataDefaultsAllowed on.
+var anyKey = podmeta.Whitelist{Snapshot: &policy.Snapshot{}, DefaultsAllowed: true}
 
 // newSidecarSet returns a defaulted SidecarSet selecting app=<app>, with
 // one container per name.

@@ -25,7 +25,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 )
 
 // Candidate is one SidecarSet indexed for the pod's namespace. The shell
@@ -88,6 +90,8 @@ type Input struct {
 	Rand float64
 	// Options are the resolved feature gates.
 	Options Options
+	// Whitelist decides the keys patchPodMetadata may write.
+	Whitelist podmeta.Whitelist
 }
 
 // Output is the result of an injection decision.
@@ -158,7 +162,7 @@ func Inject(in Input) (Output, error) {
 	}
 	pod := in.Pod
 	out := Output{Pod: pod.DeepCopy()}
-	if !isActive(pod) {
+	if !match.PodActive(pod) {
 		for _, c := range cands {
 			out.Skipped = append(out.Skipped, Skip{SidecarSet: c.SidecarSet.Name, Reason: ReasonPodInactive,
 				Message: "the pod has terminated or is being deleted"})
@@ -216,7 +220,7 @@ func Inject(in Input) (Output, error) {
 		annotations = map[string]string{}
 	}
 	for _, v := range accepted {
-		warnings, err := patchMetadata(v, annotations)
+		warnings, err := patchMetadata(v, annotations, in.Whitelist)
 		if err != nil {
 			return Output{}, err
 		}
@@ -256,10 +260,4 @@ func Inject(in Input) (Output, error) {
 	out.Pod, out.Patch = apply(pod, m, annotations)
 	slices.SortStableFunc(out.Skipped, func(a, b Skip) int { return strings.Compare(a.SidecarSet, b.SidecarSet) })
 	return out, nil
-}
-
-// isActive reports whether a pod can still run containers.
-func isActive(pod *corev1.Pod) bool {
-	return pod.DeletionTimestamp == nil &&
-		pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
 }

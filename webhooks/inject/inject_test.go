@@ -21,6 +21,8 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
 // goldenDir holds the injection cases: <case>.yaml is the input and
@@ -51,6 +53,10 @@ type goldenCase struct {
 	Survives map[string]any `json:"survives"`
 	// SidecarSets are the candidates, in cache (not name) order.
 	SidecarSets []goldenSidecarSet `json:"sidecarSets"`
+	// Whitelist is the patchPodMetadata whitelist document in force, with
+	// the SidecarSetPatchPodMetadataDefaultsAllowed gate off; without one,
+	// there is no whitelist and the gate is on (every key is allowed).
+	Whitelist string `json:"whitelist"`
 }
 
 // goldenSidecarSet is a candidate of a golden case.
@@ -128,6 +134,14 @@ func parseCase(name string, data []byte) (loadedCase, error) {
 		}
 		cands = append(cands, c)
 	}
+	whitelist := anyKey
+	if gc.Whitelist != "" {
+		w, err := policy.ParseWhitelist(gc.Whitelist)
+		if err != nil {
+			return loadedCase{}, fmt.Errorf("whitelist: %w", err)
+		}
+		whitelist = podmeta.Whitelist{Snapshot: &policy.Snapshot{Whitelist: w, Present: true}}
+	}
 	lc.input = Input{
 		Pod:        pod,
 		Namespace:  gc.Namespace,
@@ -135,6 +149,7 @@ func parseCase(name string, data []byte) (loadedCase, error) {
 		Now:        testNow,
 		Rand:       gc.Rand,
 		Options:    Options{SortContainersByName: gc.Options.SortContainersByName},
+		Whitelist:  whitelist,
 	}
 	return lc, nil
 }
@@ -423,7 +438,8 @@ func TestInject_Outcomes(t *testing.T) {
 		},
 		{
 			name: "a version without containers only patches metadata, and is listed only if another injects",
-			in:   Input{Pod: newPod("web", "web"), Candidates: []Candidate{candidateOf(emptySet), candidateOf(newSidecarSet("agent", "web", "agent"))}, Now: testNow},
+			in: Input{Pod: newPod("web", "web"), Candidates: []Candidate{candidateOf(emptySet), candidateOf(newSidecarSet("agent", "web", "agent"))},
+				Now: testNow, Whitelist: anyKey},
 			wantSkipped: []Skip{{SidecarSet: "metadata-only", Reason: ReasonNothingToInject,
 				Message: "the injected version has no containers; only its patchPodMetadata applies"}},
 			wantInjected: []string{"agent"},
@@ -431,7 +447,7 @@ func TestInject_Outcomes(t *testing.T) {
 		},
 		{
 			name: "a version without containers alone patches metadata only",
-			in:   Input{Pod: newPod("web", "web"), Candidates: []Candidate{candidateOf(emptySet)}},
+			in:   Input{Pod: newPod("web", "web"), Candidates: []Candidate{candidateOf(emptySet)}, Whitelist: anyKey},
 			wantSkipped: []Skip{{SidecarSet: "metadata-only", Reason: ReasonNothingToInject,
 				Message: "the injected version has no containers; only its patchPodMetadata applies"}},
 			wantPatch: []string{"add /metadata/annotations"},

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -312,29 +311,6 @@ func TestChooseVersion_RevisionPinning(t *testing.T) {
 			}
 			if got.name != "agent" {
 				t.Errorf("name = %q, want agent", got.name)
-			}
-		})
-	}
-}
-
-func TestIsActive_TerminatedOrDeletingPods(t *testing.T) {
-	t.Parallel()
-	now := metav1.Now()
-	tests := []struct {
-		name string
-		pod  corev1.Pod
-		want bool
-	}{
-		{name: "a pending pod is active", pod: corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending}}, want: true},
-		{name: "a succeeded pod is not active", pod: corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodSucceeded}}},
-		{name: "a failed pod is not active", pod: corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed}}},
-		{name: "a deleting pod is not active", pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if got := isActive(&tc.pod); got != tc.want {
-				t.Errorf("isActive = %v, want %v", got, tc.want)
 			}
 		})
 	}

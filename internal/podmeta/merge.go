@@ -1,4 +1,4 @@
-package policy
+package podmeta
 
 import (
 	"encoding/json"
@@ -10,10 +10,10 @@ import (
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 )
 
-// PatchPodMetadata applies a SidecarSet's patchPodMetadata entries, in
-// order, to a pod's annotations and returns the annotations it changes, with
-// their new values (net of entries that undo each other). The input map is
-// not modified.
+// patch applies a SidecarSet's patchPodMetadata entries, in order, to a
+// pod's annotations and returns the annotations it changes, with their new
+// values (net of entries that undo each other). The input map is not
+// modified. Apply filters the result.
 //
 //   - Retain sets a key only if the pod does not have it (an empty value
 //     counts as present).
@@ -22,9 +22,9 @@ import (
 //     merge patch, re-serialized with sorted keys; a pod without the key (or
 //     with an empty value) gets the value as is.
 //
-// The webhook applies it at injection and the controller again at each
-// in-place upgrade, where Retain entries are re-added only if missing.
-func PatchPodMetadata(current map[string]string, patches []appsv1alpha1.SidecarSetPatchPodMetadata) (map[string]string, error) {
+// At an in-place upgrade, Retain entries are therefore re-added only if
+// missing.
+func patch(current map[string]string, patches []appsv1alpha1.SidecarSetPatchPodMetadata) (map[string]string, error) {
 	changed := map[string]string{}
 	get := func(k string) (string, bool) {
 		if v, ok := changed[k]; ok {

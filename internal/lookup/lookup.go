@@ -1,0 +1,73 @@
+// Package lookup holds the cache reads the pod webhook and the controller
+// both make to apply the pod-state rules: a namespace's labels (for
+// namespaceSelector matching, api/match) and the ControllerRevision a
+// SidecarSet pins (api/revision). The decisions stay in api/; this package
+// only fetches their inputs, so both shells fetch them the same way.
+package lookup
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+)
+
+// NamespaceLabels returns a namespace's labels from the metadata cache
+// (match.Namespace adds the kubernetes.io/metadata.name label if they lack
+// it). A namespace the cache does not have is an error that
+// apierrors.IsNotFound recognises: the pod webhook denies the pod (the
+// cache may lag a new namespace, and injecting without its labels would be
+// wrong), the controller counts the namespace as having no labels (its pods
+// are on their way out).
+func NamespaceLabels(ctx context.Context, reader client.Reader, name string) (map[string]string, error) {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	if err := reader.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
+		return nil, err
+	}
+	return ns.GetLabels(), nil
+}
+
+// PinnedRevision returns the ControllerRevision a SidecarSet's
+// injectionStrategy.revision names, from the cache of the operator's
+// namespace, or nil when nothing is pinned. Unlike OpenKruise, a
+// revisionName must be labelled with this SidecarSet's name
+// (revision.CheckLabelled), and a customVersion resolves to the newest
+// revision this SidecarSet owns (revision.NewestWithCustomVersion), never to
+// one left by an earlier SidecarSet of the same name.
+func PinnedRevision(ctx context.Context, reader client.Reader, namespace string, s *appsv1alpha1.SidecarSet) (*appsv1.ControllerRevision, error) {
+	pin := s.Spec.InjectionStrategy.Revision
+	switch {
+	case pin == nil:
+		return nil, nil
+	case pin.RevisionName != nil:
+		rev := &appsv1.ControllerRevision{}
+		if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: *pin.RevisionName}, rev); err != nil {
+			return nil, fmt.Errorf("ControllerRevision %s/%s: %w", namespace, *pin.RevisionName, err)
+		}
+		if err := revision.CheckLabelled(rev, s); err != nil {
+			return nil, err
+		}
+		return rev, nil
+	case pin.CustomVersion != nil:
+		list := &appsv1.ControllerRevisionList{}
+		if err := reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{fieldindex.RevisionBySidecarSet: s.Name}); err != nil {
+			return nil, err
+		}
+		newest := revision.NewestWithCustomVersion(s, *pin.CustomVersion, list.Items)
+		if newest == nil {
+			return nil, fmt.Errorf("no ControllerRevision of SidecarSet %q in %s has %s=%s", s.Name, namespace, appsv1alpha1.SidecarSetCustomVersionLabel, *pin.CustomVersion)
+		}
+		return newest, nil
+	default:
+		return nil, fmt.Errorf("injectionStrategy.revision names neither a revisionName nor a customVersion")
+	}
+}
