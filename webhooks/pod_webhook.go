@@ -81,7 +81,7 @@ func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admiss
 	}
 	needNamespaceLabels := false
 	for _, e := range entries {
-		c := inject.Candidate{SidecarSet: e.SidecarSet, Hashes: e.Hashes}
+		c := inject.Candidate{SidecarSet: e.SidecarSet, Hashes: e.Hashes, Resources: e.Resources}
 		if e.SidecarSet.Spec.InjectionStrategy.Revision != nil && e.Matches(pod.Labels) {
 			c.Pinned, c.PinnedError = h.resolvePinned(ctx, e)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
 // pinnedCache memoises restored revisions: restoring decodes the revision
@@ -41,6 +42,7 @@ func (c *pinnedCache) restore(s *appsv1alpha1.SidecarSet, rev *appsv1.Controller
 			WithoutImage: restored.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation],
 		},
 		RevisionName: rev.Name,
+		Resources:    resources.CompileSpec(&restored.Spec),
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

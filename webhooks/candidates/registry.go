@@ -1,5 +1,6 @@
 // Package candidates keeps, for the pod webhook, every SidecarSet ready to
-// use (defaulted, hashed, selectors compiled) and indexed so that a pod's
+// use (defaulted, hashed, selectors and resourcesPolicies compiled) and
+// indexed so that a pod's
 // candidates are found without looking at SidecarSets that cannot match it.
 //
 // SidecarSets are bucketed by namespace (the namespace they are pinned to, or
@@ -20,6 +21,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
 // Entry is one SidecarSet, prepared for injection. It is immutable and
@@ -33,6 +35,8 @@ type Entry struct {
 	Selector labels.Selector
 	// SelectorError is set when the pod selector does not compile.
 	SelectorError error
+	// Resources are its sidecars' compiled resourcesPolicies.
+	Resources resources.Policies
 }
 
 // Matches reports whether the entry's pod selector matches a label set.
@@ -62,7 +66,7 @@ func (r *Registry) Upsert(s *appsv1alpha1.SidecarSet) error {
 	if err != nil {
 		return err
 	}
-	e := &Entry{SidecarSet: copied, Hashes: hashes}
+	e := &Entry{SidecarSet: copied, Hashes: hashes, Resources: resources.CompileSpec(&copied.Spec)}
 	if !match.IsEmpty(copied.Spec.Selector) {
 		e.Selector, e.SelectorError = metav1.LabelSelectorAsSelector(copied.Spec.Selector)
 	}

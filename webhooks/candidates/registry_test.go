@@ -131,6 +131,24 @@ func TestRegistry_EntryIsDefaultedAndHashed(t *testing.T) {
 	}
 }
 
+func TestRegistry_EntryCompilesResourcesPolicies(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	in := sidecarSet("s", matchLabels("app", "nginx"))
+	in.Spec.Containers[0].ResourcesPolicy = &appsv1alpha1.ResourcesPolicy{
+		TargetContainerMode: appsv1alpha1.TargetContainerModeSum,
+		ResourceExpr:        appsv1alpha1.ResourceExpr{Requests: &appsv1alpha1.ResourceExprRequests{CPU: "cpu*50%"}},
+	}
+	if err := r.Upsert(in); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := r.Get("s")
+	sc := &e.SidecarSet.Spec.Containers[0]
+	if p, ok := e.Resources[sc]; !ok || p == nil {
+		t.Fatalf("the entry has no compiled resourcesPolicy for %s: %v", sc.Name, e.Resources)
+	}
+}
+
 func BenchmarkCandidates(b *testing.B) {
 	for _, n := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("%d SidecarSets", n), func(b *testing.B) {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
 // plan is what one SidecarSet injects into a pod.
@@ -79,7 +78,7 @@ func buildPlan(v *version, pod *corev1.Pod, annotations map[string]string, sidec
 func (p *plan) add(b *builder, sc *appsv1alpha1.SidecarContainer, isInit bool) error {
 	c := b.build(sc)
 	if sc.ResourcesPolicy != nil {
-		res, err := resources.Compute(sc.ResourcesPolicy, b.pod.Spec.Containers, b.pod.Spec.InitContainers, b.sidecarNames)
+		res, err := p.v.resources.For(sc).Compute(b.pod.Spec.Containers, b.pod.Spec.InitContainers, b.sidecarNames)
 		if err != nil {
 			return fmt.Errorf("SidecarSet %q, sidecar %q: resourcesPolicy: %w", b.setName, sc.Name, err)
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
 // Candidate is one SidecarSet indexed for the pod's namespace. The shell
@@ -44,6 +45,9 @@ type Candidate struct {
 	// PinnedError is set when a revision is pinned but could not be
 	// resolved (for example, it does not exist).
 	PinnedError error
+	// Resources are the live object's compiled resourcesPolicies
+	// (resources.CompileSpec); those missing are compiled per pod.
+	Resources resources.Policies
 }
 
 // Pinned is a historical version of a SidecarSet, restored from its
@@ -56,6 +60,8 @@ type Pinned struct {
 	// RevisionName is the name of the ControllerRevision, recorded on the
 	// pod as controllerRevision.
 	RevisionName string
+	// Resources are the restored object's compiled resourcesPolicies.
+	Resources resources.Policies
 }
 
 // Namespace is the pod's namespace as the namespace selectors see it.

@@ -23,6 +23,7 @@ import (
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
 // goldenDir holds the injection cases: <case>.yaml is the input and
@@ -164,7 +165,7 @@ func candidate(g *goldenSidecarSet) (Candidate, error) {
 	if err != nil {
 		return Candidate{}, err
 	}
-	c := Candidate{SidecarSet: live, Hashes: hashes}
+	c := Candidate{SidecarSet: live, Hashes: hashes, Resources: resources.CompileSpec(&live.Spec)}
 	pin := live.Spec.InjectionStrategy.Revision
 	revName := ""
 	if pin != nil && pin.RevisionName != nil {
@@ -194,7 +195,7 @@ func candidate(g *goldenSidecarSet) (Candidate, error) {
 		if err != nil {
 			return Candidate{}, err
 		}
-		c.Pinned = &Pinned{SidecarSet: restored, Hashes: h, RevisionName: rev.Name}
+		c.Pinned = &Pinned{SidecarSet: restored, Hashes: h, RevisionName: rev.Name, Resources: resources.CompileSpec(&restored.Spec)}
 	}
 	return c, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
 // version is the version of a SidecarSet chosen for a pod: the live object
@@ -26,6 +27,8 @@ type version struct {
 	hashes appsv1alpha1.Hashes
 	// controllerRevision is recorded in the pod's hash annotation.
 	controllerRevision string
+	// resources are set's compiled resourcesPolicies.
+	resources resources.Policies
 }
 
 // orderCandidates returns the candidates sorted by SidecarSet name, so that
@@ -141,7 +144,7 @@ func excludeCanaryBases(matched []*Candidate) ([]*Candidate, []Skip) {
 // the policy sends this pod to it.
 func chooseVersion(c *Candidate, podLabels map[string]string, coin float64) (*version, error) {
 	s := c.SidecarSet
-	live := &version{name: s.Name, set: s, hashes: c.Hashes, controllerRevision: s.Status.LatestRevision}
+	live := &version{name: s.Name, set: s, hashes: c.Hashes, controllerRevision: s.Status.LatestRevision, resources: c.Resources}
 	pin := s.Spec.InjectionStrategy.Revision
 	if pin == nil || (pin.RevisionName == nil && pin.CustomVersion == nil) {
 		return live, nil
@@ -157,7 +160,8 @@ func chooseVersion(c *Candidate, podLabels map[string]string, coin float64) (*ve
 	if rev == "" {
 		rev = c.Pinned.SidecarSet.Status.LatestRevision
 	}
-	return &version{name: s.Name, set: c.Pinned.SidecarSet, hashes: c.Pinned.Hashes, controllerRevision: rev}, nil
+	return &version{name: s.Name, set: c.Pinned.SidecarSet, hashes: c.Pinned.Hashes, controllerRevision: rev,
+		resources: c.Pinned.Resources}, nil
 }
 
 // useHistory reports whether the pinned revision, rather than the latest

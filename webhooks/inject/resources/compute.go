@@ -29,11 +29,53 @@ type field struct {
 	variable string
 	expr     string
 	limit    bool
+	// compiled is the parsed expression; err is why it does not parse.
+	compiled *Expr
+	err      error
 }
 
-// Compute returns the sidecar's resources for a resourcesPolicy, given the
-// pod's containers and init containers as admitted and the names to exclude
-// (every sidecar name of the SidecarSets being injected).
+// Policy is a resourcesPolicy compiled once, when its SidecarSet enters the
+// pod webhook's registry (or a pinned revision is restored): its name
+// regex and its expressions, so that admitting a pod parses nothing. A part
+// that does not compile is kept as an error, returned by Compute in the
+// order an uncompiled policy would meet it.
+type Policy struct {
+	mode      appsv1alpha1.TargetContainerModeType
+	nameRegex string
+	re        *regexp.Regexp
+	reErr     error
+	fields    []field
+}
+
+// Compile compiles a resourcesPolicy; nil compiles to nil, which computes
+// no resources.
+func Compile(policy *appsv1alpha1.ResourcesPolicy) *Policy {
+	if policy == nil {
+		return nil
+	}
+	p := &Policy{mode: policy.TargetContainerMode, nameRegex: policy.TargetContainersNameRegex}
+	if p.nameRegex == "" {
+		p.nameRegex = DefaultTargetContainersNameRegex
+	}
+	p.re, p.reErr = regexp.Compile(p.nameRegex)
+	if p.reErr != nil {
+		p.reErr = fmt.Errorf("invalid targetContainersNameRegex %q: %w", p.nameRegex, p.reErr)
+	}
+	for _, f := range fieldsOf(policy.ResourceExpr) {
+		if f.expr == "" {
+			continue
+		}
+		if f.compiled, f.err = Parse(f.expr, f.variable); f.err != nil {
+			f.err = fmt.Errorf("%s %q: %w", f.path, f.expr, f.err)
+		}
+		p.fields = append(p.fields, f)
+	}
+	return p
+}
+
+// Compute returns the sidecar's resources, given the pod's containers and
+// init containers as admitted and the names to exclude (every sidecar name
+// of the SidecarSets being injected). A nil policy computes none.
 //
 // Targets are the pod's native-sidecar init containers (restartPolicy
 // Always) and containers, in that order, that are not excluded and whose
@@ -47,23 +89,26 @@ type field struct {
 // requests above computed limits are an error rather than a pod the API
 // server rejects; the variable is chosen by the field, not by a word match
 // on the expression.
-func Compute(policy *appsv1alpha1.ResourcesPolicy, podContainers, podInitContainers []corev1.Container, exclude map[string]bool) (corev1.ResourceRequirements, error) {
+func (p *Policy) Compute(podContainers, podInitContainers []corev1.Container, exclude map[string]bool) (corev1.ResourceRequirements, error) {
 	var out corev1.ResourceRequirements
-	if policy == nil {
+	if p == nil {
 		return out, nil
 	}
-	targets, err := selectTargets(policy.TargetContainersNameRegex, podContainers, podInitContainers, exclude)
+	if p.reErr != nil {
+		return out, p.reErr
+	}
+	targets, err := selectTargets(p.re, p.nameRegex, podContainers, podInitContainers, exclude)
 	if err != nil {
 		return out, err
 	}
-	agg, err := aggregateResources(policy.TargetContainerMode, targets)
+	agg, err := aggregateResources(p.mode, targets)
 	if err != nil {
 		return out, err
 	}
 
-	for _, f := range fieldsOf(policy.ResourceExpr) {
-		if f.expr == "" {
-			continue
+	for _, f := range p.fields {
+		if f.err != nil {
+			return corev1.ResourceRequirements{}, f.err
 		}
 		q, set, err := computeField(f, agg)
 		if err != nil {
@@ -112,14 +157,11 @@ func fieldsOf(expr appsv1alpha1.ResourceExpr) []field {
 	return fields
 }
 
-// computeField evaluates one field. It reports false when the field stays
-// unset: a limit expression that uses its variable while the aggregate
-// limit is unlimited.
+// computeField evaluates one compiled field. It reports false when the
+// field stays unset: a limit expression that uses its variable while the
+// aggregate limit is unlimited.
 func computeField(f field, agg aggregate) (resource.Quantity, bool, error) {
-	e, err := Parse(f.expr, f.variable)
-	if err != nil {
-		return resource.Quantity{}, false, fmt.Errorf("%s %q: %w", f.path, f.expr, err)
-	}
+	e := f.compiled
 	var bound resource.Quantity
 	if f.limit {
 		lim, ok := agg.limits[f.name]
@@ -139,14 +181,7 @@ func computeField(f field, agg aggregate) (resource.Quantity, bool, error) {
 
 // selectTargets returns the target containers: native-sidecar init
 // containers, then containers, not excluded and matching the regex.
-func selectTargets(nameRegex string, containers, initContainers []corev1.Container, exclude map[string]bool) ([]corev1.Container, error) {
-	if nameRegex == "" {
-		nameRegex = DefaultTargetContainersNameRegex
-	}
-	re, err := regexp.Compile(nameRegex)
-	if err != nil {
-		return nil, fmt.Errorf("invalid targetContainersNameRegex %q: %w", nameRegex, err)
-	}
+func selectTargets(re *regexp.Regexp, nameRegex string, containers, initContainers []corev1.Container, exclude map[string]bool) ([]corev1.Container, error) {
 	var targets []corev1.Container
 	for i := range initContainers {
 		c := &initContainers[i]

@@ -88,7 +88,7 @@ func runComputeCases(t *testing.T, tests []computeCase) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Compute(tc.policy, tc.containers, tc.initContainers, tc.exclude)
+			got, err := Compile(tc.policy).Compute(tc.containers, tc.initContainers, tc.exclude)
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()

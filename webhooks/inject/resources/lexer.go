@@ -56,38 +56,6 @@ func (t token) describe() string {
 // short expression cannot make exact arithmetic arbitrarily expensive.
 const maxExponent = 64
 
-// unit is the multiplier and format of a Kubernetes quantity suffix.
-type unit struct {
-	num, den int64
-	shift    uint // binary units: multiplier is 1<<shift
-	format   resource.Format
-}
-
-// units are the suffixes Kubernetes quantities accept.
-var units = map[string]unit{
-	"n":  {num: 1, den: 1_000_000_000, format: resource.DecimalSI},
-	"u":  {num: 1, den: 1_000_000, format: resource.DecimalSI},
-	"m":  {num: 1, den: 1_000, format: resource.DecimalSI},
-	"k":  {num: 1_000, den: 1, format: resource.DecimalSI},
-	"M":  {num: 1_000_000, den: 1, format: resource.DecimalSI},
-	"G":  {num: 1_000_000_000, den: 1, format: resource.DecimalSI},
-	"T":  {num: 1_000_000_000_000, den: 1, format: resource.DecimalSI},
-	"P":  {num: 1_000_000_000_000_000, den: 1, format: resource.DecimalSI},
-	"E":  {num: 1_000_000_000_000_000_000, den: 1, format: resource.DecimalSI},
-	"Ki": {num: 1, den: 1, shift: 10, format: resource.BinarySI},
-	"Mi": {num: 1, den: 1, shift: 20, format: resource.BinarySI},
-	"Gi": {num: 1, den: 1, shift: 30, format: resource.BinarySI},
-	"Ti": {num: 1, den: 1, shift: 40, format: resource.BinarySI},
-	"Pi": {num: 1, den: 1, shift: 50, format: resource.BinarySI},
-	"Ei": {num: 1, den: 1, shift: 60, format: resource.BinarySI},
-}
-
-// multiplier returns the unit's multiplier as a rational.
-func (u unit) multiplier() *big.Rat {
-	n := new(big.Int).Lsh(big.NewInt(u.num), u.shift)
-	return new(big.Rat).SetFrac(n, big.NewInt(u.den))
-}
-
 // lexer splits an expression into tokens.
 type lexer struct {
 	src string
@@ -204,14 +172,13 @@ func (lx *lexer) number() (token, error) {
 	if unitStart == lx.pos {
 		return token{kind: tokNumber, col: start + 1, text: lx.src[start:lx.pos], value: value}, nil
 	}
-	suffix := lx.src[unitStart:lx.pos]
-	u, ok := units[suffix]
-	if !ok {
+	text := lx.src[start:lx.pos]
+	q, err := resource.ParseQuantity(text)
+	if err != nil {
 		return token{}, fmt.Errorf("unknown unit %q in %q at column %d (want one of m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei)",
-			suffix, lx.src[start:lx.pos], start+1)
+			lx.src[unitStart:lx.pos], text, start+1)
 	}
-	value.Mul(value, u.multiplier())
-	return token{kind: tokQuantity, col: start + 1, text: lx.src[start:lx.pos], value: value, format: u.format}, nil
+	return token{kind: tokQuantity, col: start + 1, text: text, value: ratOf(q), format: q.Format}, nil
 }
 
 // atExponent reports whether an exponent (e or E followed by an optionally

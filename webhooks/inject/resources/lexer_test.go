@@ -91,6 +91,17 @@ func TestTokenize_Literals(t *testing.T) {
 			want: []lexed{{Kind: tokQuantity, Col: 1, Text: "2E", Value: "2000000000000000000", Format: resource.DecimalSI}, {Kind: tokEOF, Col: 3}},
 		},
 		{
+			name: "every suffix a Kubernetes quantity accepts is a unit (nano, micro, kilo, kibi)",
+			src:  "5n 3u 2k 1Ki",
+			want: []lexed{
+				{Kind: tokQuantity, Col: 1, Text: "5n", Value: "1/200000000", Format: resource.DecimalSI},
+				{Kind: tokQuantity, Col: 4, Text: "3u", Value: "3/1000000", Format: resource.DecimalSI},
+				{Kind: tokQuantity, Col: 7, Text: "2k", Value: "2000", Format: resource.DecimalSI},
+				{Kind: tokQuantity, Col: 10, Text: "1Ki", Value: "1024", Format: resource.BinarySI},
+				{Kind: tokEOF, Col: 13},
+			},
+		},
+		{
 			name: "identifiers, operators and whitespace",
 			src:  " max(CPU*50%,\t1)\n",
 			want: []lexed{
