@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -146,5 +147,95 @@ func TestPlanHistory_KeepsTheOwnedRevisionOfThePinnedCustomVersion(t *testing.T)
 	}
 	if len(plan.Delete) != 0 {
 		t.Errorf("deletes %v, want to keep %s: the pinned customVersion resolves to it", plan.Delete, pinned.Name)
+	}
+}
+
+// TestPlanHistory follows behavior.md 3.4: an identical latest revision is
+// reused, an identical older one is renumbered as the newest (a rollback),
+// otherwise a new one is created numbered max+1; the history is cut to
+// max(1, revisionHistoryLimit), oldest first, never deleting the latest or
+// an active revision; revisions of an earlier SidecarSet of the same name
+// are left alone.
+func TestPlanHistory(t *testing.T) {
+	t.Parallel()
+	const ns = "kruise-system"
+	set := func(image string, limit int32) *appsv1alpha1.SidecarSet {
+		return &appsv1alpha1.SidecarSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"},
+			Spec: appsv1alpha1.SidecarSetSpec{
+				Selector:             &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				Containers:           []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "proxy", Image: image}}},
+				RevisionHistoryLimit: &limit,
+			},
+		}
+	}
+	// rev records the spec with an image as revision number n, owned by uid.
+	rev := func(image string, n int64, uid types.UID) appsv1.ControllerRevision {
+		r, err := revision.New(set(image, 10), ns, n, new(int32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.OwnerReferences[0].UID = uid
+		return *r
+	}
+	name := func(image string) string { r := rev(image, 1, "uid-now"); return r.Name }
+	type want struct {
+		latest   string
+		create   bool
+		renumber int64
+		delete   []string
+	}
+	tests := []struct {
+		name     string
+		set      *appsv1alpha1.SidecarSet
+		existing []appsv1.ControllerRevision
+		active   []string
+		want     want
+	}{
+		{name: "the first revision is created as number 1", set: set("v1", 10),
+			want: want{latest: name("v1"), create: true}},
+		{name: "an identical latest revision is reused", set: set("v2", 10),
+			existing: []appsv1.ControllerRevision{rev("v1", 1, "uid-now"), rev("v2", 2, "uid-now")},
+			want:     want{latest: name("v2")}},
+		{name: "a rollback renumbers the identical older revision as the newest", set: set("v1", 10),
+			existing: []appsv1.ControllerRevision{rev("v1", 1, "uid-now"), rev("v2", 2, "uid-now")},
+			want:     want{latest: name("v1"), renumber: 3}},
+		{name: "a new spec beyond the limit deletes the oldest revisions", set: set("v4", 2),
+			existing: []appsv1.ControllerRevision{rev("v2", 2, "uid-now"), rev("v1", 1, "uid-now"), rev("v3", 3, "uid-now")},
+			want:     want{latest: name("v4"), create: true, delete: []string{name("v1"), name("v2")}}},
+		{name: "a revision pods record survives truncation", set: set("v4", 2),
+			existing: []appsv1.ControllerRevision{rev("v1", 1, "uid-now"), rev("v2", 2, "uid-now"), rev("v3", 3, "uid-now")},
+			active:   []string{name("v1")},
+			want:     want{latest: name("v4"), create: true, delete: []string{name("v2"), name("v3")}}},
+		{name: "a limit below 1 keeps the latest", set: set("v2", 0),
+			existing: []appsv1.ControllerRevision{rev("v1", 1, "uid-now"), rev("v2", 2, "uid-now")},
+			want:     want{latest: name("v2"), delete: []string{name("v1")}}},
+		{name: "an earlier SidecarSet's revisions neither number nor count", set: set("v2", 1),
+			existing: []appsv1.ControllerRevision{rev("v0", 7, "uid-before"), rev("v1", 1, "uid-now")},
+			want:     want{latest: name("v2"), create: true, delete: []string{name("v1")}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			plan, err := planHistory(tc.set, ns, tc.existing, sets.New(tc.active...), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{latest: plan.Latest.Name, create: plan.Create, renumber: plan.Renumber, delete: plan.Delete}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+			if plan.Create {
+				wantNumber := int64(1)
+				for _, r := range tc.existing {
+					if r.OwnerReferences[0].UID == tc.set.UID && r.Revision >= wantNumber {
+						wantNumber = r.Revision + 1
+					}
+				}
+				if plan.Latest.Revision != wantNumber {
+					t.Errorf("created revision number %d, want %d", plan.Latest.Revision, wantNumber)
+				}
+			}
+		})
 	}
 }

@@ -106,29 +106,3 @@ func TestIndexValues(t *testing.T) {
 		}
 	}
 }
-
-func TestNamespaceAndPod(t *testing.T) {
-	t.Parallel()
-	s := &appsv1alpha1.SidecarSet{Spec: appsv1alpha1.SidecarSetSpec{
-		Selector:  &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}},
-		Namespace: "ns-1",
-	}}
-	if ok, err := Namespace(s, "ns-1", nil); err != nil || !ok {
-		t.Errorf("Namespace(ns-1 without labels) = %v, %v; want true", ok, err)
-	}
-	if ok, _ := Namespace(s, "ns-2", map[string]string{NamespaceNameLabel: "ns-2"}); ok {
-		t.Error("Namespace(ns-2) = true")
-	}
-	if ok, _ := Pod(s, map[string]string{"app": "nginx", "x": "y"}); !ok {
-		t.Error("Pod(app=nginx) = false")
-	}
-	empty := &appsv1alpha1.SidecarSet{Spec: appsv1alpha1.SidecarSetSpec{Selector: &metav1.LabelSelector{}}}
-	if ok, _ := Pod(empty, map[string]string{"app": "nginx"}); ok {
-		t.Error("an empty selector matched a pod")
-	}
-	bad := &appsv1alpha1.SidecarSet{Spec: appsv1alpha1.SidecarSetSpec{Selector: &metav1.LabelSelector{
-		MatchExpressions: []metav1.LabelSelectorRequirement{req("app", "Bogus", "x")}}}}
-	if _, err := Pod(bad, map[string]string{"app": "nginx"}); err == nil {
-		t.Error("an invalid selector gave no error")
-	}
-}

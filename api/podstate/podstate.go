@@ -214,8 +214,11 @@ func VersionAltKey(twin string) string {
 // upgraded in place. An empty or malformed message decodes to an empty map.
 func DecodeUpgradable(message string) map[string]bool {
 	m := map[string]bool{}
-	if message != "" {
-		_ = json.Unmarshal([]byte(message), &m) // a malformed message is rewritten whole
+	if message == "" {
+		return m
+	}
+	if err := json.Unmarshal([]byte(message), &m); err != nil {
+		return map[string]bool{} // a malformed message is rewritten whole, partial values and all
 	}
 	return m
 }

@@ -1,0 +1,112 @@
+package controllers
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// basePod is a running, ready pod with one sidecar, for the pod-event tests.
+func basePod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "p", Namespace: "ns", ResourceVersion: "1",
+			Labels:      map[string]string{"app": "web"},
+			Annotations: map[string]string{"kruise.io/sidecarset-injected-list": "proxy"},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:       "node-1",
+			InitContainers: []corev1.Container{{Name: "setup", Image: "busybox:1"}},
+			Containers:     []corev1.Container{{Name: "app", Image: "app:1"}, {Name: "envoy", Image: "envoy:1"}},
+		},
+		Status: corev1.PodStatus{
+			Phase:      corev1.PodRunning,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "app", Image: "app:1", ImageID: "id-app-1", Ready: true},
+				{Name: "envoy", Image: "envoy:1", ImageID: "id-envoy-1", Ready: true},
+			},
+		},
+	}
+}
+
+func TestRelevantPodChange(t *testing.T) {
+	t.Parallel()
+	now := metav1.Now()
+	tests := []struct {
+		name   string
+		change func(p *corev1.Pod)
+		same   bool // keep the resourceVersion
+		want   bool
+	}{
+		{name: "a resync (same resourceVersion) is not relevant", change: func(*corev1.Pod) {}, same: true},
+		{name: "a change the rollout does not read is not relevant", change: func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.1" }},
+		{name: "another condition is not relevant", change: func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
+		}},
+		{name: "the Ready flip is relevant", change: func(p *corev1.Pod) { p.Status.Conditions[0].Status = corev1.ConditionFalse }, want: true},
+		{name: "a new deletionTimestamp is relevant", change: func(p *corev1.Pod) { p.DeletionTimestamp = &now }, want: true},
+		{name: "the phase is relevant", change: func(p *corev1.Pod) { p.Status.Phase = corev1.PodFailed }, want: true},
+		{name: "a changed status imageID is relevant (an in-place update completing)",
+			change: func(p *corev1.Pod) { p.Status.ContainerStatuses[1].ImageID = "id-envoy-2" }, want: true},
+		{name: "a container's readiness is relevant", change: func(p *corev1.Pod) { p.Status.ContainerStatuses[1].Ready = false }, want: true},
+		{name: "a container image is relevant", change: func(p *corev1.Pod) { p.Spec.Containers[1].Image = "envoy:2" }, want: true},
+		{name: "an init container image is relevant", change: func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = "busybox:2" }, want: true},
+		{name: "labels are relevant (selectors)", change: func(p *corev1.Pod) { p.Labels["tier"] = "front" }, want: true},
+		{name: "annotations are relevant (recorded hashes)", change: func(p *corev1.Pod) { p.Annotations["kruise.io/sidecarset-hash"] = "{}" }, want: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			oldPod, newPod := basePod(), basePod()
+			tc.change(newPod)
+			if !tc.same {
+				newPod.ResourceVersion = "2"
+			}
+			if got := relevantPodChange(oldPod, newPod); got != tc.want {
+				t.Errorf("relevantPodChange = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
+	t.Parallel()
+	always := corev1.ContainerRestartPolicyAlways
+	pod := basePod()
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	pod.Spec.InitContainers = append(pod.Spec.InitContainers, corev1.Container{Name: "mesh", Image: "mesh:1", RestartPolicy: &always,
+		Env: []corev1.EnvVar{{Name: "A", Value: "1"}}})
+	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "B", Value: "2"}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "data"}}
+	pod.Spec.ServiceAccountName = "web"
+	pod.Status.PodIP = "10.0.0.1"
+	pod.Status.ContainerStatuses[0].RestartCount = 2
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	pod.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "mesh", Image: "mesh:1", ImageID: "id-mesh", Ready: true, Started: new(true)}}
+
+	got, err := TrimPod(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := basePod()
+	want.Spec.InitContainers = append(want.Spec.InitContainers, corev1.Container{Name: "mesh", Image: "mesh:1", RestartPolicy: &always})
+	want.Status.ContainerStatuses[0].RestartCount = 2
+	want.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	want.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "mesh", Image: "mesh:1", ImageID: "id-mesh", Ready: true, Started: new(true)}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed pod (-want +got):\n%s", diff)
+	}
+	if len(pod.Spec.Containers[0].Env) != 1 {
+		t.Error("TrimPod modified its input")
+	}
+
+	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}
+	if got, err := TrimPod(other); err != nil || got != other {
+		t.Errorf("TrimPod(namespace) = %v, %v; want it unchanged", got, err)
+	}
+}
