@@ -44,6 +44,9 @@ type Env struct {
 	// ManagerCache is the cache of the operator that StartManager runs
 	// (nil before): what its webhooks and controller see.
 	ManagerCache client.Reader
+
+	// stopManager stops the operator StartManager runs and waits for it.
+	stopManager func() error
 }
 
 // Options select what is installed.

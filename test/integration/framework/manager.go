@@ -22,6 +22,22 @@ import (
 // reads the whitelist, in the integration suites.
 const OperatorNamespace = "kruise-system"
 
+// managerStopTimeout bounds how long StopManager waits for the operator to
+// stop (its webhook server to release its port).
+const managerStopTimeout = 30 * time.Second
+
+// StopManager stops the operator that StartManager runs and waits until it
+// has stopped, so that another can start on the same port: a restart of
+// the manager process, as far as the cluster can tell.
+func (e *Env) StopManager() error {
+	if e.stopManager == nil {
+		return errors.New("no manager started")
+	}
+	stop := e.stopManager
+	e.stopManager = nil
+	return stop()
+}
+
 // ManagerOptions change the operator's options for a suite.
 type ManagerOptions struct {
 	// Mutate adjusts the operator options (gates, workers).
@@ -31,7 +47,7 @@ type ManagerOptions struct {
 // StartManager runs the operator, wired exactly as main wires it, against
 // the envtest control plane; the API server reaches its webhooks over TLS
 // with envtest's certificate. It returns when the webhooks serve; cancel the
-// context to stop it.
+// context, or call StopManager, to stop it.
 func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	wio := &e.TestEnv.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
@@ -59,12 +75,23 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 		o.Mutate(&opts)
 	}
 	e.ManagerCache = mgr.GetCache()
+	ctx, cancel := context.WithCancel(ctx)
 	server, err := setup.All(ctx, mgr, opts)
 	if err != nil {
+		cancel()
 		return err
 	}
 	errs := make(chan error, 1)
 	go func() { errs <- mgr.Start(ctx) }()
+	e.stopManager = func() error {
+		cancel()
+		select {
+		case err := <-errs:
+			return err
+		case <-time.After(managerStopTimeout):
+			return fmt.Errorf("the manager did not stop within %v", managerStopTimeout)
+		}
+	}
 
 	addr := net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort))
 	deadline := time.Now().Add(60 * time.Second)

@@ -1,0 +1,102 @@
+// Package controller_test runs the SidecarSet controller on envtest: a real
+// kube-apiserver and etcd, and the operator's manager wired exactly as main
+// wires it (its pod webhook injects the pods). There is no kubelet: the
+// tests play it (kubelet_test.go), writing the pods' status the way the
+// kwok stages of the e2e suite do, and only when a step says so, so that
+// every intermediate state of a rollout can be observed and asserted.
+//
+// Multi-step rollouts are tables (rollout_test.go): each step is an action
+// (change the SidecarSet, run the kubelet, delete a pod, restart the
+// manager) and the state the rollout must then settle in: the Progressing
+// reason, the status counts and which pods run the new sidecar. A settled
+// rollout issues no patch until something changes, so the pods can be
+// checked exactly once the status says it is settled.
+//
+// SidecarSets are cluster-scoped: every spec selects pods with a label
+// unique to its namespace (specLabel).
+package controller_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
+	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
+)
+
+// Timeouts of the suite.
+const (
+	// eventuallyTimeout bounds every wait: the controller reacts to a pod
+	// or SidecarSet change within a second or two on a loaded machine (pod
+	// creations are batched for a second).
+	eventuallyTimeout = 30 * time.Second
+	// pollInterval is how often a wait checks again.
+	pollInterval = 100 * time.Millisecond
+	// setupTimeout bounds starting the control plane and the manager.
+	setupTimeout = 2 * time.Minute
+)
+
+// whitelist is the suite's patchPodMetadata whitelist: two keys for every
+// SidecarSet, and, for SidecarSets labelled stateKeysLabel, a key holding
+// SidecarSet state, which the whitelist cannot make writable.
+const whitelist = `{"rules":[` +
+	`{"allowedAnnotationKeyExprs":["^oom-score$","^team\\.example\\.com/owner$"]},` +
+	`{"selector":{"matchLabels":{"test.sidecarset-operator.dev/state-keys":"allowed"}},` +
+	`"allowedAnnotationKeyExprs":["^kruise\\.io/sidecarset-hash$"]}]}`
+
+var (
+	env *framework.Env
+	// k8s is an admin client whose requests record admission warnings in
+	// the collector of their context (framework.WithWarnings).
+	k8s client.Client
+	// managerCtx is the context the manager runs under (restartManager
+	// starts a new one under it).
+	managerCtx context.Context
+)
+
+func TestController(t *testing.T) {
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	gomega.SetDefaultEventuallyTimeout(eventuallyTimeout)
+	gomega.SetDefaultEventuallyPollingInterval(pollInterval)
+	gomega.EnforceDefaultTimeoutsWhenUsingContexts()
+	ginkgo.RunSpecs(t, "Controller Suite")
+}
+
+var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
+	ctrl.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, err = framework.Start(framework.Options{Webhooks: true})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	k8s, err = env.NewWarningClient()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+
+	gomega.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.OperatorNamespace}})).To(gomega.Succeed())
+	gomega.Expect(k8s.Create(ctx, builder.WhitelistConfigMap(framework.OperatorNamespace, whitelist))).To(gomega.Succeed())
+
+	managerCtx = context.WithoutCancel(ctx)
+	gomega.Expect(env.StartManager(managerCtx, framework.ManagerOptions{})).To(gomega.Succeed())
+}, ginkgo.NodeTimeout(setupTimeout))
+
+var _ = ginkgo.AfterSuite(func() {
+	gomega.Expect(env.StopManager()).To(gomega.Succeed())
+	gomega.Expect(env.Stop()).To(gomega.Succeed())
+})
+
+// restartManager stops the operator, runs between (while no operator
+// runs), and starts a new one: what a crash or a leader change looks like
+// to the cluster. Nothing in memory survives; the new manager knows only
+// what the pods and the SidecarSet record.
+func restartManager(between func()) {
+	gomega.Expect(env.StopManager()).To(gomega.Succeed())
+	between()
+	gomega.Expect(env.StartManager(managerCtx, framework.ManagerOptions{})).To(gomega.Succeed())
+}
