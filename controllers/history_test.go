@@ -20,6 +20,18 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 )
 
+// proxySet is the SidecarSet "proxy" (UID uid-now) of the history tests,
+// with one container.
+func proxySet(image string) *appsv1alpha1.SidecarSet {
+	return &appsv1alpha1.SidecarSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"},
+		Spec: appsv1alpha1.SidecarSetSpec{
+			Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "proxy", Image: image}}},
+		},
+	}
+}
+
 // TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion also checks
 // that a revision left by an earlier SidecarSet of the same name (garbage
 // collection not done yet) is adopted when reused.
@@ -27,13 +39,7 @@ func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 	t.Parallel()
 	const ns = "kruise-system"
 	sidecarSet := func(version string) *appsv1alpha1.SidecarSet {
-		s := &appsv1alpha1.SidecarSet{
-			ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"},
-			Spec: appsv1alpha1.SidecarSetSpec{
-				Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-				Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "proxy", Image: "envoy:v1"}}},
-			},
-		}
+		s := proxySet("envoy:v1")
 		if version != "" {
 			s.Labels = map[string]string{appsv1alpha1.SidecarSetCustomVersionLabel: version}
 		}
@@ -108,14 +114,8 @@ func TestPlanHistory_KeepsTheOwnedRevisionOfThePinnedCustomVersion(t *testing.T)
 	t.Parallel()
 	const ns = "kruise-system"
 	spec := func(image string) *appsv1alpha1.SidecarSet {
-		s := &appsv1alpha1.SidecarSet{
-			ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"},
-			Spec: appsv1alpha1.SidecarSetSpec{
-				Selector:             &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-				Containers:           []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "proxy", Image: image}}},
-				RevisionHistoryLimit: new(int32(1)),
-			},
-		}
+		s := proxySet(image)
+		s.Spec.RevisionHistoryLimit = new(int32(1))
 		return s
 	}
 	recorded := func(t *testing.T, image, version string, number int64, owner string) appsv1.ControllerRevision {
@@ -160,14 +160,9 @@ func TestPlanHistory(t *testing.T) {
 	t.Parallel()
 	const ns = "kruise-system"
 	set := func(image string, limit int32) *appsv1alpha1.SidecarSet {
-		return &appsv1alpha1.SidecarSet{
-			ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"},
-			Spec: appsv1alpha1.SidecarSetSpec{
-				Selector:             &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-				Containers:           []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "proxy", Image: image}}},
-				RevisionHistoryLimit: &limit,
-			},
-		}
+		s := proxySet(image)
+		s.Spec.RevisionHistoryLimit = &limit
+		return s
 	}
 	// rev records the spec with an image as revision number n, owned by uid.
 	rev := func(image string, n int64, uid types.UID) appsv1.ControllerRevision {

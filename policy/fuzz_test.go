@@ -34,8 +34,8 @@ func FuzzWhitelist(f *testing.F) {
 			}},
 		}
 		for _, gate := range []bool{false, true} {
-			first := CheckPatchPodMetadata(w, gate, s)
-			if diff := cmp.Diff(first, CheckPatchPodMetadata(w, gate, s)); diff != "" {
+			first := checkWith(w, gate, s)
+			if diff := cmp.Diff(first, checkWith(w, gate, s)); diff != "" {
 				t.Fatalf("Check is not deterministic (-first +second):\n%s", diff)
 			}
 			for _, e := range first {

@@ -234,16 +234,6 @@ func whitelistKeys(w *Whitelist, defaultsAllowed bool, setLabels map[string]stri
 		reason: "it matches no pattern of the whitelist rules that select this SidecarSet: " + describeRules(w, applying)}
 }
 
-// CheckPatchPodMetadata returns an error for each spec.patchPodMetadata
-// annotation key of a SidecarSet that the whitelist does not allow (see
-// whitelistKeys for a nil whitelist and defaultsAllowed).
-func CheckPatchPodMetadata(w *Whitelist, defaultsAllowed bool, s *appsv1alpha1.SidecarSet) field.ErrorList {
-	if len(s.Spec.PatchPodMetadata) == 0 {
-		return nil
-	}
-	return whitelistKeys(w, defaultsAllowed, s.Labels).fieldErrors(s.Spec.PatchPodMetadata)
-}
-
 // describeRules lists the applying rules and their patterns, up to
 // maxListedPatterns patterns.
 func describeRules(w *Whitelist, applying []int) string {

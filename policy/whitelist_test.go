@@ -147,7 +147,13 @@ func TestParseWhitelist_Warnings(t *testing.T) {
 	}
 }
 
-func TestCheckPatchPodMetadata(t *testing.T) {
+// checkWith checks a SidecarSet under a snapshot of a whitelist (nil: the
+// ConfigMap is missing).
+func checkWith(w *Whitelist, defaultsAllowed bool, s *appsv1alpha1.SidecarSet) field.ErrorList {
+	return (&Snapshot{Whitelist: w, Present: w != nil}).Check(defaultsAllowed, s)
+}
+
+func TestSnapshotCheck_Whitelist(t *testing.T) {
 	t.Parallel()
 	sidecarSet := func(labels map[string]string, patches ...map[string]string) *appsv1alpha1.SidecarSet {
 		s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "s", Labels: labels}}
@@ -234,7 +240,7 @@ func TestCheckPatchPodMetadata(t *testing.T) {
 			if tc.whitelist != "" {
 				w = mustParseWhitelist(t, tc.whitelist)
 			}
-			got := CheckPatchPodMetadata(w, tc.defaultsAllowed, tc.obj)
+			got := checkWith(w, tc.defaultsAllowed, tc.obj)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/expect"
 )
 
 // Expected values from behavior.md 1.4 (spec.namespace wins over
@@ -49,14 +50,8 @@ func TestNamespace(t *testing.T) {
 			t.Parallel()
 			s := &appsv1alpha1.SidecarSet{Spec: tc.spec}
 			got, err := Namespace(s, tc.ns, tc.nsLabels)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error = %v, want %q", err, tc.wantErr)
-				}
+			if expect.Error(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got != tc.want {
 				t.Errorf("Namespace = %v, want %v", got, tc.want)
@@ -113,14 +108,8 @@ func TestPod(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got, err := Pod(&appsv1alpha1.SidecarSet{Spec: appsv1alpha1.SidecarSetSpec{Selector: tc.selector}}, tc.labels)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error = %v, want %q", err, tc.wantErr)
-				}
+			if expect.Error(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got != tc.want {
 				t.Errorf("Pod = %v, want %v", got, tc.want)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/expect"
 )
 
 // The annotation strings below are written by hand from behavior.md 1.7
@@ -65,14 +66,8 @@ func TestDecodeHashes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got, err := DecodeHashes(tc.value)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error = %v, want %q", err, tc.wantErr)
-				}
+			if expect.Error(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("entries (-want +got):\n%s", diff)
@@ -236,14 +231,8 @@ func TestRead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got, err := Read(tc.annotations)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error = %v, want %q", err, tc.wantErr)
-				}
+			if expect.Error(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("state (-want +got):\n%s", diff)

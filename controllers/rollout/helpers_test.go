@@ -369,6 +369,24 @@ func compute(tb testing.TB, in Input) Plan {
 	return p
 }
 
+// patchedAnnotations returns the annotations the plan's only update sets,
+// failing unless the plan has exactly one update.
+func patchedAnnotations(tb testing.TB, plan Plan) map[string]string {
+	tb.Helper()
+	if len(plan.Updates) != 1 {
+		tb.Fatalf("got %d updates, want 1 (blocked: %v)", len(plan.Updates), plan.Blocked)
+	}
+	var patch struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(plan.Updates[0].Patch, &patch); err != nil {
+		tb.Fatal(err)
+	}
+	return patch.Metadata.Annotations
+}
+
 // updatedNames lists the pods of a plan's updates, in order.
 func updatedNames(us []PodUpdate) []string {
 	out := []string{}

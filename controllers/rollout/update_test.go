@@ -132,20 +132,9 @@ func TestBuildUpdate_Annotations(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			plan := compute(t, input(t, tc.set.obj(), tc.pod.obj()))
-			if len(plan.Updates) != 1 {
-				t.Fatalf("got %d updates, want 1 (blocked: %v)", len(plan.Updates), plan.Blocked)
-			}
-			var patch struct {
-				Metadata struct {
-					Annotations map[string]string `json:"annotations"`
-				} `json:"metadata"`
-			}
-			if err := json.Unmarshal(plan.Updates[0].Patch, &patch); err != nil {
-				t.Fatal(err)
-			}
+			anns := patchedAnnotations(t, compute(t, input(t, tc.set.obj(), tc.pod.obj())))
 			for k, want := range tc.want {
-				got, ok := patch.Metadata.Annotations[k]
+				got, ok := anns[k]
 				if want == "" && ok {
 					t.Errorf("annotation %s set to %q, want it untouched", k, got)
 				}
@@ -187,18 +176,7 @@ func TestBuildUpdate_PatchPodMetadataNeverWritesSidecarSetState(t *testing.T) {
 	pod := makePod("p").injected(t, v1.obj())
 
 	plan := compute(t, input(t, v2.obj(), pod.obj()))
-	if len(plan.Updates) != 1 {
-		t.Fatalf("got %d updates, want 1 (blocked: %v)", len(plan.Updates), plan.Blocked)
-	}
-	var patch struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(plan.Updates[0].Patch, &patch); err != nil {
-		t.Fatal(err)
-	}
-	anns := patch.Metadata.Annotations
+	anns := patchedAnnotations(t, plan)
 	hashes, err := podstate.DecodeHashes(anns[appsv1alpha1.SidecarSetHashAnnotation])
 	if err != nil {
 		t.Fatalf("the patched hash annotation %q does not decode: %v", anns[appsv1alpha1.SidecarSetHashAnnotation], err)
@@ -230,18 +208,7 @@ func TestPlan_PatchPodMetadataUnderTheWhitelistInForce(t *testing.T) {
 	in.Whitelist = podmeta.Whitelist{Snapshot: &policy.Snapshot{Whitelist: w, Present: true}}
 
 	plan := compute(t, in)
-	if len(plan.Updates) != 1 {
-		t.Fatalf("got %d updates, want 1 (blocked: %v)", len(plan.Updates), plan.Blocked)
-	}
-	var patch struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
-	}
-	if err := json.Unmarshal(plan.Updates[0].Patch, &patch); err != nil {
-		t.Fatal(err)
-	}
-	anns := patch.Metadata.Annotations
+	anns := patchedAnnotations(t, plan)
 	if anns["oom-score"] != "1" {
 		t.Errorf("annotation oom-score = %q, want 1", anns["oom-score"])
 	}

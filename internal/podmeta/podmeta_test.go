@@ -10,6 +10,7 @@ import (
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/test/expect"
 )
 
 func TestApply(t *testing.T) {
@@ -100,14 +101,8 @@ func TestApply(t *testing.T) {
 			t.Parallel()
 			before := maps.Clone(tc.annotations)
 			got, err := Apply(tc.annotations, tc.set, tc.whitelist)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error = %v, want %q", err, tc.wantErr)
-				}
+			if expect.Error(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -91,15 +92,7 @@ func containerNames(p *corev1.Pod) []string {
 func listPods(ctx context.Context, g gomega.Gomega, ns string) []corev1.Pod {
 	pods := &corev1.PodList{}
 	g.Expect(k8s.List(ctx, pods, client.InNamespace(ns))).To(gomega.Succeed())
-	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return pods.Items
 }
 

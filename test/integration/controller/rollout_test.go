@@ -52,6 +52,13 @@ type step struct {
 	upgraded []string
 }
 
+// maxUnavailable is a strategy with only maxUnavailable set.
+func maxUnavailable(n int32) func(*builder.SidecarSetWrapper) *builder.SidecarSetWrapper {
+	return func(s *builder.SidecarSetWrapper) *builder.SidecarSetWrapper {
+		return s.MaxUnavailable(intstr.FromInt32(n))
+	}
+}
+
 // Actions of the steps.
 
 func setImage(image string) func(context.Context, *world) {
@@ -155,9 +162,7 @@ var _ = ginkgo.Describe("The SidecarSet controller", func() {
 					reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{4, 4, 4, 4}},
 			}),
 		ginkgo.Entry("maxUnavailable 1: one pod at a time, the next once the last one runs its new sidecar",
-			setup{pods: 3, strategy: func(s *builder.SidecarSetWrapper) *builder.SidecarSetWrapper {
-				return s.MaxUnavailable(intstr.FromInt32(1))
-			}},
+			setup{pods: 3, strategy: maxUnavailable(1)},
 			[]step{
 				{by: "changing the image", do: setImage(v2), reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{3, 1, 2, 0}},
 				{by: "restarting the first pod's sidecar", do: kubelet, reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{3, 2, 2, 1}},
@@ -207,9 +212,7 @@ var _ = ginkgo.Describe("The SidecarSet controller", func() {
 				{by: "restarting the last one", do: kubelet, reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
 			}),
 		ginkgo.Entry("a pod deleted mid-update: the rollout goes on with the others",
-			setup{pods: 3, strategy: func(s *builder.SidecarSetWrapper) *builder.SidecarSetWrapper {
-				return s.MaxUnavailable(intstr.FromInt32(1))
-			}},
+			setup{pods: 3, strategy: maxUnavailable(1)},
 			[]step{
 				{by: "changing the image", do: setImage(v2), reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{3, 1, 2, 0}},
 				{by: "deleting the pod being upgraded", do: deleteUpgraded, reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{2, 1, 1, 0}},
@@ -217,9 +220,7 @@ var _ = ginkgo.Describe("The SidecarSet controller", func() {
 				{by: "restarting the last one", do: kubelet, reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{2, 2, 2, 2}},
 			}),
 		ginkgo.Entry("a manager restart mid-rollout: the new manager goes on from what the pods record",
-			setup{pods: 3, strategy: func(s *builder.SidecarSetWrapper) *builder.SidecarSetWrapper {
-				return s.MaxUnavailable(intstr.FromInt32(1))
-			}},
+			setup{pods: 3, strategy: maxUnavailable(1)},
 			[]step{
 				{by: "changing the image", do: setImage(v2), reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{3, 1, 2, 0}},
 				{by: "restarting the manager while the kubelet restarts the sidecar", do: restartMidRollout,

@@ -23,11 +23,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
@@ -64,26 +60,16 @@ var (
 )
 
 func TestController(t *testing.T) {
-	gomega.RegisterFailHandler(ginkgo.Fail)
-	gomega.SetDefaultEventuallyTimeout(eventuallyTimeout)
-	gomega.SetDefaultEventuallyPollingInterval(pollInterval)
-	gomega.EnforceDefaultTimeoutsWhenUsingContexts()
-	ginkgo.RunSpecs(t, "Controller Suite")
+	framework.RunSuite(t, "Controller Suite", eventuallyTimeout, pollInterval)
 }
 
 var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	env, err = framework.Start(framework.Options{Webhooks: true})
+	env, err = framework.StartOperator(ctx, builder.WhitelistConfigMap(framework.OperatorNamespace, whitelist))
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	k8s, err = env.NewWarningClient()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-
-	gomega.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.OperatorNamespace}})).To(gomega.Succeed())
-	gomega.Expect(k8s.Create(ctx, builder.WhitelistConfigMap(framework.OperatorNamespace, whitelist))).To(gomega.Succeed())
-
 	managerCtx = context.WithoutCancel(ctx)
-	gomega.Expect(env.StartManager(managerCtx, framework.ManagerOptions{})).To(gomega.Succeed())
 }, ginkgo.NodeTimeout(setupTimeout))
 
 var _ = ginkgo.AfterSuite(func() {
