@@ -186,7 +186,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		}
 		return reconcile.Result{}, err
 	}
-	if len(obj.Spec.PatchPodMetadata) > 0 && !r.Whitelist.Loaded() {
+	if len(obj.Spec.PatchPodMetadata) > 0 && r.Whitelist != nil && !r.Whitelist.Loaded() {
 		// Until the whitelist watcher has read the ConfigMap, the store
 		// knows nothing: upgrading now would deny every key.
 		log.V(1).Info("Waiting for the patchPodMetadata whitelist to load")

@@ -129,3 +129,25 @@ func TestSnapshot_CheckWithoutPatchPodMetadata(t *testing.T) {
 		t.Errorf("Check (-want +got):\n%s", diff)
 	}
 }
+
+// TestStore_Loaded: a store knows nothing until the ConfigMap was read once,
+// present or not; a nil store holds no whitelist.
+func TestStore_Loaded(t *testing.T) {
+	t.Parallel()
+	var none *Store
+	if none.Loaded() || none.Current().Whitelist != nil {
+		t.Error("a nil store is loaded or has a whitelist")
+	}
+	missing := NewStore()
+	if missing.Loaded() {
+		t.Error("a new store is loaded")
+	}
+	missing.Delete()
+	if !missing.Loaded() {
+		t.Error("a store told the ConfigMap is missing is not loaded")
+	}
+	present := NewStore()
+	if err := present.Update(configMap("1", nil)); err != nil || !present.Loaded() {
+		t.Errorf("a store updated with a ConfigMap: loaded %v, error %v", present.Loaded(), err)
+	}
+}
