@@ -33,6 +33,9 @@ type PodInjector struct {
 	Namespace string
 	// Options are the injection gates.
 	Options inject.Options
+	// Failures reports best-effort SidecarSets that could not be injected
+	// as events on them; nil reports none.
+	Failures *FailureEvents
 
 	pinned pinnedCache
 }
@@ -92,10 +95,19 @@ func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admiss
 	}
 
 	out, err := inject.Inject(in)
-	log := ctrl.LoggerFrom(ctx).WithValues("pod", types.NamespacedName{Namespace: namespace, Name: podName(pod)})
+	podKey := types.NamespacedName{Namespace: namespace, Name: podName(pod)}
+	log := ctrl.LoggerFrom(ctx).WithValues("pod", podKey)
 	for _, s := range out.Skipped {
 		injections.WithLabelValues(s.SidecarSet, s.Reason).Inc()
 		log.V(2).Info("SidecarSet not injected", "sidecarSet", s.SidecarSet, "reason", s.Reason, "message", s.Message)
+	}
+	for _, f := range out.Failed {
+		injectionFailures.WithLabelValues(f.SidecarSet, failurePolicy(f.BestEffort)).Inc()
+		if f.BestEffort && !isDryRun(req) {
+			if e, ok := h.Registry.Get(f.SidecarSet); ok {
+				h.Failures.Report(e.SidecarSet, podKey.String(), f.Message)
+			}
+		}
 	}
 	if err != nil {
 		denials.WithLabelValues("InjectionError").Inc()
@@ -136,6 +148,17 @@ func (h *PodInjector) namespaceLabels(ctx context.Context, name string) (map[str
 		maps.Copy(labels, ns.GetLabels())
 	}
 	return labels, nil
+}
+
+func isDryRun(req admission.Request) bool {
+	return req.DryRun != nil && *req.DryRun
+}
+
+func failurePolicy(bestEffort bool) string {
+	if bestEffort {
+		return "Ignore"
+	}
+	return "Fail"
 }
 
 func podName(p *corev1.Pod) string {
