@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -40,24 +39,32 @@ type PodInjector struct {
 	pinned pinnedCache
 }
 
-var _ admission.Handler = &PodInjector{}
+var _ http.Handler = &PodInjector{}
 
-// Handle answers one pod admission request.
-func (h *PodInjector) Handle(ctx context.Context, req admission.Request) admission.Response {
+// ServeHTTP answers one pod admission request (podreview.go decodes it and
+// encodes the answer).
+func (h *PodInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	resp, result := h.handle(ctx, req)
+	req, err := decodePodReview(r)
+	var resp admission.Response
+	result := "error"
+	ctx := r.Context()
+	switch {
+	case err != nil:
+		resp = admission.Errored(http.StatusBadRequest, err)
+	default:
+		ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("webhook", PodInjectionPath, "UID", req.UID))
+		resp, result = h.handle(ctx, req)
+	}
+	writePodReview(ctx, w, req, resp)
 	admissionDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
-	return resp
 }
 
-func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admission.Response, string) {
-	if req.Operation != admissionv1.Create || req.SubResource != "" {
+func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Response, string) {
+	if req.Operation != admissionv1.Create || req.SubResource != "" || req.Object == nil {
 		return admission.Allowed(""), "unchanged"
 	}
-	pod := &corev1.Pod{}
-	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
-		return admission.Errored(http.StatusBadRequest, err), "error"
-	}
+	pod := req.Object
 	namespace := pod.Namespace
 	if namespace == "" {
 		namespace = req.Namespace
@@ -103,7 +110,7 @@ func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admiss
 	}
 	for _, f := range out.Failed {
 		injectionFailures.WithLabelValues(f.SidecarSet, failurePolicy(f.BestEffort)).Inc()
-		if f.BestEffort && !isDryRun(req) {
+		if f.BestEffort && !req.isDryRun() {
 			if e, ok := h.Registry.Get(f.SidecarSet); ok {
 				h.Failures.Report(e.SidecarSet, podKey.String(), f.Message)
 			}
@@ -148,10 +155,6 @@ func (h *PodInjector) namespaceLabels(ctx context.Context, name string) (map[str
 		maps.Copy(labels, ns.GetLabels())
 	}
 	return labels, nil
-}
-
-func isDryRun(req admission.Request) bool {
-	return req.DryRun != nil && *req.DryRun
 }
 
 func failurePolicy(bestEffort bool) string {

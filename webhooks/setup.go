@@ -17,7 +17,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
@@ -102,13 +101,13 @@ func (s *Server) Start(ctx context.Context) error {
 		writeScopeBeforeServing(ctx, s.opts.Scope)
 	}
 	srv := s.mgr.GetWebhookServer()
-	srv.Register(PodInjectionPath, &webhook.Admission{Handler: &PodInjector{
+	srv.Register(PodInjectionPath, &PodInjector{
 		Registry:  registry,
 		Reader:    s.mgr.GetCache(),
 		Namespace: s.opts.Namespace,
 		Options:   s.opts.Inject,
 		Failures:  s.failures,
-	}})
+	})
 	err = ctrl.NewWebhookManagedBy(s.mgr, &appsv1alpha1.SidecarSet{}).
 		WithDefaulter(SidecarSetDefaulter{}).
 		WithValidator(&SidecarSetValidator{
