@@ -33,15 +33,15 @@ func deploymentPod() *corev1.Pod {
 			Labels:       map[string]string{"app": "web", "pod-template-hash": "7d9c8b6f4d", "tier": "frontend"},
 			Annotations:  map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-11-20T10:00:00Z"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9c8b6f4d",
-				UID: "0c7a1d2e-3f4b-4c5d-8e9f-0a1b2c3d4e5f", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+				UID: "0c7a1d2e-3f4b-4c5d-8e9f-0a1b2c3d4e5f", Controller: new(true), BlockOwnerDeletion: new(true)}},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate,
-				APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{".":{},` +
+				APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{".":{},` +
 					`"f:kubectl.kubernetes.io/restartedAt":{}},"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{},"f:tier":{}},` +
 					`"f:ownerReferences":{".":{},"k:{\"uid\":\"0c7a1d2e-3f4b-4c5d-8e9f-0a1b2c3d4e5f\"}":{}}},"f:spec":{"f:containers":{` +
 					`"k:{\"name\":\"web\"}":{".":{},"f:env":{".":{},"k:{\"name\":\"MODE\"}":{".":{},"f:name":{},"f:value":{}}},"f:image":{},` +
 					`"f:imagePullPolicy":{},"f:name":{},"f:ports":{".":{},"k:{\"containerPort\":8080,\"protocol\":\"TCP\"}":{".":{},` +
 					`"f:containerPort":{},"f:protocol":{}}},"f:resources":{".":{},"f:limits":{".":{},"f:memory":{}},"f:requests":{".":{},` +
-					`"f:cpu":{},"f:memory":{}}}}},"f:dnsPolicy":{},"f:restartPolicy":{},"f:schedulerName":{},"f:terminationGracePeriodSeconds":{}}}`)}}},
+					`"f:cpu":{},"f:memory":{}}}}},"f:dnsPolicy":{},"f:restartPolicy":{},"f:schedulerName":{},"f:terminationGracePeriodSeconds":{}}}`)}},
 		},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{
@@ -76,7 +76,7 @@ func deploymentPod() *corev1.Pod {
 				{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
 			},
 			Priority:           ptr.To[int32](0),
-			EnableServiceLinks: ptr.To(true),
+			EnableServiceLinks: new(true),
 			PreemptionPolicy:   ptr.To(corev1.PreemptLowerPriority),
 		},
 	}
@@ -99,7 +99,7 @@ func admissionReviewBody(tb testing.TB, pod *corev1.Pod) []byte {
 			Namespace: pod.Namespace, Operation: admissionv1.Create,
 			UserInfo: authenticationUser(),
 			Object:   runtime.RawExtension{Raw: raw},
-			DryRun:   ptr.To(false),
+			DryRun:   new(false),
 			Options:  runtime.RawExtension{Raw: []byte(`{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1"}`)},
 		},
 	}
