@@ -239,7 +239,7 @@ QUIET_DOWNLOADS := 2> >(grep -v '^go: downloading' >&2)
 
 # k8s.io/kubernetes has no checksum-database answer here; its go.sum is committed.
 $(K8S_STAMP):
-	@echo ">> building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v$(K8S_VERSION) from the Go module proxy (about 9 minutes on two cores)"
+	@echo ">> building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v$(K8S_VERSION) from the Go module proxy (about 5 minutes on two cores, cold module cache)"
 	@mkdir -p $(K8S_BIN)
 	cd test/tools/k8s && GONOSUMDB=k8s.io/kubernetes $(GO) build -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
@@ -247,20 +247,20 @@ $(K8S_STAMP):
 	@rm -f $(K8S_BIN)/.built-k8s-* && touch $@
 
 $(ETCD_STAMP):
-	@echo ">> building etcd $(ETCD_VERSION) from the Go module proxy (about 2 minutes on two cores)"
+	@echo ">> building etcd $(ETCD_VERSION) from the Go module proxy (about half a minute on two cores)"
 	@mkdir -p $(K8S_BIN)
 	cd test/tools/etcd && $(GO) build -o $(ETCD) go.etcd.io/etcd/server/v3 $(QUIET_DOWNLOADS)
 	@rm -f $(K8S_BIN)/.built-etcd-* && touch $@
 
 $(TOOLS_STAMP):
-	@echo ">> building kwok, kwokctl and controller-gen ($(KWOK_VERSION), $(CONTROLLER_TOOLS_VERSION)) from the Go module proxy (about 3 minutes on two cores)"
+	@echo ">> building kwok, kwokctl and controller-gen ($(KWOK_VERSION), $(CONTROLLER_TOOLS_VERSION)) from the Go module proxy (about a minute and a half on two cores)"
 	@mkdir -p $(LOCALBIN)
 	cd test/tools && $(GO) build -o $(LOCALBIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen \
 		sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl $(QUIET_DOWNLOADS)
 	@rm -f $(LOCALBIN)/.built-tools-* && touch $@
 
 $(LINT_STAMP):
-	@echo ">> building golangci-lint $(GOLANGCI_LINT_VERSION) from the Go module proxy (about 3 minutes on two cores)"
+	@echo ">> building golangci-lint $(GOLANGCI_LINT_VERSION) from the Go module proxy (about a minute on two cores)"
 	@mkdir -p $(LOCALBIN)
 	cd test/tools && $(GO) build -o $(LOCALBIN)/ github.com/golangci/golangci-lint/v2/cmd/golangci-lint $(QUIET_DOWNLOADS)
 	@rm -f $(LOCALBIN)/.built-lint-* && touch $@

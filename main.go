@@ -82,12 +82,13 @@ func main() {
 	flag.StringVar(&o.certs.DNSName, "cert-dns-name", "",
 		"The name the self-managed certificate is issued for (default: the webhook Service, <--webhook-service>.<namespace>.svc; localhost for a manager running on the host).")
 	flag.StringVar(&o.certs.MutatingConfig, "mutating-webhook-configuration", webhooks.MutatingConfigName,
-		"The MutatingWebhookConfiguration whose CA bundle the self-managed certificate keeps current.")
+		"The MutatingWebhookConfiguration holding the pod webhooks, whose CA bundle the self-managed certificate keeps current. "+
+			"Empty: the configurations OLM created from the CSV's webhook definitions (found by their olm.webhook-description-generate-name label).")
 	flag.StringVar(&o.certs.ValidatingConfig, "validating-webhook-configuration", webhooks.ValidatingConfigName,
 		"The ValidatingWebhookConfiguration whose CA bundle the self-managed certificate keeps current.")
 	flag.BoolVar(&o.scopePodWebhook, "scope-pod-webhook", true,
-		"Keep the pod webhook's matchConditions (in --mutating-webhook-configuration) limited to the pods some SidecarSet's selector could match, "+
-			"so the API server does not call the webhook for the others. Off when someone else owns the webhook configuration (OLM).")
+		"Keep the pod webhooks' matchConditions limited to the pods the SidecarSets select, so that the API server calls no webhook for the others. "+
+			"Off leaves them as installed (the shipped manifests install a condition that sends no pod: leave this on).")
 	webhookService := flag.String("webhook-service", "sidecarset-operator-webhook", "The Service in front of the webhook server.")
 	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "The address of the Go pprof endpoints (empty: disabled).")
 	flag.IntVar(&o.workers, "sidecarset-workers", 5, "The number of SidecarSets reconciled in parallel.")
@@ -140,9 +141,9 @@ func main() {
 		setupLog.Error(err, "Unable to create the manager")
 		os.Exit(1)
 	}
-	scopedConfig := ""
+	scopedConfig, scopeOLM := "", false
 	if o.scopePodWebhook {
-		scopedConfig = o.certs.MutatingConfig
+		scopedConfig, scopeOLM = o.certs.MutatingConfig, o.certs.MutatingConfig == ""
 	}
 	ctx := ctrl.SetupSignalHandler()
 	server, err := setup.All(ctx, mgr, setup.Options{
@@ -154,6 +155,7 @@ func main() {
 		PodWriters:                   o.podWriters,
 		RateLimiter:                  setup.RateLimiter(o.rateBaseDelay, o.rateMaxDelay, o.rateQPS, o.rateBucket),
 		ScopedWebhookConfig:          scopedConfig,
+		ScopeOLMWebhooks:             scopeOLM,
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to set up the operator")

@@ -2,13 +2,27 @@ package webhooks
 
 // The webhook configurations, generated into config/webhook by controller-gen.
 //
-// Pod injection runs on pod CREATE only, fails closed (a pod must not start
-// without its required sidecar), has a short timeout, is safe to re-invoke
-// after other mutating webhooks, and never sees the operator's own pods.
+// Pod injection runs on pod CREATE only, has a short timeout, is safe to
+// re-invoke after other mutating webhooks, and never sees the operator's own
+// pods. It is two webhooks on the same handler, each called only for the
+// pods its matchCondition selects (package scope, kept current by the
+// pod-webhook-scope controller):
+//
+//   - mpod (failurePolicy Fail): pods a required SidecarSet selects. If the
+//     operator is unreachable, those pods are refused: a required sidecar
+//     is never missing.
+//   - mpod-best-effort (failurePolicy Ignore, 1 s timeout): pods only
+//     best-effort SidecarSets select. If the operator is unreachable, those
+//     pods are admitted without them.
+//
+// Both are installed with the condition "false" (no pod): a fresh install
+// sends no pod to the webhooks before the operator has written their scope,
+// which it does before serving.
 //
 // +kubebuilder:webhookconfiguration:mutating=true,name=sidecarset-operator-mutating
 // +kubebuilder:webhookconfiguration:mutating=false,name=sidecarset-operator-validating
-// +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=3,reinvocationPolicy=IfNeeded,matchPolicy=Equivalent,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system,patch=`{"objectSelector":{"matchExpressions":[{"key":"app.kubernetes.io/name","operator":"NotIn","values":["sidecarset-operator"]}]}}`
+// +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=3,reinvocationPolicy=IfNeeded,matchPolicy=Equivalent,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system,patch=`{"objectSelector":{"matchExpressions":[{"key":"app.kubernetes.io/name","operator":"NotIn","values":["sidecarset-operator"]}]},"matchConditions":[{"name":"sidecarset-selectors","expression":"false"}]}`
+// +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod-best-effort.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=1,reinvocationPolicy=IfNeeded,matchPolicy=Equivalent,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system,patch=`{"objectSelector":{"matchExpressions":[{"key":"app.kubernetes.io/name","operator":"NotIn","values":["sidecarset-operator"]}]},"matchConditions":[{"name":"sidecarset-selectors","expression":"false"}]}`
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-sidecarset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1,name=msidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
 // +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-sidecarset,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1,name=vsidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
 

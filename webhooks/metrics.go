@@ -18,6 +18,10 @@ var (
 		Name: "sidecarset_injections_total",
 		Help: "Pods admitted per SidecarSet that applied to them, by outcome (injected, or the reason it was skipped).",
 	}, []string{"sidecarset", "outcome"})
+	injectionFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sidecarset_injection_failures_total",
+		Help: "Pods a SidecarSet selected but could not be applied to, by failure policy: Fail (the pod was denied) or Ignore (admitted without it).",
+	}, []string{"sidecarset", "failure_policy"})
 	denials = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sidecarset_pod_denials_total",
 		Help: "Pod creations denied by the injection webhook, by reason.",
@@ -33,10 +37,17 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(admissionDuration, injections, denials, policyReloads, sidecarSetRejections, podWebhookScoped)
+	metrics.Registry.MustRegister(admissionDuration, injections, injectionFailures, denials, policyReloads, sidecarSetRejections, podWebhookScopeExact, podWebhookScopeBytes)
 }
 
-var podWebhookScoped = prometheus.NewGauge(prometheus.GaugeOpts{
-	Name: "sidecarset_pod_webhook_scoped",
-	Help: "1 when the pod webhook's matchConditions limit it to the pods some SidecarSet could select, 0 when it receives every pod.",
-})
+// The pod webhooks' scope, per webhook (PodWebhookName, PodBestEffortWebhookName).
+var (
+	podWebhookScopeExact = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "sidecarset_pod_webhook_scope_exact",
+		Help: "1 when the pod webhook's matchCondition is exactly the SidecarSets' selections, 0 when it had to be widened to fit the API server's limits.",
+	}, []string{"webhook"})
+	podWebhookScopeBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "sidecarset_pod_webhook_scope_bytes",
+		Help: "Length of the pod webhook's matchCondition expression.",
+	}, []string{"webhook"})
+)

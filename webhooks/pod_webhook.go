@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -39,28 +38,39 @@ type PodInjector struct {
 	Whitelist *policy.Store
 	// PatchMetadataDefaultsAllowed is the SidecarSetPatchPodMetadataDefaultsAllowed gate.
 	PatchMetadataDefaultsAllowed bool
+	// Failures reports best-effort SidecarSets that could not be injected
+	// as events on them; nil reports none.
+	Failures *FailureEvents
 
 	pinned pinnedCache
 }
 
-var _ admission.Handler = &PodInjector{}
+var _ http.Handler = &PodInjector{}
 
-// Handle answers one pod admission request.
-func (h *PodInjector) Handle(ctx context.Context, req admission.Request) admission.Response {
+// ServeHTTP answers one pod admission request (podreview.go decodes it and
+// encodes the answer).
+func (h *PodInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	resp, result := h.handle(ctx, req)
+	req, err := decodePodReview(r)
+	var resp admission.Response
+	result := "error"
+	ctx := r.Context()
+	switch {
+	case err != nil:
+		resp = admission.Errored(http.StatusBadRequest, err)
+	default:
+		ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("webhook", PodInjectionPath, "UID", req.UID))
+		resp, result = h.handle(ctx, req)
+	}
+	writePodReview(ctx, w, req, resp)
 	admissionDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
-	return resp
 }
 
-func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admission.Response, string) {
-	if req.Operation != admissionv1.Create || req.SubResource != "" {
+func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Response, string) {
+	if req.Operation != admissionv1.Create || req.SubResource != "" || req.Object == nil {
 		return admission.Allowed(""), "unchanged"
 	}
-	pod := &corev1.Pod{}
-	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
-		return admission.Errored(http.StatusBadRequest, err), "error"
-	}
+	pod := req.Object
 	namespace := pod.Namespace
 	if namespace == "" {
 		namespace = req.Namespace
@@ -99,10 +109,19 @@ func (h *PodInjector) handle(ctx context.Context, req admission.Request) (admiss
 	}
 
 	out, err := inject.Inject(in)
-	log := ctrl.LoggerFrom(ctx).WithValues("pod", types.NamespacedName{Namespace: namespace, Name: podName(pod)})
+	podKey := types.NamespacedName{Namespace: namespace, Name: podName(pod)}
+	log := ctrl.LoggerFrom(ctx).WithValues("pod", podKey)
 	for _, s := range out.Skipped {
 		injections.WithLabelValues(s.SidecarSet, s.Reason).Inc()
 		log.V(2).Info("SidecarSet not injected", "sidecarSet", s.SidecarSet, "reason", s.Reason, "message", s.Message)
+	}
+	for _, f := range out.Failed {
+		injectionFailures.WithLabelValues(f.SidecarSet, failurePolicy(f.BestEffort)).Inc()
+		if f.BestEffort && !req.isDryRun() {
+			if e, ok := h.Registry.Get(f.SidecarSet); ok {
+				h.Failures.Report(e.SidecarSet, podKey.String(), f.Message)
+			}
+		}
 	}
 	if err != nil {
 		denials.WithLabelValues("InjectionError").Inc()
@@ -129,6 +148,13 @@ func (h *PodInjector) resolvePinned(ctx context.Context, e *candidates.Entry) (*
 		return nil, err
 	}
 	return h.pinned.restore(e.SidecarSet, rev)
+}
+
+func failurePolicy(bestEffort bool) string {
+	if bestEffort {
+		return "Ignore"
+	}
+	return "Fail"
 }
 
 func podName(p *corev1.Pod) string {

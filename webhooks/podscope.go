@@ -2,12 +2,16 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -21,9 +25,20 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
-// PodWebhookName is the name of the pod webhook in the mutating webhook
-// configuration (see markers.go).
-const PodWebhookName = "mpod.sidecarset-operator.dev"
+// Names of the pod webhooks in the mutating webhook configuration (see
+// markers.go).
+const (
+	// PodWebhookName is the failurePolicy Fail webhook: required SidecarSets.
+	PodWebhookName = "mpod.sidecarset-operator.dev"
+	// PodBestEffortWebhookName is the failurePolicy Ignore webhook:
+	// best-effort SidecarSets.
+	PodBestEffortWebhookName = "mpod-best-effort.sidecarset-operator.dev"
+)
+
+// OLMWebhookLabel is the label OLM puts on each webhook configuration it
+// creates from a CSV webhook definition, with the webhook's name as value.
+// OLM generates the configurations' names, so they are found by it.
+const OLMWebhookLabel = "olm.webhook-description-generate-name"
 
 // conflictRetry is how soon a write that lost a conflict is tried again.
 const conflictRetry = 200 * time.Millisecond
@@ -32,24 +47,35 @@ const conflictRetry = 200 * time.Millisecond
 // asks for the same recomputation.
 var podScopeKey = reconcile.Request{NamespacedName: types.NamespacedName{Name: "pod-webhook"}}
 
-// PodWebhookScope keeps the pod webhook's matchConditions equal to what the
+// errScopeConflict says a webhook configuration changed under the write.
+var errScopeConflict = errors.New("the webhook configuration changed during the write")
+
+// PodWebhookScope keeps the pod webhooks' matchConditions equal to what the
 // SidecarSets in the cache need (package scope): pods that no SidecarSet
-// could select are admitted by the API server without calling the webhook.
-// It runs on the leader and writes the webhook configuration only when the
-// condition changes.
+// selects are admitted by the API server without calling a webhook, and the
+// pods only best-effort SidecarSets select go to the failurePolicy Ignore
+// webhook. The controller runs on the leader; the webhook server also
+// writes the scope once before it serves its first pod (Sync).
 type PodWebhookScope struct {
+	// Client reads SidecarSets and webhook configurations and writes the
+	// latter.
 	Client client.Client
-	// ConfigName is the MutatingWebhookConfiguration holding the pod webhook.
+	// ConfigName is the MutatingWebhookConfiguration holding the pod
+	// webhooks. Empty means OLM created them: they are found by
+	// OLMWebhookLabel.
 	ConfigName string
+
+	mu   sync.Mutex
+	last map[string]scope.Condition // by webhook name: what was last written and logged
 }
 
-// SetupWithManager watches the SidecarSets and the webhook configuration (an
-// install or upgrade that rewrites it is scoped again).
+// SetupWithManager watches the SidecarSets and the webhook configurations
+// (an install, an upgrade or OLM rewriting them is scoped again).
 func (r *PodWebhookScope) SetupWithManager(mgr ctrl.Manager) error {
 	enqueue := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
 		return []reconcile.Request{podScopeKey}
 	})
-	ours := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.ConfigName })
+	ours := predicate.NewPredicateFuncs(r.isOurs)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("pod-webhook-scope").
 		Watches(&appsv1alpha1.SidecarSet{}, enqueue).
@@ -58,38 +84,19 @@ func (r *PodWebhookScope) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// Reconcile recomputes the condition and writes it if it changed.
-func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	list := &appsv1alpha1.SidecarSetList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		return reconcile.Result{}, err
+// isOurs reports whether a webhook configuration holds the pod webhooks.
+func (r *PodWebhookScope) isOurs(o client.Object) bool {
+	if r.ConfigName != "" {
+		return o.GetName() == r.ConfigName
 	}
-	sets := make([]*appsv1alpha1.SidecarSet, len(list.Items))
-	for i := range list.Items {
-		sets[i] = &list.Items[i]
-	}
-	conditions, summary := scope.Conditions(sets)
-	podWebhookScoped.Set(boolGauge(summary.Scoped))
+	name := o.GetLabels()[OLMWebhookLabel]
+	return name == PodWebhookName || name == PodBestEffortWebhookName
+}
 
-	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Name: r.ConfigName}, cfg); err != nil {
-		if apierrors.IsNotFound(err) {
-			// Not installed (yet): its creation is an event.
-			return reconcile.Result{}, nil
-		}
-		return reconcile.Result{}, err
-	}
-	i := slices.IndexFunc(cfg.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == PodWebhookName })
-	if i < 0 {
-		return reconcile.Result{}, fmt.Errorf("the webhook configuration %s has no webhook %s", r.ConfigName, PodWebhookName)
-	}
-	want := scope.Merge(cfg.Webhooks[i].MatchConditions, conditions)
-	if slices.Equal(cfg.Webhooks[i].MatchConditions, want) {
-		return reconcile.Result{}, nil
-	}
-	cfg.Webhooks[i].MatchConditions = want
-	if err := r.Client.Update(ctx, cfg); err != nil {
-		if apierrors.IsConflict(err) {
+// Reconcile recomputes the conditions and writes those that changed.
+func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	if err := r.Sync(ctx); err != nil {
+		if errors.Is(err, errScopeConflict) {
 			// The cache was behind: the certificate rotation wrote the CA
 			// bundle, or our previous write is not in the cache yet. Not an
 			// error: compute again shortly from the fresher object.
@@ -97,16 +104,113 @@ func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (r
 		}
 		return reconcile.Result{}, err
 	}
-	log := ctrl.LoggerFrom(ctx)
-	switch {
-	case summary.Scoped && summary.Keys == 0:
-		log.Info("No SidecarSet selects pods: the pod webhook receives none")
-	case summary.Scoped:
-		log.Info("Scoped the pod webhook to the SidecarSets' selectors", "labelKeys", summary.Keys, "valuesDropped", summary.ValuesDropped)
-	default:
-		log.Info("The pod webhook receives every pod", "reason", summary.Reason)
-	}
 	return reconcile.Result{}, nil
+}
+
+// Sync computes the pod webhooks' conditions from the SidecarSets and
+// writes them into the webhook configurations where they differ. A write
+// conflict is errScopeConflict.
+func (r *PodWebhookScope) Sync(ctx context.Context) error {
+	list := &appsv1alpha1.SidecarSetList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return err
+	}
+	sets := make([]*appsv1alpha1.SidecarSet, len(list.Items))
+	for i := range list.Items {
+		sets[i] = &list.Items[i]
+	}
+	configs, err := r.configurations(ctx)
+	if err != nil || len(configs) == 0 {
+		return err // none installed (yet): their creation is an event
+	}
+	bestEffortInstalled := slices.ContainsFunc(configs, func(c *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+		return slices.ContainsFunc(c.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == PodBestEffortWebhookName })
+	})
+	want := map[string]scope.Condition{}
+	if bestEffortInstalled {
+		sc := scope.Build(sets)
+		want[PodWebhookName], want[PodBestEffortWebhookName] = sc.Required, sc.BestEffort
+	} else {
+		want[PodWebhookName] = scope.BuildCombined(sets)
+	}
+	found := false
+	for _, cfg := range configs {
+		changed := false
+		for i := range cfg.Webhooks {
+			w := &cfg.Webhooks[i]
+			c, ok := want[w.Name]
+			if !ok {
+				continue
+			}
+			found = true
+			merged := scope.Merge(w.MatchConditions, c.MatchConditions())
+			if !slices.Equal(w.MatchConditions, merged) {
+				w.MatchConditions = merged
+				changed = true
+			}
+		}
+		if !changed {
+			continue
+		}
+		if err := r.Client.Update(ctx, cfg); err != nil {
+			if apierrors.IsConflict(err) {
+				return errScopeConflict
+			}
+			return fmt.Errorf("writing the scope of the pod webhooks in %s: %w", cfg.Name, err)
+		}
+	}
+	if !found {
+		return fmt.Errorf("no webhook configuration has the webhook %s", PodWebhookName)
+	}
+	r.report(ctx, want)
+	return nil
+}
+
+// configurations returns the MutatingWebhookConfigurations holding the pod
+// webhooks: the named one, or OLM's.
+func (r *PodWebhookScope) configurations(ctx context.Context) ([]*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	if r.ConfigName != "" {
+		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: r.ConfigName}, cfg); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return []*admissionregistrationv1.MutatingWebhookConfiguration{cfg}, nil
+	}
+	req, err := labels.NewRequirement(OLMWebhookLabel, selection.In, []string{PodWebhookName, PodBestEffortWebhookName})
+	if err != nil {
+		return nil, err
+	}
+	list := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+	if err := r.Client.List(ctx, list, client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*req)}); err != nil {
+		return nil, err
+	}
+	out := make([]*admissionregistrationv1.MutatingWebhookConfiguration, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// report sets the scope metrics and logs the conditions that changed.
+func (r *PodWebhookScope) report(ctx context.Context, conds map[string]scope.Condition) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	log := ctrl.LoggerFrom(ctx)
+	for name, c := range conds {
+		podWebhookScopeBytes.WithLabelValues(name).Set(float64(len(c.Expression)))
+		podWebhookScopeExact.WithLabelValues(name).Set(boolGauge(c.Level == scope.Exact))
+		if prev, ok := r.last[name]; ok && prev.Expression == c.Expression {
+			continue
+		}
+		if c.Level == scope.Exact {
+			log.Info("Scoped a pod webhook to the SidecarSets' selections", "webhook", name,
+				"sidecarSets", c.SidecarSets, "bytes", len(c.Expression), "widerNamespaceSelectors", c.Wider)
+		} else {
+			log.Error(nil, "A pod webhook's scope was widened to fit the API server's limits: it receives pods no SidecarSet selects",
+				"webhook", name, "level", c.Level, "sidecarSets", c.SidecarSets, "bytes", len(c.Expression))
+		}
+	}
+	r.last = conds
 }
 
 func boolGauge(b bool) float64 {

@@ -10,12 +10,13 @@ import (
 	"fmt"
 	"net/http"
 	"sync/atomic"
+	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
@@ -42,6 +43,9 @@ type Options struct {
 	Rules *policy.Rules
 	// Whitelist is the store of the patchPodMetadata whitelist.
 	Whitelist *policy.Store
+	// Scope, when set, writes the pod webhooks' scope before the server
+	// serves its first pod.
+	Scope *PodWebhookScope
 }
 
 // Server registers the webhooks once the serving certificate is ready, and
@@ -51,12 +55,17 @@ type Server struct {
 	opts      Options
 	certReady <-chan struct{}
 	started   atomic.Bool
+	failures  *FailureEvents
 }
 
 // AddServer adds the webhook Server to the manager; it starts serving once
 // certReady closes.
 func AddServer(mgr manager.Manager, o Options, certReady <-chan struct{}) (*Server, error) {
-	s := &Server{mgr: mgr, opts: o, certReady: certReady}
+	s := &Server{mgr: mgr, opts: o, certReady: certReady,
+		failures: NewFailureEvents(mgr.GetEventRecorder("sidecarset-webhook"))}
+	if err := mgr.Add(s.failures); err != nil {
+		return nil, err
+	}
 	return s, mgr.Add(s)
 }
 
@@ -88,15 +97,19 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("loading the patchPodMetadata whitelist: %w", err)
 		}
 	}
+	if s.opts.Scope != nil {
+		writeScopeBeforeServing(ctx, s.opts.Scope)
+	}
 	srv := s.mgr.GetWebhookServer()
-	srv.Register(PodInjectionPath, &webhook.Admission{Handler: &PodInjector{
+	srv.Register(PodInjectionPath, &PodInjector{
 		Registry:                     registry,
 		Reader:                       s.mgr.GetCache(),
 		Namespace:                    s.opts.Namespace,
 		Options:                      s.opts.Inject,
 		Whitelist:                    s.opts.Whitelist,
 		PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
-	}})
+		Failures:                     s.failures,
+	})
 	err = ctrl.NewWebhookManagedBy(s.mgr, &appsv1alpha1.SidecarSet{}).
 		WithDefaulter(SidecarSetDefaulter{}).
 		WithValidator(&SidecarSetValidator{
@@ -114,6 +127,30 @@ func (s *Server) Start(ctx context.Context) error {
 	ctrl.LoggerFrom(ctx).Info("Serving the webhooks", "sidecarSets", registry.Len())
 	<-ctx.Done()
 	return nil
+}
+
+// scopeStartTimeout bounds how long the server waits to write the pod
+// webhooks' scope before it serves anyway.
+const scopeStartTimeout = 10 * time.Second
+
+// writeScopeBeforeServing writes the pod webhooks' scope, so that the API
+// server sends the first pods under the current SidecarSets' scope rather
+// than under the installed one. If it cannot (no permission, the API server
+// unreachable), the server serves anyway after scopeStartTimeout: the
+// installed condition sends no pod, or the last scope written, never more,
+// and the scope controller keeps trying.
+func writeScopeBeforeServing(ctx context.Context, sc *PodWebhookScope) {
+	log := ctrl.LoggerFrom(ctx)
+	err := wait.PollUntilContextTimeout(ctx, conflictRetry, scopeStartTimeout, true, func(ctx context.Context) (bool, error) {
+		err := sc.Sync(ctx)
+		if err != nil {
+			log.V(2).Info("Writing the pod webhooks' scope", "error", err.Error())
+		}
+		return err == nil, nil
+	})
+	if err != nil {
+		log.Error(err, "Could not write the pod webhooks' scope before serving; the scope controller keeps trying")
+	}
 }
 
 // ReadyCheck fails until the webhook server serves.

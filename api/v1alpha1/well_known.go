@@ -96,3 +96,25 @@ const (
 	// cannot be applied to them.
 	ReasonBlockedPods = "BlockedPods"
 )
+
+// Keys of this operator (not OpenKruise's): OpenKruise ignores them.
+const (
+	// FailurePolicyAnnotation, on a SidecarSet, says what happens to a pod
+	// it selects when its sidecars cannot be injected (the operator is
+	// unreachable, or the SidecarSet cannot be applied to this pod):
+	// FailurePolicyFail (the default, as OpenKruise) refuses the pod, a
+	// required sidecar; FailurePolicyIgnore admits it without the
+	// SidecarSet, a best-effort sidecar.
+	FailurePolicyAnnotation = "sidecarset-operator.dev/failure-policy"
+	// FailurePolicyFail: the sidecar is required.
+	FailurePolicyFail = "Fail"
+	// FailurePolicyIgnore: the sidecar is best-effort.
+	FailurePolicyIgnore = "Ignore"
+)
+
+// IsBestEffort reports whether a SidecarSet's failure policy is Ignore. Any
+// other value, including none or an invalid one, is Fail: a mistyped policy
+// never weakens a required sidecar.
+func IsBestEffort(s *SidecarSet) bool {
+	return s.Annotations[FailurePolicyAnnotation] == FailurePolicyIgnore
+}

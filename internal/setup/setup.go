@@ -39,9 +39,11 @@ type Options struct {
 	// RateLimiter paces the SidecarSet queue.
 	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 	// ScopedWebhookConfig names the MutatingWebhookConfiguration whose pod
-	// webhook is narrowed to the pods some SidecarSet could select; empty
-	// leaves the webhook configuration alone (OLM owns it).
+	// webhooks are narrowed to the pods the SidecarSets select.
 	ScopedWebhookConfig string
+	// ScopeOLMWebhooks narrows the pod webhooks of the configurations OLM
+	// created (found by label) when ScopedWebhookConfig is empty.
+	ScopeOLMWebhooks bool
 }
 
 // All adds every component to the manager. A policy that does not compile
@@ -62,12 +64,17 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	if err != nil {
 		return nil, fmt.Errorf("setting up the webhook certificate: %w", err)
 	}
+	var podScope *webhooks.PodWebhookScope
+	if o.ScopedWebhookConfig != "" || o.ScopeOLMWebhooks {
+		podScope = &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig}
+	}
 	server, err := webhooks.AddServer(mgr, webhooks.Options{
 		Namespace:                    o.Namespace,
 		Inject:                       o.Inject,
 		PatchMetadataDefaultsAllowed: o.PatchMetadataDefaultsAllowed,
 		Rules:                        rules,
 		Whitelist:                    whitelist,
+		Scope:                        podScope,
 	}, certReady)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
@@ -85,9 +92,8 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)
 	}
-	if o.ScopedWebhookConfig != "" {
-		scope := &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig}
-		if err := scope.SetupWithManager(mgr); err != nil {
+	if podScope != nil {
+		if err := podScope.SetupWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the pod webhook scope: %w", err)
 		}
 	}

@@ -38,6 +38,8 @@ func run() int {
 	fs := flag.NewFlagSet("devenv", flag.ExitOnError)
 	dir := fs.String("dir", "bin/dev", "Directory of the dev environment: cluster state, kubeconfig, manager log.")
 	binDir := fs.String("bin-dir", "bin", "Directory of the tools and the manager binary.")
+	nodeCount := fs.Int("nodes", nodes, "Number of kwok nodes (110 pods each); an existing cluster is scaled to it.")
+	pprofAddr := fs.String("manager-pprof", "", "If set, the manager serves Go pprof on this address (for the benchmarks' profiles).")
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: devenv up|down [--dir DIR] [--bin-dir DIR]")
 		return 2
@@ -50,6 +52,9 @@ func run() int {
 	defer cancel()
 
 	env, err := newEnv(*dir, *binDir)
+	if err == nil {
+		env.nodes, env.pprofAddr = *nodeCount, *pprofAddr
+	}
 	if err == nil {
 		switch verb {
 		case "up":
@@ -68,9 +73,11 @@ func run() int {
 }
 
 type env struct {
-	dir     string
-	binDir  string
-	cluster *cluster.Cluster
+	dir       string
+	binDir    string
+	cluster   *cluster.Cluster
+	nodes     int
+	pprofAddr string
 }
 
 func newEnv(dir, binDir string) (*env, error) {
@@ -98,8 +105,8 @@ func (e *env) up(ctx context.Context) error {
 	}
 	switch {
 	case !c.Exists():
-		step("Creating the kwok cluster %s with %d nodes", clusterName, nodes)
-		if err := c.Create(ctx, nodes); err != nil {
+		step("Creating the kwok cluster %s with %d nodes", clusterName, e.nodes)
+		if err := c.Create(ctx, e.nodes); err != nil {
 			return err
 		}
 	case !e.apiServerUp(ctx):
@@ -111,7 +118,7 @@ func (e *env) up(ctx context.Context) error {
 		step("Reusing the running kwok cluster %s", clusterName)
 	}
 	// A cluster made by an older version may have fewer nodes.
-	if err := c.Scale(ctx, nodes); err != nil {
+	if err := c.Scale(ctx, e.nodes); err != nil {
 		return err
 	}
 
@@ -145,6 +152,9 @@ func (e *env) up(ctx context.Context) error {
 		LogPath:  e.managerLog(),
 		PIDPath:  e.pidFile(),
 		ReadyURL: "http://" + healthAddr + "/readyz",
+	}
+	if e.pprofAddr != "" {
+		m.Args = append(m.Args, "--pprof-bind-address="+e.pprofAddr)
 	}
 	if err := m.Start(true); err != nil {
 		return err

@@ -16,6 +16,7 @@
 package inject
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -111,9 +112,27 @@ type Output struct {
 	// in processing (name) order.
 	Injected []string
 	// Skipped lists every candidate that injected nothing, with the reason.
+	// A best-effort SidecarSet that failed is here too (ReasonFailed).
 	Skipped []Skip
+	// Failed lists the matched SidecarSets that could not be applied to the
+	// pod, best-effort and required alike. Any required one denies the pod.
+	Failed []Failure
 	// Warnings are admission warnings for the user creating the pod.
 	Warnings []string
+}
+
+// Failure is a SidecarSet that selects the pod but cannot be applied to it:
+// a pinned revision that cannot be resolved, a resourcesPolicy that finds no
+// container, a patchPodMetadata that cannot be merged, malformed SidecarSet
+// annotations on the pod.
+type Failure struct {
+	// SidecarSet is the name of the SidecarSet.
+	SidecarSet string
+	// BestEffort is true when its failure policy is Ignore: the pod is
+	// admitted without it.
+	BestEffort bool
+	// Message says what failed, naming the SidecarSet.
+	Message string
 }
 
 // Skip says why a candidate SidecarSet injected nothing into the pod.
@@ -152,12 +171,20 @@ const (
 	// ReasonNothingToInject: the selected version has no containers; only
 	// its patchPodMetadata applies.
 	ReasonNothingToInject = "NothingToInject"
+	// ReasonInvalidSelector: the selector cannot be evaluated; the
+	// SidecarSet selects no pod (validation refuses such selectors, so only
+	// one stored before it can have one).
+	ReasonInvalidSelector = "InvalidSelector"
+	// ReasonFailed: a best-effort SidecarSet could not be applied to the pod
+	// (see Output.Failed); the pod is admitted without it.
+	ReasonFailed = "InjectionFailed"
 )
 
-// Inject decides the sidecar injection of a pod being created. An error
-// means the pod must be denied, with err.Error() as the message: an invalid
-// selector, an unresolvable pinned revision, a patchPodMetadata merge error
-// or malformed SidecarSet annotations on the pod.
+// Inject decides the sidecar injection of a pod being created. A SidecarSet
+// that selects the pod but cannot be applied to it is a Failure: a
+// best-effort one is skipped with a warning, a required one (the default)
+// makes Inject return an error, and the pod must be denied with err.Error()
+// as the message. The other SidecarSets never depend on it.
 func Inject(in Input) (Output, error) {
 	if in.Pod == nil {
 		return Output{}, fmt.Errorf("no pod to inject")
@@ -176,63 +203,100 @@ func Inject(in Input) (Output, error) {
 		return out, nil
 	}
 
-	matched, skips, err := matchCandidates(cands, pod, in.Namespace)
-	if err != nil {
-		return Output{}, err
-	}
+	matched, skips := matchCandidates(cands, pod, in.Namespace)
 	out.Skipped = append(out.Skipped, skips...)
 	if len(matched) == 0 {
 		return out, nil
 	}
-	state, err := readState(pod.Annotations)
-	if err != nil {
-		return Output{}, err
-	}
+	state, stateErr := readState(pod.Annotations)
 
-	// Decide, for each matched SidecarSet, the version to inject and whether
-	// its sidecars fit the pod. Names are checked on the spec alone, before
-	// anything is applied, so a conflicting SidecarSet is skipped whole.
+	// Decide, for each matched SidecarSet, the version to inject and which
+	// of its sidecars the pod does not have yet.
 	names := existingContainerNames(pod)
 	var accepted []*version
-	var listed []string // the SidecarSets recorded in the injected-list
 	for _, c := range matched {
-		name := c.SidecarSet.Name
-		if state.lists(name) {
-			out.Skipped = append(out.Skipped, Skip{SidecarSet: name, Reason: ReasonAlreadyInjected,
-				Message: "the pod's SidecarSet annotations already list it"})
-			listed = append(listed, name)
+		if stateErr != nil {
+			out.fail(c.SidecarSet, stateErr)
 			continue
 		}
 		v, err := chooseVersion(c, pod.Labels, in.Rand)
+		if err == nil {
+			err = checkHotUpgrade(v)
+		}
 		if err != nil {
-			return Output{}, err
-		}
-		if err := checkHotUpgrade(v); err != nil {
-			return Output{}, err
-		}
-		if skip, warning := checkNames(v, names); skip != nil {
-			out.Skipped = append(out.Skipped, *skip)
-			out.Warnings = append(out.Warnings, warning)
+			out.fail(c.SidecarSet, err)
 			continue
 		}
-		accepted = append(accepted, v)
-		listed = append(listed, name)
+		kept, skip, warnings := selectSidecars(v, names)
+		out.Warnings = append(out.Warnings, warnings...)
+		if skip != nil {
+			out.Skipped = append(out.Skipped, *skip)
+			continue
+		}
+		accepted = append(accepted, kept)
 	}
 
-	// patchPodMetadata, in name order, before the sidecars are built: a
-	// transferEnv may read a patched annotation.
-	annotations := maps.Clone(pod.Annotations)
-	if annotations == nil {
-		annotations = map[string]string{}
+	// Build everything; a SidecarSet that fails is left out and the rest is
+	// built again without it (its patchPodMetadata may have fed another's
+	// transferEnv).
+	var b built
+	for {
+		var failed *version
+		b, failed, err = build(accepted, pod, in.Whitelist)
+		if failed == nil {
+			break
+		}
+		out.fail(failed.origin, err)
+		accepted = slices.DeleteFunc(accepted, func(v *version) bool { return v == failed })
+	}
+	out.Warnings = append(out.Warnings, b.warnings...)
+	for _, p := range b.plans {
+		if p.empty() {
+			out.Skipped = append(out.Skipped, Skip{SidecarSet: p.v.name, Reason: ReasonNothingToInject,
+				Message: "the injected version has no containers; only its patchPodMetadata applies"})
+		} else {
+			out.Injected = append(out.Injected, p.v.name)
+		}
+	}
+
+	var m merged
+	if len(out.Injected) > 0 {
+		m = merge(pod, b.plans, in.Options)
+		out.Warnings = append(out.Warnings, m.warnings...)
+		var listed []string
+		for _, v := range accepted {
+			listed = append(listed, v.name)
+		}
+		recordInjection(b.annotations, state, b.plans, listed, in.Now)
+	}
+	out.Pod, out.Patch = apply(pod, m, b.annotations)
+	slices.SortStableFunc(out.Skipped, func(a, b Skip) int { return strings.Compare(a.SidecarSet, b.SidecarSet) })
+	return out, out.denial()
+}
+
+// built is the sidecars of the accepted SidecarSets and the pod's
+// annotations after their patchPodMetadata.
+type built struct {
+	annotations map[string]string
+	plans       []*plan
+	warnings    []string
+}
+
+// build applies the accepted versions' patchPodMetadata, in name order,
+// then builds their sidecars (a transferEnv may read a patched annotation).
+// It stops at the first version that fails, returning it and the error.
+func build(accepted []*version, pod *corev1.Pod, w podmeta.Whitelist) (built, *version, error) {
+	b := built{annotations: maps.Clone(pod.Annotations)}
+	if b.annotations == nil {
+		b.annotations = map[string]string{}
 	}
 	for _, v := range accepted {
-		warnings, err := patchMetadata(v, annotations, in.Whitelist)
+		warnings, err := patchMetadata(v, b.annotations, w)
 		if err != nil {
-			return Output{}, err
+			return built{}, v, err
 		}
-		out.Warnings = append(out.Warnings, warnings...)
+		b.warnings = append(b.warnings, warnings...)
 	}
-
 	sidecarNames := map[string]bool{}
 	for _, v := range accepted {
 		for _, list := range [][]appsv1alpha1.SidecarContainer{v.set.Spec.InitContainers, v.set.Spec.Containers} {
@@ -241,29 +305,39 @@ func Inject(in Input) (Output, error) {
 			}
 		}
 	}
-	var plans []*plan
 	for _, v := range accepted {
-		p, err := buildPlan(v, pod, annotations, sidecarNames)
+		p, err := buildPlan(v, pod, b.annotations, sidecarNames)
 		if err != nil {
-			return Output{}, err
+			return built{}, v, err
 		}
-		out.Warnings = append(out.Warnings, p.warnings...)
-		if p.empty() {
-			out.Skipped = append(out.Skipped, Skip{SidecarSet: v.name, Reason: ReasonNothingToInject,
-				Message: "the injected version has no containers; only its patchPodMetadata applies"})
-		} else {
-			out.Injected = append(out.Injected, v.name)
-		}
-		plans = append(plans, p)
+		b.warnings = append(b.warnings, p.warnings...)
+		b.plans = append(b.plans, p)
 	}
+	return b, nil, nil
+}
 
-	var m merged
-	if len(out.Injected) > 0 {
-		m = merge(pod, plans, in.Options)
-		out.Warnings = append(out.Warnings, m.warnings...)
-		recordInjection(annotations, state, plans, listed, in.Now)
+// fail records a SidecarSet that cannot be applied to the pod. A
+// best-effort one is also skipped, with a warning for the pod's author.
+func (o *Output) fail(s *appsv1alpha1.SidecarSet, err error) {
+	f := Failure{SidecarSet: s.Name, BestEffort: appsv1alpha1.IsBestEffort(s), Message: err.Error()}
+	o.Failed = append(o.Failed, f)
+	if f.BestEffort {
+		o.Skipped = append(o.Skipped, Skip{SidecarSet: s.Name, Reason: ReasonFailed, Message: f.Message})
+		o.Warnings = append(o.Warnings, fmt.Sprintf("best-effort SidecarSet %q was not injected: %s", s.Name, f.Message))
 	}
-	out.Pod, out.Patch = apply(pod, m, annotations)
-	slices.SortStableFunc(out.Skipped, func(a, b Skip) int { return strings.Compare(a.SidecarSet, b.SidecarSet) })
-	return out, nil
+}
+
+// denial is the error denying the pod: the failures of required
+// SidecarSets, or nil.
+func (o *Output) denial() error {
+	var msgs []string
+	for _, f := range o.Failed {
+		if !f.BestEffort {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }

@@ -14,54 +14,103 @@ import (
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 )
 
+// owner is what holds a container name in the pod being admitted.
+type owner struct {
+	// desc names it in warnings.
+	desc string
+	// fromPod: one of the pod's own containers (not another SidecarSet's
+	// sidecar of this admission).
+	fromPod bool
+	// injected: a container of the pod marked IS_INJECTED=true, injected by
+	// an earlier admission (this webhook invoked again, or a pod created
+	// from an injected pod's manifest).
+	injected bool
+}
+
 // existingContainerNames maps the names of the pod's containers (all kinds
-// share one namespace) to a description for conflict messages.
-func existingContainerNames(pod *corev1.Pod) map[string]string {
-	names := make(map[string]string, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
-	for _, c := range pod.Spec.InitContainers {
-		names[c.Name] = fmt.Sprintf("the pod's init container %q", c.Name)
+// share one namespace) to their owner.
+func existingContainerNames(pod *corev1.Pod) map[string]owner {
+	names := make(map[string]owner, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
+	add := func(c *corev1.Container, kind string) {
+		names[c.Name] = owner{desc: fmt.Sprintf("the pod's %s %q", kind, c.Name), fromPod: true, injected: isInjected(c)}
 	}
-	for _, c := range pod.Spec.Containers {
-		names[c.Name] = fmt.Sprintf("the pod's container %q", c.Name)
+	for i := range pod.Spec.InitContainers {
+		add(&pod.Spec.InitContainers[i], "init container")
+	}
+	for i := range pod.Spec.Containers {
+		add(&pod.Spec.Containers[i], "container")
 	}
 	for _, c := range pod.Spec.EphemeralContainers {
-		names[c.Name] = fmt.Sprintf("the pod's ephemeral container %q", c.Name)
+		names[c.Name] = owner{desc: fmt.Sprintf("the pod's ephemeral container %q", c.Name), fromPod: true}
 	}
 	return names
 }
 
-// checkNames makes sure a SidecarSet version's sidecars can be added to the
-// pod without replacing or duplicating a container: their names must be new
-// to the pod, to the SidecarSets accepted before, and unique among
-// themselves. On success the names are reserved; otherwise the returned
-// Skip and warning name both sides of the first conflict.
-func checkNames(v *version, names map[string]string) (*Skip, string) {
-	var mine []string
+// selectSidecars decides which sidecars of a SidecarSet version go into the
+// pod, by what the pod contains (never by its annotations, which its author
+// controls):
+//
+//   - a sidecar the pod already has, injected (a container of its name
+//     marked IS_INJECTED=true), is not injected again;
+//   - a sidecar named like one of the pod's own containers is not injected:
+//     the pod's container is kept as it is, and a warning says so;
+//   - a sidecar named like one an earlier SidecarSet of this admission
+//     injects is not injected either, with a warning.
+//
+// For a hot-upgrade sidecar, either twin's name counts. The version returned
+// carries only the sidecars to inject, whose names are then reserved; it is
+// nil when none is left, with the reason in skip: AlreadyInjected when the
+// pod has every sidecar already (this webhook invoked again, or a pod
+// created from an injected pod's manifest), NameConflict otherwise.
+func selectSidecars(v *version, names map[string]owner) (*version, *Skip, []string) {
+	var warnings []string
+	var initContainers, containers []appsv1alpha1.SidecarContainer
+	total, present := 0, 0
 	for _, list := range []struct {
 		containers []appsv1alpha1.SidecarContainer
 		isInit     bool
-	}{{v.set.Spec.InitContainers, true}, {v.set.Spec.Containers, false}} {
+		out        *[]appsv1alpha1.SidecarContainer
+	}{{v.set.Spec.InitContainers, true, &initContainers}, {v.set.Spec.Containers, false, &containers}} {
 		for i := range list.containers {
-			mine = append(mine, injectedNames(&list.containers[i], list.isInit)...)
+			sc := &list.containers[i]
+			total++
+			taken, isTaken := owner{}, false
+			for _, n := range injectedNames(sc, list.isInit) {
+				if taken, isTaken = names[n]; isTaken {
+					break
+				}
+			}
+			switch {
+			case !isTaken:
+				*list.out = append(*list.out, *sc)
+				for _, n := range injectedNames(sc, list.isInit) {
+					names[n] = owner{desc: fmt.Sprintf("sidecar %q of SidecarSet %q", n, v.name)}
+				}
+			case taken.injected:
+				present++
+			case taken.fromPod:
+				warnings = append(warnings, fmt.Sprintf("SidecarSet %q: sidecar %q was not injected: %s has that name and is kept as it is",
+					v.name, sc.Name, taken.desc))
+			default:
+				warnings = append(warnings, fmt.Sprintf("SidecarSet %q: sidecar %q was not injected: its name is taken by %s", v.name, sc.Name, taken.desc))
+			}
 		}
 	}
-	seen := make(map[string]bool, len(mine))
-	for _, n := range mine {
-		other, taken := names[n]
-		if !taken && seen[n] {
-			other = "another of its own sidecars"
-			taken = true
-		}
-		if taken {
-			msg := fmt.Sprintf("SidecarSet %q was not injected: its sidecar %q has the same name as %s", v.name, n, other)
-			return &Skip{SidecarSet: v.name, Reason: ReasonNameConflict, Message: msg}, msg
-		}
-		seen[n] = true
+	switch {
+	case len(initContainers)+len(containers) == total:
+		return v, nil, nil
+	case len(initContainers)+len(containers) > 0:
+		reduced := *v
+		reduced.set = v.set.DeepCopy()
+		reduced.set.Spec.InitContainers, reduced.set.Spec.Containers = initContainers, containers
+		return &reduced, nil, warnings
+	case present == total:
+		return nil, &Skip{SidecarSet: v.name, Reason: ReasonAlreadyInjected,
+			Message: "the pod already has each of its sidecars, injected"}, nil
+	default:
+		return nil, &Skip{SidecarSet: v.name, Reason: ReasonNameConflict,
+			Message: "none of its sidecars was injected: their names are taken"}, warnings
 	}
-	for _, n := range mine {
-		names[n] = fmt.Sprintf("sidecar %q of SidecarSet %q", n, v.name)
-	}
-	return nil, ""
 }
 
 // merged is where the built sidecars, volumes and pull secrets go.

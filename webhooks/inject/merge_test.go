@@ -10,58 +10,90 @@ import (
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 )
 
-func TestCheckNames_NeverReplaceOrDuplicate(t *testing.T) {
+func TestSelectSidecars_NeverReplaceOrDuplicate(t *testing.T) {
 	t.Parallel()
 	pod := newPod("web", "app")
 	pod.Spec.InitContainers = []corev1.Container{{Name: "setup"}}
+	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "agent",
+		Env: []corev1.EnvVar{{Name: appsv1alpha1.SidecarEnvInjected, Value: "true"}}})
+	type result struct {
+		Injected []string // sidecars kept, in spec order
+		Skip     string   // reason, when nothing is kept
+		Warnings []string
+	}
 	tests := []struct {
-		name      string
-		sets      []*appsv1alpha1.SidecarSet
-		wantSkips []string // messages, one per set ("" = accepted)
+		name string
+		sets []*appsv1alpha1.SidecarSet
+		want []result
 	}{
 		{
-			name:      "new names are accepted and reserved for the next SidecarSets",
-			sets:      []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "x"), newSidecarSet("b", "web", "x")},
-			wantSkips: []string{"", `SidecarSet "b" was not injected: its sidecar "x" has the same name as sidecar "x" of SidecarSet "a"`},
+			name: "new names are kept and reserved: the same name in a later SidecarSet is not injected",
+			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "x"), newSidecarSet("b", "web", "x", "y")},
+			want: []result{{Injected: []string{"x"}}, {Injected: []string{"y"},
+				Warnings: []string{`SidecarSet "b": sidecar "x" was not injected: its name is taken by sidecar "x" of SidecarSet "a"`}}},
 		},
 		{
-			name:      "a sidecar named like an app container is refused",
-			sets:      []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "y", "app")},
-			wantSkips: []string{`SidecarSet "a" was not injected: its sidecar "app" has the same name as the pod's container "app"`},
+			name: "a sidecar named like a container of the pod is left out, the pod's container is kept, the others are injected",
+			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "y", "app")},
+			want: []result{{Injected: []string{"y"},
+				Warnings: []string{`SidecarSet "a": sidecar "app" was not injected: the pod's container "app" has that name and is kept as it is`}}},
 		},
 		{
-			name:      "a container named like a pod init container is refused (one namespace)",
-			sets:      []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "setup")},
-			wantSkips: []string{`SidecarSet "a" was not injected: its sidecar "setup" has the same name as the pod's init container "setup"`},
+			name: "every sidecar already in the pod, injected (IS_INJECTED): already injected, silently",
+			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "agent")},
+			want: []result{{Skip: ReasonAlreadyInjected}},
 		},
 		{
-			name: "a refused SidecarSet does not reserve its names",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "z", "app"), newSidecarSet("b", "web", "z")},
-			wantSkips: []string{`SidecarSet "a" was not injected: its sidecar "app" has the same name as the pod's container "app"`,
-				""},
+			name: "an injected sidecar is not injected again, the missing one is",
+			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "agent", "new")},
+			want: []result{{Injected: []string{"new"}}},
+		},
+		{
+			name: "every sidecar named like one of the pod's own containers: a name conflict, the pod's containers kept",
+			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "app", "setup")},
+			want: []result{{Skip: ReasonNameConflict, Warnings: []string{
+				`SidecarSet "a": sidecar "app" was not injected: the pod's container "app" has that name and is kept as it is`,
+				`SidecarSet "a": sidecar "setup" was not injected: the pod's init container "setup" has that name and is kept as it is`,
+			}}},
+		},
+		{
+			name: "every sidecar taken by another SidecarSet: a name conflict",
+			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "z"), newSidecarSet("b", "web", "z")},
+			want: []result{{Injected: []string{"z"}}, {Skip: ReasonNameConflict,
+				Warnings: []string{`SidecarSet "b": sidecar "z" was not injected: its name is taken by sidecar "z" of SidecarSet "a"`}}},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			reserved := existingContainerNames(pod)
-			var got []string
+			var got []result
 			for _, s := range tc.sets {
-				skip, warning := checkNames(&version{name: s.Name, set: s}, reserved)
-				msg := ""
+				kept, skip, warnings := selectSidecars(&version{name: s.Name, set: s}, reserved)
+				r := result{Warnings: warnings}
 				if skip != nil {
-					msg = skip.Message
-					if skip.Reason != ReasonNameConflict || skip.SidecarSet != s.Name || warning != msg {
-						t.Errorf("skip = %+v, warning = %q: want reason NameConflict and the message as warning", skip, warning)
+					if kept != nil || skip.SidecarSet != s.Name {
+						t.Errorf("SidecarSet %s: kept %v with skip %+v", s.Name, kept, skip)
 					}
+					r.Skip = skip.Reason
+				} else {
+					r.Injected = containerNames(asContainers(kept.set.Spec.Containers))
 				}
-				got = append(got, msg)
+				got = append(got, r)
 			}
-			if diff := cmp.Diff(tc.wantSkips, got); diff != "" {
-				t.Errorf("conflicts (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("selection (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+func asContainers(in []appsv1alpha1.SidecarContainer) []corev1.Container {
+	out := make([]corev1.Container, len(in))
+	for i := range in {
+		out[i] = in[i].Container
+	}
+	return out
 }
 
 func sc(name string, policy appsv1alpha1.PodInjectPolicyType) sidecar {

@@ -21,6 +21,8 @@ import (
 type version struct {
 	// name is the SidecarSet's name.
 	name string
+	// origin is the live SidecarSet (its failure policy applies).
+	origin *appsv1alpha1.SidecarSet
 	// set is the selected object (live, or restored from the revision).
 	set *appsv1alpha1.SidecarSet
 	// hashes are the hashes of set's spec.
@@ -52,9 +54,11 @@ func orderCandidates(in []Candidate) ([]*Candidate, error) {
 
 // matchCandidates keeps the candidates that select the pod: not paused,
 // selecting its namespace and its labels, and not replaced by a matching
-// canary. An invalid pod selector is an error; an invalid namespaceSelector
-// is "not selected", as in OpenKruise.
-func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) ([]*Candidate, []Skip, error) {
+// canary. An invalid selector or namespaceSelector selects nothing: unlike
+// OpenKruise, which denies every pod its index puts next to an invalid
+// selector, a SidecarSet's own defect never blocks pods (validation refuses
+// such selectors when a SidecarSet is written).
+func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) ([]*Candidate, []Skip) {
 	nsName := ns.Name
 	if nsName == "" {
 		nsName = pod.Namespace
@@ -84,7 +88,9 @@ func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) ([]*Cand
 		}
 		ok, err = match.Pod(s, pod.Labels)
 		if err != nil {
-			return nil, nil, fmt.Errorf("SidecarSet %q: %w", s.Name, err)
+			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonInvalidSelector,
+				Message: fmt.Sprintf("its selector cannot be evaluated, so it selects no pod: %v", err)})
+			continue
 		}
 		if !ok {
 			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonPodNotSelected,
@@ -94,7 +100,7 @@ func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) ([]*Cand
 		matched = append(matched, c)
 	}
 	kept, canarySkips := excludeCanaryBases(matched)
-	return kept, append(skips, canarySkips...), nil
+	return kept, append(skips, canarySkips...)
 }
 
 // metav1NamespaceDefault is the namespace of a pod that names none.
@@ -144,7 +150,8 @@ func excludeCanaryBases(matched []*Candidate) ([]*Candidate, []Skip) {
 // the policy sends this pod to it.
 func chooseVersion(c *Candidate, podLabels map[string]string, coin float64) (*version, error) {
 	s := c.SidecarSet
-	live := &version{name: s.Name, set: s, hashes: c.Hashes, controllerRevision: s.Status.LatestRevision, resources: c.Resources}
+	live := &version{name: s.Name, origin: s, set: s, hashes: c.Hashes, controllerRevision: s.Status.LatestRevision,
+		resources: c.Resources}
 	pin := s.Spec.InjectionStrategy.Revision
 	if pin == nil || (pin.RevisionName == nil && pin.CustomVersion == nil) {
 		return live, nil
@@ -160,7 +167,7 @@ func chooseVersion(c *Candidate, podLabels map[string]string, coin float64) (*ve
 	if rev == "" {
 		rev = c.Pinned.SidecarSet.Status.LatestRevision
 	}
-	return &version{name: s.Name, set: c.Pinned.SidecarSet, hashes: c.Pinned.Hashes, controllerRevision: rev,
+	return &version{name: s.Name, origin: s, set: c.Pinned.SidecarSet, hashes: c.Pinned.Hashes, controllerRevision: rev,
 		resources: c.Pinned.Resources}, nil
 }
 

@@ -2,6 +2,7 @@ package scope
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -10,6 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
@@ -19,6 +23,21 @@ func set(name string, sel *metav1.LabelSelector) *appsv1alpha1.SidecarSet {
 	s := &appsv1alpha1.SidecarSet{}
 	s.Name = name
 	s.Spec.Selector = sel
+	return s
+}
+
+func inNamespace(s *appsv1alpha1.SidecarSet, ns string) *appsv1alpha1.SidecarSet {
+	s.Spec.Namespace = ns
+	return s
+}
+
+func withNamespaceSelector(s *appsv1alpha1.SidecarSet, sel *metav1.LabelSelector) *appsv1alpha1.SidecarSet {
+	s.Spec.NamespaceSelector = sel
+	return s
+}
+
+func bestEffort(s *appsv1alpha1.SidecarSet) *appsv1alpha1.SidecarSet {
+	s.Annotations = map[string]string{appsv1alpha1.FailurePolicyAnnotation: appsv1alpha1.FailurePolicyIgnore}
 	return s
 }
 
@@ -38,112 +57,139 @@ func req(key string, op metav1.LabelSelectorOperator, values ...string) metav1.L
 	return metav1.LabelSelectorRequirement{Key: key, Operator: op, Values: values}
 }
 
-func TestConditions(t *testing.T) {
+func TestBuild_Expressions(t *testing.T) {
+	t.Parallel()
+	paused := set("paused", labels("app", "web"))
+	paused.Spec.InjectionStrategy.Paused = true
 	cases := []struct {
-		name   string
-		sets   []*appsv1alpha1.SidecarSet
-		want   string // "" means no condition
-		reason string
+		name       string
+		sets       []*appsv1alpha1.SidecarSet
+		required   string
+		bestEffort string
+		wider      []string
 	}{
 		{
-			name: "no SidecarSet: no pod is sent",
-			want: "false",
+			name:       "no SidecarSet: no pod is sent",
+			required:   "false",
+			bestEffort: "false",
 		},
 		{
-			name: "seed example: app=nginx",
-			sets: []*appsv1alpha1.SidecarSet{set("test-sidecarset", labels("app", "nginx"))},
-			want: "has(object.metadata.labels) && (('app' in object.metadata.labels && object.metadata.labels['app'] in ['nginx']))",
+			name:       "the manual's example: app=nginx",
+			sets:       []*appsv1alpha1.SidecarSet{set("test-sidecarset", labels("app", "nginx"))},
+			required:   "has(object.metadata.labels) ? (('app' in object.metadata.labels && object.metadata.labels['app'] == 'nginx')) : (false)",
+			bestEffort: "false",
 		},
 		{
-			name: "values of one key are merged and sorted; the first matchLabels key in order is used",
+			name: "issue 11: DoesNotExist in one namespace selects only that namespace's pods",
+			sets: []*appsv1alpha1.SidecarSet{inNamespace(set("opt-out", exprs(req("opt-out", metav1.LabelSelectorOpDoesNotExist))), "team-a")},
+			required: "has(object.metadata.labels) ? ((request.namespace == 'team-a' && !('opt-out' in object.metadata.labels))) : " +
+				"((request.namespace == 'team-a'))",
+			bestEffort: "false",
+		},
+		{
+			name: "matchLabels and expressions are conjoined; single-key terms of a namespace are merged",
 			sets: []*appsv1alpha1.SidecarSet{
 				set("b", labels("app", "web", "tier", "front")),
 				set("a", labels("app", "api")),
 				set("c", exprs(req("app", metav1.LabelSelectorOpIn, "db", "cache"))),
+				set("d", exprs(req("env", metav1.LabelSelectorOpNotIn, "prod"), req("team", metav1.LabelSelectorOpExists))),
 			},
-			want: "has(object.metadata.labels) && (('app' in object.metadata.labels && object.metadata.labels['app'] in ['api', 'cache', 'db', 'web']))",
+			required: "has(object.metadata.labels) ? ((('app' in object.metadata.labels && object.metadata.labels['app'] in ['api', 'cache', 'db']) || " +
+				"((!('env' in object.metadata.labels) || !(object.metadata.labels['env'] in ['prod'])) && 'team' in object.metadata.labels) || " +
+				"(('app' in object.metadata.labels && object.metadata.labels['app'] == 'web') && ('tier' in object.metadata.labels && object.metadata.labels['tier'] == 'front')))) : (false)",
+			bestEffort: "false",
 		},
 		{
-			name: "Exists widens a key to any value; NotIn before a positive requirement is skipped",
+			name:       "paused, nil, empty and invalid selectors select nothing",
+			sets:       []*appsv1alpha1.SidecarSet{paused, set("nil", nil), set("empty", &metav1.LabelSelector{}), set("bad", exprs(req("app", "Near", "x")))},
+			required:   "false",
+			bestEffort: "false",
+		},
+		{
+			name: "a namespaceSelector on the name label is exact, on other labels wider",
 			sets: []*appsv1alpha1.SidecarSet{
-				set("a", labels("app", "web")),
-				set("b", exprs(req("env", metav1.LabelSelectorOpNotIn, "prod"), req("app", metav1.LabelSelectorOpExists))),
-				set("c", exprs(req("sidecar.example.com/inject", metav1.LabelSelectorOpIn, "true"))),
+				withNamespaceSelector(set("by-name", labels("app", "web")), exprs(req(match.NamespaceNameLabel, metav1.LabelSelectorOpIn, "a", "b"))),
+				withNamespaceSelector(set("by-label", labels("app", "web")), labels("team", "x")),
+				withNamespaceSelector(set("not-kube-system", labels("app", "db")), exprs(req(match.NamespaceNameLabel, metav1.LabelSelectorOpNotIn, "kube-system"))),
+				withNamespaceSelector(set("none", labels("app", "db")), exprs(req(match.NamespaceNameLabel, metav1.LabelSelectorOpDoesNotExist))),
 			},
-			want: "has(object.metadata.labels) && ('app' in object.metadata.labels || " +
-				"('sidecar.example.com/inject' in object.metadata.labels && object.metadata.labels['sidecar.example.com/inject'] in ['true']))",
+			required: "has(object.metadata.labels) ? ((('app' in object.metadata.labels && object.metadata.labels['app'] == 'web') || " +
+				"(!(request.namespace in ['kube-system']) && ('app' in object.metadata.labels && object.metadata.labels['app'] == 'db')) || " +
+				"(request.namespace in ['a', 'b'] && ('app' in object.metadata.labels && object.metadata.labels['app'] == 'web')))) : (false)",
+			bestEffort: "false",
+			wider:      []string{"by-label"},
 		},
 		{
-			name: "nil and empty selectors select nothing",
-			sets: []*appsv1alpha1.SidecarSet{set("nil", nil), set("empty", &metav1.LabelSelector{}), set("a", labels("app", "web"))},
-			want: "has(object.metadata.labels) && (('app' in object.metadata.labels && object.metadata.labels['app'] in ['web']))",
+			name: "best-effort SidecarSets have their own condition, without the pods a required one selects",
+			sets: []*appsv1alpha1.SidecarSet{
+				set("mtls", labels("mesh", "on")),
+				bestEffort(set("logs", labels("app", "web"))),
+			},
+			required: "has(object.metadata.labels) ? (('mesh' in object.metadata.labels && object.metadata.labels['mesh'] == 'on')) : (false)",
+			bestEffort: "(has(object.metadata.labels) ? (('app' in object.metadata.labels && object.metadata.labels['app'] == 'web')) : (false)) && " +
+				"!(has(object.metadata.labels) ? (('mesh' in object.metadata.labels && object.metadata.labels['mesh'] == 'on')) : (false))",
 		},
 		{
-			name:   "a selector of NotIn and DoesNotExist only can select a pod without labels",
-			sets:   []*appsv1alpha1.SidecarSet{set("a", labels("app", "web")), set("negative", exprs(req("app", metav1.LabelSelectorOpNotIn, "web"), req("x", metav1.LabelSelectorOpDoesNotExist)))},
-			reason: `SidecarSet "negative" has a selector that requires no label`,
-		},
-		{
-			name:   "an invalid selector sends every pod (the injector denies what it cannot evaluate)",
-			sets:   []*appsv1alpha1.SidecarSet{set("bad", exprs(req("app", "Near", "x")))},
-			reason: `SidecarSet "bad" has a selector that requires no label`,
+			name:       "only best-effort SidecarSets",
+			sets:       []*appsv1alpha1.SidecarSet{bestEffort(set("logs", labels("app", "web")))},
+			required:   "false",
+			bestEffort: "has(object.metadata.labels) ? (('app' in object.metadata.labels && object.metadata.labels['app'] == 'web')) : (false)",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			conds, summary := Conditions(tc.sets)
-			if tc.want == "" {
-				if conds != nil || summary.Scoped || summary.Reason != tc.reason {
-					t.Fatalf("got %v %+v, want no condition because %s", conds, summary, tc.reason)
-				}
-				return
+			t.Parallel()
+			got := Build(tc.sets)
+			if got.Required.Expression != tc.required {
+				t.Errorf("required\n got: %s\nwant: %s", got.Required.Expression, tc.required)
 			}
-			if len(conds) != 1 || conds[0].Name != ConditionName || !summary.Scoped {
-				t.Fatalf("got %v %+v, want one condition", conds, summary)
+			if got.BestEffort.Expression != tc.bestEffort {
+				t.Errorf("best-effort\n got: %s\nwant: %s", got.BestEffort.Expression, tc.bestEffort)
 			}
-			if conds[0].Expression != tc.want {
-				t.Fatalf("expression\n got: %s\nwant: %s", conds[0].Expression, tc.want)
+			if diff := cmp.Diff(tc.wider, got.Required.Wider); diff != "" {
+				t.Errorf("wider (-want +got):\n%s", diff)
 			}
-			compile(t, conds[0].Expression)
+			if got.Required.Level != Exact || got.BestEffort.Level != Exact {
+				t.Errorf("levels %s/%s, want Exact", got.Required.Level, got.BestEffort.Level)
+			}
+			newEvaluator(t, got.Required.Expression)
+			newEvaluator(t, got.BestEffort.Expression)
 		})
 	}
 }
 
-func TestConditions_Size(t *testing.T) {
-	var sets []*appsv1alpha1.SidecarSet
-	for i := range 1000 {
-		sets = append(sets, set(fmt.Sprintf("s%d", i), labels("app", fmt.Sprintf("bench-other-%04d", i))))
-	}
-	conds, summary := Conditions(sets)
-	if len(conds) != 1 || summary.ValuesDropped || summary.Keys != 1 {
-		t.Fatalf("1000 values of one key: got %+v", summary)
-	}
-	long := strings.Repeat("v", 55)
-	for i := range 2000 {
-		sets = append(sets, set(fmt.Sprintf("l%d", i), labels("app", fmt.Sprintf("%s%04d", long, i))))
-	}
-	conds, summary = Conditions(sets)
-	if len(conds) != 1 || !summary.ValuesDropped || conds[0].Expression != "has(object.metadata.labels) && ('app' in object.metadata.labels)" {
-		t.Fatalf("too many values: got %v %+v, want the key only", conds, summary)
-	}
-	sets = nil
-	for i := range 2000 {
-		sets = append(sets, set(fmt.Sprintf("k%d", i), labels(fmt.Sprintf("example.com/%s%04d", long, i), "x")))
-	}
-	conds, summary = Conditions(sets)
-	if conds != nil || summary.Scoped || !strings.Contains(summary.Reason, "too many label keys (2000)") {
-		t.Fatalf("too many keys: got %v %+v, want no condition", conds, summary)
-	}
+// pod is what a matchCondition sees of a pod creation.
+type pod struct {
+	namespace string
+	nsLabels  map[string]string // the namespace's labels (not visible to CEL)
+	labels    map[string]string // nil: no labels field
 }
 
-// TestConditions_NeverExcludesASelectedPod is the property the webhook's
-// correctness rests on: for random SidecarSets and random pods, a pod that
-// any SidecarSet selects meets the condition.
-func TestConditions_NeverExcludesASelectedPod(t *testing.T) {
+// selected is the injector's decision, from api/match.
+func selected(s *appsv1alpha1.SidecarSet, p pod) bool {
+	if s.Spec.InjectionStrategy.Paused {
+		return false
+	}
+	if ok, err := match.Namespace(s, p.namespace, p.nsLabels); err != nil || !ok {
+		return false
+	}
+	ok, err := match.Pod(s, p.labels)
+	return err == nil && ok
+}
+
+// TestBuild_ExactForRandomSelectors is the property the webhooks rest on:
+// for random SidecarSets and pods, the required condition is true exactly
+// for the pods some required SidecarSet selects, and the best-effort one
+// exactly for those only best-effort SidecarSets select. SidecarSets that
+// select namespaces by other labels than the name may only widen.
+func TestBuild_ExactForRandomSelectors(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	keys := []string{"app", "tier", "env", "example.com/inject"}
 	values := []string{"a", "b", "c", ""}
-	randomSelector := func() *metav1.LabelSelector {
+	namespaces := []string{"default", "kube-system", "team-a"}
+	ops := []metav1.LabelSelectorOperator{metav1.LabelSelectorOpIn, metav1.LabelSelectorOpNotIn, metav1.LabelSelectorOpExists, metav1.LabelSelectorOpDoesNotExist}
+	randomSelector := func(keys, values []string) *metav1.LabelSelector {
 		sel := &metav1.LabelSelector{}
 		for range r.IntN(3) {
 			if sel.MatchLabels == nil {
@@ -151,7 +197,6 @@ func TestConditions_NeverExcludesASelectedPod(t *testing.T) {
 			}
 			sel.MatchLabels[keys[r.IntN(len(keys))]] = values[r.IntN(len(values))]
 		}
-		ops := []metav1.LabelSelectorOperator{metav1.LabelSelectorOpIn, metav1.LabelSelectorOpNotIn, metav1.LabelSelectorOpExists, metav1.LabelSelectorOpDoesNotExist}
 		for range r.IntN(3) {
 			op := ops[r.IntN(len(ops))]
 			rq := metav1.LabelSelectorRequirement{Key: keys[r.IntN(len(keys))], Operator: op}
@@ -164,77 +209,251 @@ func TestConditions_NeverExcludesASelectedPod(t *testing.T) {
 		}
 		return sel
 	}
-	randomLabels := func() map[string]string {
-		if r.IntN(5) == 0 {
-			return nil
+	randomSet := func(i int) (*appsv1alpha1.SidecarSet, bool) {
+		s := set(fmt.Sprintf("s%d", i), randomSelector(keys, values))
+		exact := true
+		switch r.IntN(4) {
+		case 0:
+			s.Spec.Namespace = namespaces[r.IntN(len(namespaces))]
+		case 1:
+			s.Spec.NamespaceSelector = randomSelector([]string{match.NamespaceNameLabel}, namespaces)
+		case 2:
+			s.Spec.NamespaceSelector = randomSelector([]string{match.NamespaceNameLabel, "team"}, append(cloneStrings(namespaces), "x"))
+			exact = false
 		}
-		l := map[string]string{}
-		for range r.IntN(4) {
-			l[keys[r.IntN(len(keys))]] = values[r.IntN(len(values))]
+		if r.IntN(3) == 0 {
+			bestEffort(s)
 		}
-		return l
+		s.Spec.InjectionStrategy.Paused = r.IntN(10) == 0
+		return s, exact
 	}
-	scoped, excluded := 0, 0
-	for round := range 300 {
+	randomPod := func() pod {
+		p := pod{namespace: namespaces[r.IntN(len(namespaces))]}
+		if r.IntN(2) == 0 {
+			p.nsLabels = map[string]string{"team": []string{"x", "y"}[r.IntN(2)]}
+		}
+		if r.IntN(5) != 0 {
+			p.labels = map[string]string{}
+			for range r.IntN(4) {
+				p.labels[keys[r.IntN(len(keys))]] = values[r.IntN(len(values))]
+			}
+		}
+		return p
+	}
+	sent, notSent := 0, 0
+	for round := range 200 {
 		var sets []*appsv1alpha1.SidecarSet
-		for i := range 1 + r.IntN(4) {
-			sets = append(sets, set(fmt.Sprintf("s%d", i), randomSelector()))
+		exact := true
+		for i := range 1 + r.IntN(5) {
+			s, e := randomSet(i)
+			sets = append(sets, s)
+			exact = exact && e
 		}
-		conds, _ := Conditions(sets)
-		if conds == nil {
-			continue
-		}
-		scoped++
-		prg := compile(t, conds[0].Expression)
-		for range 50 {
-			podLabels := randomLabels()
-			selected := false
+		sc := Build(sets)
+		required, bestEffortEval := newEvaluator(t, sc.Required.Expression), newEvaluator(t, sc.BestEffort.Expression)
+		for range 40 {
+			p := randomPod()
+			var byRequired, byBestEffort bool
 			for _, s := range sets {
-				ok, _ := match.Pod(s, podLabels)
-				selected = selected || ok
+				if selected(s, p) {
+					if appsv1alpha1.IsBestEffort(s) {
+						byBestEffort = true
+					} else {
+						byRequired = true
+					}
+				}
 			}
-			sent := eval(t, prg, podLabels)
-			if selected && !sent {
-				t.Fatalf("round %d: a pod with labels %v is selected but not sent; condition: %s", round, podLabels, conds[0].Expression)
+			gotRequired, gotBestEffort := required.eval(t, p), bestEffortEval.eval(t, p)
+			if byRequired && !gotRequired {
+				t.Fatalf("round %d: pod %+v is selected by a required SidecarSet but not sent; condition: %s", round, p, sc.Required.Expression)
 			}
-			if !sent {
-				excluded++
+			if byBestEffort && !byRequired && !gotBestEffort {
+				t.Fatalf("round %d: pod %+v is selected by best-effort SidecarSets only but not sent; condition: %s", round, p, sc.BestEffort.Expression)
+			}
+			if exact && gotRequired && gotBestEffort {
+				t.Fatalf("round %d: pod %+v is sent to both webhooks", round, p)
+			}
+			if exact && (gotRequired != byRequired || gotBestEffort != (byBestEffort && !byRequired)) {
+				t.Fatalf("round %d: pod %+v: sent required=%v best-effort=%v, selected required=%v best-effort=%v; conditions:\n%s\n%s",
+					round, p, gotRequired, gotBestEffort, byRequired, byBestEffort, sc.Required.Expression, sc.BestEffort.Expression)
+			}
+			if gotRequired || gotBestEffort {
+				sent++
+			} else {
+				notSent++
 			}
 		}
 	}
-	if scoped < 100 || excluded == 0 {
-		t.Fatalf("the property was barely exercised: %d scoped rounds, %d pods excluded", scoped, excluded)
+	if sent < 500 || notSent < 500 {
+		t.Fatalf("the property was barely exercised: %d pods sent, %d not", sent, notSent)
 	}
 }
 
-func compile(t *testing.T, expr string) cel.Program {
+func cloneStrings(s []string) []string { return append([]string(nil), s...) }
+
+// benchmarkMix is the SidecarSets of `make bench-scale`: n SidecarSets, of
+// which 50 select pods (matchLabels, expressions, spec.namespace and
+// namespaceSelector mixed), the rest selecting nothing.
+func benchmarkMix(n int) []*appsv1alpha1.SidecarSet {
+	var sets []*appsv1alpha1.SidecarSet
+	for i := range n {
+		var s *appsv1alpha1.SidecarSet
+		switch {
+		case i >= 50:
+			s = set(fmt.Sprintf("idle-%04d", i), labels("app", fmt.Sprintf("idle-%04d", i)))
+		case i%4 == 0:
+			s = set(fmt.Sprintf("match-%02d", i), labels("app", fmt.Sprintf("bench-%02d", i)))
+		case i%4 == 1:
+			s = set(fmt.Sprintf("expr-%02d", i), exprs(req("app", metav1.LabelSelectorOpIn, fmt.Sprintf("bench-%02d", i)), req("canary", metav1.LabelSelectorOpDoesNotExist)))
+		case i%4 == 2:
+			s = inNamespace(set(fmt.Sprintf("ns-%02d", i), labels("app", fmt.Sprintf("bench-%02d", i))), fmt.Sprintf("bench-%02d", i))
+		default:
+			s = withNamespaceSelector(set(fmt.Sprintf("nssel-%02d", i), labels("app", fmt.Sprintf("bench-%02d", i))), labels("bench", "true"))
+		}
+		sets = append(sets, s)
+	}
+	return sets
+}
+
+// TestBuild_FiveThousandSidecarSets: at the benchmark's size the condition
+// stays exact, within MaxExpressionLength, and cheap for the API server: its
+// runtime cost for a pod is far below the per-expression limit, whose excess
+// would fail (failurePolicy) the pod instead of skipping the webhook.
+func TestBuild_FiveThousandSidecarSets(t *testing.T) {
+	t.Parallel()
+	sc := Build(benchmarkMix(5000))
+	c := sc.Required
+	if c.Level != Exact || c.SidecarSets != 5000 || len(c.Expression) > MaxExpressionLength {
+		t.Fatalf("5000 SidecarSets: level %s, %d SidecarSets, %d bytes", c.Level, c.SidecarSets, len(c.Expression))
+	}
+	e := newEvaluator(t, c.Expression)
+	worst := uint64(0)
+	for _, p := range []pod{
+		{namespace: "bench-02", labels: map[string]string{"app": "bench-02", "pod-template-hash": "abc"}},
+		{namespace: "default", labels: map[string]string{"app": "unrelated", "tier": "x", "env": "y"}},
+		{namespace: "kube-system", labels: nil},
+	} {
+		_, cost := e.evalCost(t, p)
+		worst = max(worst, cost)
+	}
+	t.Logf("5000 SidecarSets: %d bytes, worst runtime cost %d (limit per expression %d)", len(c.Expression), worst, celconfig.PerCallLimit)
+	if worst > celconfig.PerCallLimit/100 {
+		t.Fatalf("runtime cost %d is over 1%% of the API server's per-expression limit %d", worst, celconfig.PerCallLimit)
+	}
+}
+
+// TestBuild_CompactsInsteadOfDropping: past MaxExpressionLength the terms
+// are widened step by step, never dropped: every selected pod is still
+// sent, and the level says how much precision was lost.
+func TestBuild_CompactsInsteadOfDropping(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("v", 50)
+	cases := []struct {
+		name string
+		sets func() []*appsv1alpha1.SidecarSet
+		want Level
+	}{
+		{"many conjunctions become one requirement each", func() []*appsv1alpha1.SidecarSet {
+			var sets []*appsv1alpha1.SidecarSet
+			for i := range 2000 {
+				sets = append(sets, set(fmt.Sprintf("s%d", i), labels("app", fmt.Sprintf("a%d", i%20), fmt.Sprintf("k%d", i), long)))
+			}
+			return sets
+		}, NecessaryLabel},
+		{"many long values become their keys", func() []*appsv1alpha1.SidecarSet {
+			var sets []*appsv1alpha1.SidecarSet
+			for i := range 6000 {
+				sets = append(sets, set(fmt.Sprintf("s%d", i), labels("app", fmt.Sprintf("%s%04d", long, i))))
+			}
+			return sets
+		}, LabelKeys},
+		{"many long keys leave the namespaces", func() []*appsv1alpha1.SidecarSet {
+			var sets []*appsv1alpha1.SidecarSet
+			for i := range 6000 {
+				sets = append(sets, inNamespace(set(fmt.Sprintf("s%d", i), labels(fmt.Sprintf("example.com/%s%04d", long, i), "x")), fmt.Sprintf("ns-%d", i%3)))
+			}
+			return sets
+		}, Namespaces},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sets := tc.sets()
+			c := Build(sets).Required
+			if c.Level != tc.want || len(c.Expression) > MaxExpressionLength {
+				t.Fatalf("level %s (%d bytes), want %s", c.Level, len(c.Expression), tc.want)
+			}
+			e := newEvaluator(t, c.Expression)
+			for _, s := range sets[:50] {
+				p := pod{namespace: s.Spec.Namespace, labels: maps.Clone(s.Spec.Selector.MatchLabels)}
+				if p.namespace == "" {
+					p.namespace = "default"
+				}
+				if !e.eval(t, p) {
+					t.Fatalf("pod %+v selected by %s is not sent", p, s.Name)
+				}
+			}
+			if c.Level != Namespaces && e.eval(t, pod{namespace: "default", labels: map[string]string{"other": "x"}}) {
+				t.Fatalf("a pod no SidecarSet selects is sent at level %s", c.Level)
+			}
+			if c.Level == Namespaces && e.eval(t, pod{namespace: "kube-system", labels: map[string]string{"other": "x"}}) {
+				t.Fatalf("a pod of an unselected namespace is sent at level %s", c.Level)
+			}
+		})
+	}
+}
+
+// evaluator runs a condition in the API server's CEL environment for
+// webhook matchConditions (object and request as dynamic values).
+type evaluator struct{ prg cel.Program }
+
+func newEvaluator(t *testing.T, expr string) evaluator {
 	t.Helper()
-	env, err := cel.NewEnv(cel.Variable("object", cel.DynType))
+	envSet, err := environment.MustBaseEnvSet(version.MajorMinor(1, 30)).Extend(environment.VersionedOptions{
+		IntroducedVersion: version.MajorMinor(1, 0),
+		EnvOptions:        []cel.EnvOption{cel.Variable("object", cel.DynType), cel.Variable("request", cel.DynType)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := envSet.Env(environment.NewExpressions)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {
-		t.Fatalf("%s: %v", expr, iss.Err())
+		t.Fatalf("the API server's environment rejects the condition: %v\n%s", iss.Err(), expr)
 	}
-	prg, err := env.Program(ast)
+	if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
+		t.Fatalf("the condition is a %v, not a bool", ast.OutputType())
+	}
+	prg, err := env.Program(ast, cel.EvalOptions(cel.OptTrackCost), cel.CostLimit(celconfig.PerCallLimit))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return prg
+	return evaluator{prg: prg}
 }
 
-func eval(t *testing.T, prg cel.Program, podLabels map[string]string) bool {
+func (e evaluator) evalCost(t *testing.T, p pod) (bool, uint64) {
 	t.Helper()
-	meta := map[string]any{"name": "pod"}
-	if podLabels != nil {
-		meta["labels"] = podLabels
+	meta := map[string]any{"name": "pod", "namespace": p.namespace}
+	if p.labels != nil {
+		meta["labels"] = p.labels
 	}
-	out, _, err := prg.Eval(map[string]any{"object": map[string]any{"metadata": meta}})
+	out, details, err := e.prg.Eval(map[string]any{
+		"object":  map[string]any{"metadata": meta},
+		"request": map[string]any{"namespace": p.namespace, "operation": "CREATE"},
+	})
 	if err != nil {
-		t.Fatalf("labels %v: %v", podLabels, err)
+		t.Fatalf("pod %+v: %v", p, err)
 	}
-	return out.Value().(bool)
+	return out.Value().(bool), *details.ActualCost()
+}
+
+func (e evaluator) eval(t *testing.T, p pod) bool {
+	t.Helper()
+	ok, _ := e.evalCost(t, p)
+	return ok
 }
 
 func TestMerge_KeepsOtherConditionsAndReplacesOurs(t *testing.T) {
@@ -251,7 +470,7 @@ func TestMerge_KeepsOtherConditionsAndReplacesOurs(t *testing.T) {
 			[]admissionregistrationv1.MatchCondition{mine, fresh}},
 		{"ours replaced", []admissionregistrationv1.MatchCondition{stale, mine}, []admissionregistrationv1.MatchCondition{fresh},
 			[]admissionregistrationv1.MatchCondition{mine, fresh}},
-		{"ours removed when unscoped", []admissionregistrationv1.MatchCondition{mine, stale}, nil,
+		{"ours removed", []admissionregistrationv1.MatchCondition{mine, stale}, nil,
 			[]admissionregistrationv1.MatchCondition{mine}},
 		{"nothing to keep", nil, nil, []admissionregistrationv1.MatchCondition{}},
 	}

@@ -42,6 +42,17 @@ func validateName(name string, path *field.Path) field.ErrorList {
 	return errs
 }
 
+// validateFailurePolicy checks the failure policy annotation: Fail
+// (required sidecars, the default) or Ignore (best-effort sidecars).
+func validateFailurePolicy(annotations map[string]string, path *field.Path) field.ErrorList {
+	v, ok := annotations[appsv1alpha1.FailurePolicyAnnotation]
+	if !ok || v == appsv1alpha1.FailurePolicyFail || v == appsv1alpha1.FailurePolicyIgnore {
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path.Key(appsv1alpha1.FailurePolicyAnnotation), v,
+		[]string{appsv1alpha1.FailurePolicyFail, appsv1alpha1.FailurePolicyIgnore})}
+}
+
 // validatePatchPodMetadata checks the annotations patched onto pods: keys and
 // values must be valid pod annotations, a key may appear in only one entry,
 // and a MergePatchJson value must be a JSON object.

@@ -138,3 +138,33 @@ func TestValidateSidecarSet_PatchPodMetadata(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateSidecarSet_FailurePolicy(t *testing.T) {
+	t.Parallel()
+	key := field.NewPath("metadata", "annotations").Key(appsv1alpha1.FailurePolicyAnnotation)
+	tests := []struct {
+		name  string
+		value *string
+		want  field.ErrorList
+	}{
+		{name: "no annotation: required (Fail)"},
+		{name: "Fail is accepted", value: new(appsv1alpha1.FailurePolicyFail)},
+		{name: "Ignore is accepted", value: new(appsv1alpha1.FailurePolicyIgnore)},
+		{
+			name: "another value is refused with the supported ones", value: new("ignore"),
+			want: field.ErrorList{field.NotSupported(key, "ignore", []string{"Fail", "Ignore"})},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSidecarSet("agent", "nginx")
+			if tc.value != nil {
+				s.Annotations = map[string]string{appsv1alpha1.FailurePolicyAnnotation: *tc.value}
+			}
+			errs, warnings := ValidateSidecarSet(s, nil, Options{})
+			checkErrors(t, tc.want, errs)
+			checkWarnings(t, nil, warnings)
+		})
+	}
+}

@@ -56,6 +56,7 @@ func ValidateSidecarSet(s, old *appsv1alpha1.SidecarSet, o Options) (field.Error
 		errs = append(errs, validateName(s.Name, field.NewPath("metadata", "name"))...)
 	}
 	errs = append(errs, validateCanary(s, old, o.Others)...)
+	errs = append(errs, validateFailurePolicy(s.Annotations, field.NewPath("metadata", "annotations"))...)
 
 	selectorErrs := validateSelectors(&s.Spec, spec)
 	errs = append(errs, selectorErrs...)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/csv"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
 // webhookBackend is where a webhook configuration sends its requests, once
@@ -39,8 +40,13 @@ func webhookDefinitions(configs []*unstructured.Unstructured, services []*corev1
 	var out []csv.WebhookDescription
 	used := map[string]bool{}
 	add := func(typ string, w admissionregistrationv1.MutatingWebhook) error {
-		if len(w.MatchConditions) > 0 {
-			return fmt.Errorf("webhook %s: OLM webhook definitions cannot carry matchConditions", w.Name)
+		// The pod webhooks' scope is written by the manager at run time,
+		// in OLM's configurations too; what config/webhook installs for it
+		// (the condition sending no pod) has no place in the CSV.
+		for _, c := range w.MatchConditions {
+			if c.Name != scope.ConditionName {
+				return fmt.Errorf("webhook %s: OLM webhook definitions cannot carry matchConditions (%s)", w.Name, c.Name)
+			}
 		}
 		b, err := resolveBackend(w.Name, w.ClientConfig, w.NamespaceSelector, services, deployments)
 		if err != nil {

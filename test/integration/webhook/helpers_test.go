@@ -27,8 +27,9 @@ const specLabel = "test.sidecarset-operator.dev/spec"
 
 // Webhook names, as the API server quotes them in denials.
 const (
-	podWebhook        = "mpod.sidecarset-operator.dev"
-	validationWebhook = "vsidecarset.sidecarset-operator.dev"
+	podWebhook           = "mpod.sidecarset-operator.dev"
+	podBestEffortWebhook = "mpod-best-effort.sidecarset-operator.dev"
+	validationWebhook    = "vsidecarset.sidecarset-operator.dev"
 )
 
 // newNamespace creates a namespace for one spec and returns its name.

@@ -96,13 +96,13 @@ var _ = ginkgo.Describe("Pod injection matching", func() {
 			builder.MakeContainer("main", "busybox:1.36"), builder.MakeContainer("proxy", "my-proxy:v7")).Obj())
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(warnings).To(gomega.Equal([]string{
-			`SidecarSet "` + s.Name + `" was not injected: its sidecar "proxy" has the same name as the pod's container "proxy"`}))
+			`SidecarSet "` + s.Name + `": sidecar "proxy" was not injected: the pod's container "proxy" has that name and is kept as it is`}))
 		gomega.Expect(containerNames(p.Spec.Containers)).To(gomega.Equal([]string{"main", "proxy"}))
 		gomega.Expect(container(p.Spec.Containers, "proxy").Image).To(gomega.Equal("my-proxy:v7"))
 		gomega.Expect(p.Annotations).To(gomega.BeEmpty())
 	})
 
-	ginkgo.It("should skip, with a warning, a SidecarSet whose sidecar name an earlier SidecarSet already injects", func(ctx ginkgo.SpecContext) {
+	ginkgo.It("should leave out, with a warning, a sidecar whose name an earlier SidecarSet already injects, and inject the others", func(ctx ginkgo.SpecContext) {
 		first, _ := createSidecarSet(ctx, sidecarSet(ns, "a").Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())
 		// Our validation rejects the second SidecarSet; one created before
 		// the operator took over (OpenKruise misses such overlaps) exists
@@ -111,12 +111,12 @@ var _ = ginkgo.Describe("Pod injection matching", func() {
 			builder.MakeContainer("proxy", "envoy:v2"), builder.MakeContainer("logger", "fluentbit:v1")).Obj())
 		syncRegistry(ctx, ns)
 
-		p, warnings := createInjected(ctx, pod(ns).Obj(), first.Name)
+		p, warnings := createInjected(ctx, pod(ns).Obj(), first.Name, second.Name)
 		gomega.Expect(warnings).To(gomega.Equal([]string{`SidecarSet "` + second.Name +
-			`" was not injected: its sidecar "proxy" has the same name as sidecar "proxy" of SidecarSet "` + first.Name + `"`}))
-		gomega.Expect(containerNames(p.Spec.Containers)).To(gomega.Equal([]string{"proxy", "main"}))
+			`": sidecar "proxy" was not injected: its name is taken by sidecar "proxy" of SidecarSet "` + first.Name + `"`}))
+		gomega.Expect(containerNames(p.Spec.Containers)).To(gomega.Equal([]string{"proxy", "logger", "main"}))
 		gomega.Expect(container(p.Spec.Containers, "proxy").Image).To(gomega.Equal("envoy:v1"))
-		gomega.Expect(readState(p).Hashes).To(gomega.HaveLen(1))
-		gomega.Expect(readState(p).Hashes).To(gomega.HaveKey(first.Name))
+		gomega.Expect(readState(p).Hashes).To(gomega.HaveLen(2))
+		gomega.Expect(readState(p).Hashes[second.Name].SidecarList).To(gomega.Equal([]string{"logger"}))
 	})
 })

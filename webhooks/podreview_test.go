@@ -1,0 +1,92 @@
+package webhooks
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/candidates"
+)
+
+// serve sends a body to the pod webhook and decodes its AdmissionReview.
+func serve(t *testing.T, h http.Handler, method, contentType string, body []byte) admissionv1.AdmissionResponse {
+	t.Helper()
+	req := httptest.NewRequest(method, PodInjectionPath, bytes.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(rec.Body.Bytes(), &review); err != nil {
+		t.Fatalf("the answer is not an AdmissionReview: %v\n%s", err, rec.Body.String())
+	}
+	if review.APIVersion != "admission.k8s.io/v1" || review.Kind != "AdmissionReview" || review.Response == nil {
+		t.Fatalf("answer %+v: want an admission.k8s.io/v1 AdmissionReview with a response", review)
+	}
+	return *review.Response
+}
+
+func TestPodInjector_ServeHTTP_InjectsFromOneDecode(t *testing.T) {
+	t.Parallel()
+	registry := candidates.NewRegistry()
+	s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
+	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	s.Spec.Containers = []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "agent:1.0"}}}
+	if err := registry.Upsert(s); err != nil {
+		t.Fatal(err)
+	}
+	h := &PodInjector{Registry: registry, Namespace: "kruise-system"}
+	resp := serve(t, h, http.MethodPost, "application/json", admissionReviewBody(t, deploymentPod()))
+	if !resp.Allowed || resp.UID != "4b9e3f0c-1d2a-4e5f-9a8b-7c6d5e4f3a2b" || resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
+		t.Fatalf("response %+v: want allowed, the request's UID and a JSON patch", resp)
+	}
+	var ops []map[string]any
+	if err := json.Unmarshal(resp.Patch, &ops); err != nil {
+		t.Fatalf("patch %q: %v", base64.StdEncoding.EncodeToString(resp.Patch), err)
+	}
+	found := false
+	for _, op := range ops {
+		if op["path"] == "/spec/containers/0" && op["op"] == "add" {
+			found = op["value"].(map[string]any)["name"] == "agent"
+		}
+	}
+	if !found {
+		t.Fatalf("the patch does not add the sidecar first: %s", resp.Patch)
+	}
+}
+
+func TestPodInjector_ServeHTTP_RefusesWhatIsNotAPodReview(t *testing.T) {
+	t.Parallel()
+	h := &PodInjector{Registry: candidates.NewRegistry()}
+	good := admissionReviewBody(t, deploymentPod())
+	tests := []struct {
+		name, method, contentType string
+		body                      []byte
+		want                      string
+	}{
+		{"GET", http.MethodGet, "application/json", good, "method GET: want POST"},
+		{"not JSON", http.MethodPost, "application/yaml", good, `content type "application/yaml": want application/json`},
+		{"malformed", http.MethodPost, "application/json", []byte(`{"apiVersion":`), "decoding the AdmissionReview"},
+		{"v1beta1", http.MethodPost, "application/json", bytes.Replace(good, []byte(`admission.k8s.io/v1"`), []byte(`admission.k8s.io/v1beta1"`), 1),
+			"want an admission.k8s.io/v1 AdmissionReview"},
+		{"no request", http.MethodPost, "application/json", []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`),
+			"the AdmissionReview has no request"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			resp := serve(t, h, tc.method, tc.contentType, tc.body)
+			if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusBadRequest || !strings.Contains(resp.Result.Message, tc.want) {
+				t.Fatalf("response %+v: want a 400 refusal saying %q", resp, tc.want)
+			}
+		})
+	}
+}
