@@ -172,7 +172,7 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 				}
 			}
 		}
-		gomega.Expect(paths).To(gomega.ConsistOf(webhooks.PodInjectionPath, webhooks.SidecarSetDefaultPath, webhooks.SidecarSetValidatePath))
+		gomega.Expect(paths).To(gomega.ConsistOf(webhooks.PodInjectionPath, webhooks.PodInjectionPath, webhooks.SidecarSetDefaultPath, webhooks.SidecarSetValidatePath))
 	})
 
 	ginkgo.It("should run the operator with the CSV's permissions and no more", func(ctx ginkgo.SpecContext) {
