@@ -91,6 +91,7 @@ type SidecarSetReconciler struct {
 	PatchMetadataDefaultsAllowed bool
 
 	inflight *inFlight
+	states   *podStates
 	notes    sync.Map // SidecarSet name -> noteState: what was last announced by an event
 	settled  sync.Map // SidecarSet name -> true when its last plan was Settled
 	now      func() time.Time
@@ -108,6 +109,7 @@ type noteState struct {
 // SetupWithManager registers the controller.
 func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.inflight = newInFlight()
+	r.states = newPodStates()
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -159,6 +161,7 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.inflight.forgetPod(e.Object.GetUID())
+			r.states.forget(e.Object.GetUID())
 			later(ctx, e.Object, q)
 		},
 	}
@@ -202,7 +205,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	latest, collisions, historyErr := r.syncHistory(ctx, s, recordedRevisions(s.Name, pods))
+	latest, collisions, historyErr := r.syncHistory(ctx, s, recordedRevisions(s.Name, pods, r.states.read))
 	if historyErr != nil && latest == "" {
 		// Persist a bumped collision count before retrying.
 		if r.patchStatus(ctx, obj, func(st *appsv1alpha1.SidecarSetStatus) { st.CollisionCount = &collisions }) != nil {
@@ -214,7 +217,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	now := r.now()
 	plan, err := rollout.Compute(rollout.Input{
 		SidecarSet: s, Hashes: hashes, LatestRevision: latest, Pods: pods,
-		InFlight: r.inflight.snapshot(s.Name), Now: now,
+		InFlight: r.inflight.snapshot(s.Name), Now: now, States: r.states.read,
 		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
 	})
 	if err != nil {
@@ -380,14 +383,14 @@ func (r *SidecarSetReconciler) writeConditions(ctx context.Context, conds []roll
 
 // recordedRevisions lists the ControllerRevisions the pods record for the
 // SidecarSet: they must survive history truncation.
-func recordedRevisions(set string, pods []*corev1.Pod) []string {
+func recordedRevisions(set string, pods []*corev1.Pod, read func(*corev1.Pod) (podstate.State, error)) []string {
 	var names []string
 	for _, p := range pods {
-		hashes, err := podstate.DecodeHashes(p.Annotations[appsv1alpha1.SidecarSetHashAnnotation])
+		state, err := read(p)
 		if err != nil {
 			continue
 		}
-		if e, ok := hashes[set]; ok && e.ControllerRevision != "" {
+		if e, ok := state.Hashes[set]; ok && e.ControllerRevision != "" {
 			names = append(names, e.ControllerRevision)
 		}
 	}

@@ -34,6 +34,8 @@ type setView struct {
 	selectorErr error
 	// whitelist decides the keys the re-applied patchPodMetadata may write.
 	whitelist podmeta.Whitelist
+	// decode reads a pod's SidecarSet annotations (Input.States).
+	decode func(*corev1.Pod) (podstate.State, error)
 }
 
 // hotSidecar is a hot-upgrade sidecar and its twins.
@@ -43,7 +45,8 @@ type hotSidecar struct {
 }
 
 func newSetView(s *appsv1alpha1.SidecarSet, hashes appsv1alpha1.Hashes) *setView {
-	v := &setView{obj: s, name: s.Name, hashes: hashes, sidecarList: podstate.SidecarList(&s.Spec)}
+	v := &setView{obj: s, name: s.Name, hashes: hashes, sidecarList: podstate.SidecarList(&s.Spec),
+		decode: func(p *corev1.Pod) (podstate.State, error) { return podstate.Read(p.Annotations) }}
 	for i := range s.Spec.InitContainers {
 		if c := &s.Spec.InitContainers[i]; appsv1alpha1.IsNativeSidecar(&c.Container) {
 			v.addSidecar(c)
@@ -153,7 +156,7 @@ func (v *podView) inRollout(hash string) bool {
 // has an unexpired in-flight entry for it.
 func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *podView {
 	v := &podView{pod: pod, key: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}}
-	v.state, v.err = podstate.Read(pod.Annotations)
+	v.state, v.err = s.decode(pod)
 	if v.err != nil {
 		return v
 	}
@@ -200,14 +203,14 @@ func (s *setView) twins(v *podView, h hotSidecar) (working, idle string) {
 // settleInFlight sorts the shell's in-flight entries: those to forget (the
 // pod is gone, shows the hash it was patched to, or the entry expired), the
 // expired subset, and the still active ones.
-func settleInFlight(in Input, byUID map[types.UID]*corev1.Pod) (forget, expired []types.UID, active map[types.UID]InFlight) {
+func (s *setView) settleInFlight(in Input, byUID map[types.UID]*corev1.Pod) (forget, expired []types.UID, active map[types.UID]InFlight) {
 	active = map[types.UID]InFlight{}
 	for uid, e := range in.InFlight {
 		pod, ok := byUID[uid]
 		switch {
 		case !ok:
 			forget = append(forget, uid)
-		case observedHash(pod, in.SidecarSet.Name) == e.Hash:
+		case s.observedHash(pod) == e.Hash:
 			forget = append(forget, uid)
 		case in.Now.Sub(e.Since) >= InFlightTimeout:
 			forget = append(forget, uid)
@@ -221,14 +224,14 @@ func settleInFlight(in Input, byUID map[types.UID]*corev1.Pod) (forget, expired 
 	return forget, expired, active
 }
 
-// observedHash is the hash a pod records for a SidecarSet ("" if none or
+// observedHash is the hash a pod records for the SidecarSet ("" if none or
 // unreadable).
-func observedHash(pod *corev1.Pod, set string) string {
-	h, err := podstate.DecodeHashes(pod.Annotations[appsv1alpha1.SidecarSetHashAnnotation])
+func (s *setView) observedHash(pod *corev1.Pod) string {
+	state, err := s.decode(pod)
 	if err != nil {
 		return ""
 	}
-	return h[set].Hash
+	return state.Hashes[s.name].Hash
 }
 
 // nextExpiry returns how long until the first active in-flight entry

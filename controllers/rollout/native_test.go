@@ -164,7 +164,7 @@ func TestPlan_NativeSidecarPatch(t *testing.T) {
 			if got := specContainer(patched, "agent").Image; got != tc.wantAgent {
 				t.Errorf("agent image after the patch = %s, want %s", got, tc.wantAgent)
 			}
-			if got := observedHash(patched, "s"); got != h.Hash {
+			if got := newSetView(makeSet("s").obj(), h).observedHash(patched); got != h.Hash {
 				t.Errorf("hash after the patch = %s, want the SidecarSet's %s", got, h.Hash)
 			}
 		})

@@ -30,6 +30,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 )
@@ -61,6 +62,11 @@ type Input struct {
 	Now time.Time
 	// Whitelist decides the keys the re-applied patchPodMetadata may write.
 	Whitelist podmeta.Whitelist
+	// States decodes a pod's SidecarSet annotations; nil means
+	// podstate.Read. The shell passes a memo, so that a round decodes only
+	// the pods that changed since the last one. The planner never modifies
+	// what it returns.
+	States func(*corev1.Pod) (podstate.State, error)
 }
 
 // InFlight is a pod upgrade the shell issued.
@@ -151,6 +157,9 @@ func Compute(in Input) (Plan, error) {
 	}
 	set := newSetView(in.SidecarSet, in.Hashes)
 	set.whitelist = in.Whitelist
+	if in.States != nil {
+		set.decode = in.States
+	}
 	hash := in.Hashes.Hash
 	us := &in.SidecarSet.Spec.UpdateStrategy
 
@@ -164,7 +173,7 @@ func Compute(in Input) (Plan, error) {
 	}
 	var plan Plan
 	var active map[types.UID]InFlight
-	plan.Done, plan.Expired, active = settleInFlight(in, byUID)
+	plan.Done, plan.Expired, active = set.settleInFlight(in, byUID)
 	plan.RequeueAfter = nextExpiry(in.Now, active)
 
 	views := make([]*podView, len(pods))
