@@ -45,6 +45,9 @@ func (s *setView) upgradeHot(c *change) {
 	}
 	flipped := false
 	for _, h := range s.hot {
+		if !s.injectedInto(v, h.name) {
+			continue
+		}
 		chosen, other, ok := s.chooseTwin(v, h)
 		if !ok {
 			continue

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -127,11 +128,16 @@ func (c *change) podUpdate(hash string) PodUpdate {
 //     and keys the whitelist in force does not allow, are not written; the
 //     returned skips say which.
 //
+// Only the sidecars the pod records as injected (the sidecarList of its
+// hash entry) are upgraded, and the list is kept: a sidecar left out at
+// injection because the pod has a container of its name is that container,
+// the pod's own, and never gets the SidecarSet's image.
+//
 // Nothing else (env, mounts, resources) is touched.
 func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) (PodUpdate, []podmeta.Skip, error) {
 	c := newChange(v)
 	for _, sc := range s.cold {
-		if pc := specContainer(v.pod, sc.Name); pc != nil && pc.Image != sc.Image {
+		if pc := specContainer(v.pod, sc.Name); pc != nil && pc.Image != sc.Image && s.injectedInto(v, sc.Name) {
 			c.setImage(sc.Name, sc.Image)
 		}
 	}
@@ -141,8 +147,12 @@ func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) 
 	if hashes == nil {
 		hashes = podstate.Hashes{}
 	}
+	list := s.sidecarList
+	if recorded := v.state.Hashes[s.name].SidecarList; len(recorded) > 0 {
+		list = recorded
+	}
 	hashes[s.name], _ = podstate.Version{
-		SidecarSet: s.name, Hashes: s.hashes, SidecarList: s.sidecarList, ControllerRevision: latestRevision,
+		SidecarSet: s.name, Hashes: s.hashes, SidecarList: list, ControllerRevision: latestRevision,
 	}.Entries(now)
 	c.anns[appsv1alpha1.SidecarSetHashAnnotation] = hashes.Encode()
 	c.recordImageIDs(s.name, s.hashes.Hash, now)
@@ -162,4 +172,12 @@ func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) 
 		skipped = res.Skipped
 	}
 	return c.podUpdate(s.hashes.Hash), skipped, nil
+}
+
+// injectedInto reports whether the pod records a sidecar as injected by the
+// SidecarSet: listed in its hash entry's sidecarList, or any sidecar when the
+// entry has no list (OpenKruise's legacy format).
+func (s *setView) injectedInto(v *podView, sidecar string) bool {
+	recorded := v.state.Hashes[s.name].SidecarList
+	return len(recorded) == 0 || slices.Contains(recorded, sidecar)
 }

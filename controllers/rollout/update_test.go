@@ -227,3 +227,35 @@ func TestPlan_PatchPodMetadataUnderTheWhitelistInForce(t *testing.T) {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }
+
+// A sidecar left out at injection because the pod has a container of its
+// name (the pod's own) is not in the pod's sidecarList: an upgrade of the
+// SidecarSet never gives that container the sidecar's image, and the list
+// stays as injected.
+func TestBuildUpdate_LeavesThePodsOwnContainerOfASidecarsName(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("log-agent", "agent:1").cold("metrics", "metrics:1")
+	v2 := v1.clone().image("log-agent", "agent:2").image("metrics", "metrics:2")
+	h1 := hashesOf(t, v1.obj())
+	pod := makePod("p").container("log-agent", "my-own-agent:7").container("metrics", "metrics:1").
+		setHash("s", h1.Hash, h1.WithoutImage, []string{"metrics"}).obj()
+
+	plan := compute(t, input(t, v2.obj(), pod))
+	if len(plan.Updates) != 1 {
+		t.Fatalf("got %d updates, want 1", len(plan.Updates))
+	}
+	patched := applyPatch(t, pod, plan.Updates[0])
+	if got := specContainer(patched, "log-agent").Image; got != "my-own-agent:7" {
+		t.Errorf("the pod's own log-agent container got image %s", got)
+	}
+	if got := specContainer(patched, "metrics").Image; got != "metrics:2" {
+		t.Errorf("metrics image = %s, want metrics:2", got)
+	}
+	state, err := podstate.Read(patched.Annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"metrics"}, state.Hashes["s"].SidecarList); diff != "" {
+		t.Errorf("sidecarList after the upgrade (-want +got):\n%s", diff)
+	}
+}
