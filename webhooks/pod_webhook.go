@@ -18,7 +18,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/candidates"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 
@@ -27,7 +27,7 @@ import (
 // answers with its patch. It writes nothing to the API server.
 type PodInjector struct {
 	// Registry holds the SidecarSets, indexed for pods.
-	Registry *candidates.Registry
+	Registry *candidate.Registry
 	// Reader is the cache: namespace metadata and ControllerRevisions.
 	Reader client.Reader
 	// Namespace is the operator's namespace (ControllerRevisions).
@@ -142,7 +142,7 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 	return resp, "injected"
 }
 
-func (h *PodInjector) resolvePinned(ctx context.Context, e *candidates.Entry) (*inject.Pinned, error) {
+func (h *PodInjector) resolvePinned(ctx context.Context, e *candidate.Entry) (*inject.Pinned, error) {
 	rev, err := lookup.PinnedRevision(ctx, h.Reader, h.Namespace, e.SidecarSet)
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/candidates"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
 // deploymentPod is a pod as a ReplicaSet creates it and the API server sends
@@ -116,7 +116,7 @@ func admissionReviewBody(tb testing.TB, pod *corev1.Pod) []byte {
 func BenchmarkPodInjector_Handle(b *testing.B) {
 	for _, n := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("sidecarsets=%d", n), func(b *testing.B) {
-			registry := candidates.NewRegistry()
+			registry := candidate.NewRegistry()
 			for i := range n {
 				s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("agent-%04d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
 				app := fmt.Sprintf("other-%04d", i)

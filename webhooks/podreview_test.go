@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/candidates"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
 // serve sends a body to the pod webhook and decodes its AdmissionReview.
@@ -36,7 +36,7 @@ func serve(t *testing.T, h http.Handler, method, contentType string, body []byte
 
 func TestPodInjector_ServeHTTP_InjectsFromOneDecode(t *testing.T) {
 	t.Parallel()
-	registry := candidates.NewRegistry()
+	registry := candidate.NewRegistry()
 	s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
 	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 	s.Spec.Containers = []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "agent:1.0"}}}
@@ -65,7 +65,7 @@ func TestPodInjector_ServeHTTP_InjectsFromOneDecode(t *testing.T) {
 
 func TestPodInjector_ServeHTTP_RefusesWhatIsNotAPodReview(t *testing.T) {
 	t.Parallel()
-	h := &PodInjector{Registry: candidates.NewRegistry()}
+	h := &PodInjector{Registry: candidate.NewRegistry()}
 	good := admissionReviewBody(t, deploymentPod())
 	tests := []struct {
 		name, method, contentType string

@@ -20,7 +20,7 @@ import (
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/candidates"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 
@@ -81,7 +81,7 @@ func (s *Server) Start(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	}
-	registry := candidates.NewRegistry()
+	registry := candidate.NewRegistry()
 	synced, err := s.watchSidecarSets(ctx, registry)
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func (s *Server) ReadyCheck() healthz.Checker {
 
 // watchSidecarSets keeps the registry in step with the SidecarSet informer;
 // the returned function reports when the registry has every SidecarSet.
-func (s *Server) watchSidecarSets(ctx context.Context, registry *candidates.Registry) (toolscache.InformerSynced, error) {
+func (s *Server) watchSidecarSets(ctx context.Context, registry *candidate.Registry) (toolscache.InformerSynced, error) {
 	informer, err := s.mgr.GetCache().GetInformer(ctx, &appsv1alpha1.SidecarSet{})
 	if err != nil {
 		return nil, err

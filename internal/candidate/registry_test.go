@@ -1,4 +1,4 @@
-package candidates
+package candidate
 
 import (
 	"fmt"

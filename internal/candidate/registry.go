@@ -1,4 +1,5 @@
-// Package candidates keeps, for the pod webhook, every SidecarSet ready to
+// Package candidate keeps, for the pod webhook (and the controller's
+// detection of pods that miss their sidecars), every SidecarSet ready to
 // use (defaulted, hashed, selectors and resourcesPolicies compiled) and
 // indexed so that a pod's
 // candidates are found without looking at SidecarSets that cannot match it.
@@ -10,7 +11,7 @@
 // scope whose key is one of the pod's labels, plus the few whose selector has
 // no such requirement. The work per pod grows with the pod's labels and the
 // SidecarSets that share a label with it, not with the number of SidecarSets.
-package candidates
+package candidate
 
 import (
 	"slices"
