@@ -3,7 +3,6 @@ package explain
 import (
 	"bytes"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
+	"github.com/sidecarset-operator/sidecarset-operator/test/golden"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/candidates"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
@@ -352,24 +352,7 @@ func TestReport_WriteText(t *testing.T) {
 			if err := s.explain(t).WriteText(&b); err != nil {
 				t.Fatal(err)
 			}
-			compareGolden(t, filepath.Join("testdata", name+".txt"), b.Bytes())
+			golden.Compare(t, filepath.Join("testdata", name+".txt"), b.Bytes())
 		})
-	}
-}
-
-func compareGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if os.Getenv("REFRESH_GOLDEN") == "true" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (REFRESH_GOLDEN=true writes it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }

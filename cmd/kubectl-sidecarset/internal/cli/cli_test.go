@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sidecarset-operator/sidecarset-operator/test/golden"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/explain"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
@@ -60,7 +61,7 @@ func TestInject_Golden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("inject: %v\n%s", err, stderr)
 			}
-			compareGolden(t, in+".injected", []byte(got))
+			golden.Compare(t, in+".injected", []byte(got))
 			again, _, err := run(t, got, "inject", "-f", "-")
 			if err != nil {
 				t.Fatal(err)
@@ -69,23 +70,6 @@ func TestInject_Golden(t *testing.T) {
 				t.Errorf("injecting the output again changes it:\n%s", cmp.Diff(got, again))
 			}
 		})
-	}
-}
-
-func compareGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if os.Getenv("REFRESH_GOLDEN") == "true" {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (REFRESH_GOLDEN=true writes it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }
 
@@ -138,7 +122,7 @@ func TestExplain_Text(t *testing.T) {
 	if err != nil {
 		t.Fatalf("explain: %v\n%s", err, stderr)
 	}
-	compareGolden(t, "testdata/explain-job.txt", []byte(out))
+	golden.Compare(t, "testdata/explain-job.txt", []byte(out))
 }
 
 func TestCommands_Errors(t *testing.T) {
