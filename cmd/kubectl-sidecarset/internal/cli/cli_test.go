@@ -138,6 +138,8 @@ func TestCommands_Errors(t *testing.T) {
 		{"inject needs a manifest", []string{"inject"}, "give the manifests to inject with -f"},
 		{"a bad timestamp is refused", []string{"inject", "-f", "testdata/inject/pod.yaml", "--timestamp", "yesterday"}, `--timestamp: parsing time "yesterday"`},
 		{"reading a pod needs a cluster", []string{"explain", "pod/web"}, "reading the kubeconfig: "},
+		{"SidecarSets are not read from standard input", []string{"inject", "-f", "testdata/inject/pod.yaml", "--sidecarsets-from", "-"},
+			"--sidecarsets-from: standard input cannot be read here"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

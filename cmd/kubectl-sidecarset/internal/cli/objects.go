@@ -32,6 +32,9 @@ func init() {
 // name), or standard input for "-", as one multi-document manifest.
 func readInput(path string, stdin io.Reader) ([]byte, error) {
 	if path == "-" {
+		if stdin == nil {
+			return nil, errors.New("standard input cannot be read here")
+		}
 		return io.ReadAll(stdin)
 	}
 	info, err := os.Stat(path)
