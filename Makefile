@@ -132,8 +132,12 @@ bench-rollout: dev ## In-place rollout of 200 and 1000 pods at maxUnavailable 10
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager binary.
+build: kubectl-sidecarset ## Build the manager binary and the kubectl plugin.
 	go build -o $(LOCALBIN)/manager .
+
+.PHONY: kubectl-sidecarset
+kubectl-sidecarset: ## Build the kubectl plugin (bin/kubectl-sidecarset: `kubectl sidecarset explain|inject` with bin/ on the PATH).
+	go build -o $(LOCALBIN)/kubectl-sidecarset ./cmd/kubectl-sidecarset
 
 .PHONY: run
 run: ## Run the manager against the current kubeconfig.

@@ -15,16 +15,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 
 // PodInjector is the pod mutating webhook: it gathers the injection inputs
 // from memory and the cache, asks the pure injector for a decision, and
 // answers with its patch. It writes nothing to the API server.
+//
+// The kubectl plugin (cmd/kubectl-sidecarset) runs the same gathering and
+// decision through Decide, on a reader over what it read from the cluster or
+// from files: there is no second implementation of either.
 type PodInjector struct {
 	// Registry holds the SidecarSets, indexed for pods.
 	Registry *candidate.Registry
@@ -41,11 +45,32 @@ type PodInjector struct {
 	// Failures reports best-effort SidecarSets that could not be injected
 	// as events on them; nil reports none.
 	Failures *FailureEvents
+	// Now is the injection time; nil means the wall clock.
+	Now func() metav1.Time
+	// Coin is the coin of a Partial injection, in [0,1); nil means a random
+	// number.
+	Coin func() float64
+	// EverySidecarSet makes every SidecarSet of the registry a candidate,
+	// not only those the registry finds for the pod, so that each gets a
+	// reason (the explain command). The decision is the same.
+	EverySidecarSet bool
 
 	pinned pinnedCache
 }
 
 var _ http.Handler = &PodInjector{}
+
+// Decision is what the webhook decides for one pod, with the inputs it
+// gathered.
+type Decision struct {
+	// Input is what the injector was given. Without candidates, the
+	// injector was not called: no SidecarSet applies.
+	Input inject.Input
+	// Output is the injector's answer.
+	Output inject.Output
+	// Denied is set when the pod is refused: its message is the denial's.
+	Denied error
+}
 
 // ServeHTTP answers one pod admission request (podreview.go decodes it and
 // encodes the answer).
@@ -75,40 +100,15 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 	if namespace == "" {
 		namespace = req.Namespace
 	}
-	entries := h.Registry.Candidates(namespace, pod.Labels)
-	if len(entries) == 0 {
+	d, err := h.Decide(ctx, pod, namespace)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err), "error"
+	}
+	if len(d.Input.Candidates) == 0 {
 		return admission.Allowed("no SidecarSet applies"), "unchanged"
 	}
 
-	in := inject.Input{
-		Pod:        pod,
-		Namespace:  inject.Namespace{Name: namespace},
-		Candidates: make([]inject.Candidate, 0, len(entries)),
-		Now:        metav1.Now(),
-		Rand:       rand.Float64(), //nolint:gosec // the coin of a Partial injection needs no cryptographic randomness
-		Options:    h.Options,
-		Whitelist:  podmeta.Whitelist{Snapshot: h.Whitelist.Current(), DefaultsAllowed: h.PatchMetadataDefaultsAllowed},
-	}
-	needNamespaceLabels := false
-	for _, e := range entries {
-		c := inject.Candidate{SidecarSet: e.SidecarSet, Hashes: e.Hashes, Resources: e.Resources}
-		if e.SidecarSet.Spec.InjectionStrategy.Revision != nil && e.Matches(pod.Labels) {
-			c.Pinned, c.PinnedError = h.resolvePinned(ctx, e)
-		}
-		if match.NeedsNamespaceLabels(e.SidecarSet) {
-			needNamespaceLabels = true
-		}
-		in.Candidates = append(in.Candidates, c)
-	}
-	if needNamespaceLabels {
-		labels, err := lookup.NamespaceLabels(ctx, h.Reader, namespace)
-		if err != nil {
-			return admission.Errored(http.StatusInternalServerError, err), "error"
-		}
-		in.Namespace.Labels = labels
-	}
-
-	out, err := inject.Inject(in)
+	out := d.Output
 	podKey := types.NamespacedName{Namespace: namespace, Name: podName(pod)}
 	log := ctrl.LoggerFrom(ctx).WithValues("pod", podKey)
 	for _, s := range out.Skipped {
@@ -123,10 +123,10 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 			}
 		}
 	}
-	if err != nil {
+	if d.Denied != nil {
 		denials.WithLabelValues("InjectionError").Inc()
-		log.Info("Denied pod creation", "error", err.Error())
-		return admission.Denied(err.Error()), "denied"
+		log.Info("Denied pod creation", "error", d.Denied.Error())
+		return admission.Denied(d.Denied.Error()), "denied"
 	}
 	for _, name := range out.Injected {
 		injections.WithLabelValues(name, "injected").Inc()
@@ -140,6 +140,65 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 	resp := admission.Patched("", out.Patch...)
 	resp.Warnings = out.Warnings
 	return resp, "injected"
+}
+
+// Decide gathers the injection inputs of a pod being created in the
+// namespace (its candidates, their pinned revisions, the namespace's labels
+// when a namespaceSelector needs them, the whitelist in force) and runs the
+// injector. The error is a failure to read the inputs; a refusal of the pod
+// is Decision.Denied.
+func (h *PodInjector) Decide(ctx context.Context, pod *corev1.Pod, namespace string) (Decision, error) {
+	var entries []*candidate.Entry
+	if h.EverySidecarSet {
+		entries = h.Registry.All()
+	} else {
+		entries = h.Registry.Candidates(namespace, pod.Labels)
+	}
+	in := inject.Input{
+		Pod:       pod,
+		Namespace: inject.Namespace{Name: namespace},
+		Options:   h.Options,
+	}
+	if len(entries) == 0 {
+		return Decision{Input: in}, nil
+	}
+	in.Candidates = make([]inject.Candidate, 0, len(entries))
+	in.Now, in.Rand = h.now(), h.coin()
+	in.Whitelist = podmeta.Whitelist{Snapshot: h.Whitelist.Current(), DefaultsAllowed: h.PatchMetadataDefaultsAllowed}
+	needNamespaceLabels := false
+	for _, e := range entries {
+		c := inject.Candidate{SidecarSet: e.SidecarSet, Hashes: e.Hashes, Resources: e.Resources}
+		if e.SidecarSet.Spec.InjectionStrategy.Revision != nil && e.Matches(pod.Labels) {
+			c.Pinned, c.PinnedError = h.resolvePinned(ctx, e)
+		}
+		if match.NeedsNamespaceLabels(e.SidecarSet) {
+			needNamespaceLabels = true
+		}
+		in.Candidates = append(in.Candidates, c)
+	}
+	if needNamespaceLabels {
+		labels, err := lookup.NamespaceLabels(ctx, h.Reader, namespace)
+		if err != nil {
+			return Decision{}, err
+		}
+		in.Namespace.Labels = labels
+	}
+	out, err := inject.Inject(in)
+	return Decision{Input: in, Output: out, Denied: err}, nil
+}
+
+func (h *PodInjector) now() metav1.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return metav1.Now()
+}
+
+func (h *PodInjector) coin() float64 {
+	if h.Coin != nil {
+		return h.Coin()
+	}
+	return rand.Float64() //nolint:gosec // the coin of a Partial injection needs no cryptographic randomness
 }
 
 func (h *PodInjector) resolvePinned(ctx context.Context, e *candidate.Entry) (*inject.Pinned, error) {

@@ -13,8 +13,10 @@ import (
 
 // pinnedCache memoises restored revisions: restoring decodes the revision
 // and recomputes hashes, which must not happen for every pod. Entries are
-// keyed by the SidecarSet's and the revision's resource versions, so any
-// change to either makes a new entry; old ones are dropped when it is full.
+// keyed by the SidecarSet's and the revision's names, UIDs and resource
+// versions, so any change to either makes a new entry (and objects read from
+// files, which may have neither UID nor resource version, never share one);
+// old ones are dropped when it is full.
 type pinnedCache struct {
 	mu      sync.Mutex
 	entries map[string]*inject.Pinned
@@ -23,7 +25,7 @@ type pinnedCache struct {
 const pinnedCacheSize = 256
 
 func (c *pinnedCache) restore(s *appsv1alpha1.SidecarSet, rev *appsv1.ControllerRevision) (*inject.Pinned, error) {
-	key := string(s.UID) + "/" + s.ResourceVersion + "/" + string(rev.UID) + "/" + rev.ResourceVersion
+	key := s.Name + "/" + string(s.UID) + "/" + s.ResourceVersion + "/" + rev.Name + "/" + string(rev.UID) + "/" + rev.ResourceVersion
 	c.mu.Lock()
 	if p, ok := c.entries[key]; ok {
 		c.mu.Unlock()

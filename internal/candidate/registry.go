@@ -15,6 +15,7 @@ package candidate
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,6 +107,19 @@ func (r *Registry) Len() int {
 	return len(r.entries)
 }
 
+// All returns every SidecarSet, sorted by name: the kubectl plugin's
+// explain considers them all, to give a reason for each.
+func (r *Registry) All() []*Entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*Entry, 0, len(r.entries))
+	for _, e := range r.entries {
+		out = append(out, e)
+	}
+	sortByName(out)
+	return out
+}
+
 // Candidates returns, sorted by name, the SidecarSets that can apply to a
 // pod of the namespace with the labels: every SidecarSet the pod could match
 // is included; most that cannot are not looked at.
@@ -128,16 +142,12 @@ func (r *Registry) Candidates(namespace string, podLabels map[string]string) []*
 			add(labelKey(ns, k, v))
 		}
 	}
-	slices.SortFunc(out, func(a, b *Entry) int {
-		switch {
-		case a.SidecarSet.Name < b.SidecarSet.Name:
-			return -1
-		case a.SidecarSet.Name > b.SidecarSet.Name:
-			return 1
-		}
-		return 0
-	})
+	sortByName(out)
 	return out
+}
+
+func sortByName(entries []*Entry) {
+	slices.SortFunc(entries, func(a, b *Entry) int { return strings.Compare(a.SidecarSet.Name, b.SidecarSet.Name) })
 }
 
 func (r *Registry) removeLocked(name string) {

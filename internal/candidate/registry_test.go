@@ -86,6 +86,13 @@ func TestRegistry_Candidates(t *testing.T) {
 			}
 		})
 	}
+	t.Run("All lists every SidecarSet once, by name", func(t *testing.T) {
+		t.Parallel()
+		want := []string{"by-app", "by-exists", "by-in", "by-two-labels", "other-app", "pinned-ns-1", "pinned-ns-2"}
+		if diff := cmp.Diff(want, names(r.All())); diff != "" {
+			t.Errorf("All (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestRegistry_UpsertMovesAndDeleteRemoves(t *testing.T) {

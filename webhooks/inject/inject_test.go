@@ -23,6 +23,7 @@ import (
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/test/golden"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
@@ -31,7 +32,7 @@ import (
 const goldenDir = "testdata/inject"
 
 // refreshGolden rewrites the expected files instead of comparing them.
-var refreshGolden = os.Getenv("REFRESH_GOLDEN") == "true"
+var refreshGolden = golden.Refresh
 
 // testNow is the injection time of every case.
 var testNow = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
@@ -259,7 +260,7 @@ func TestInject_Golden(t *testing.T) {
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
-			compareGolden(t, filepath.Join(goldenDir, lc.name+".yaml.injected"), got)
+			golden.Compare(t, filepath.Join(goldenDir, lc.name+".yaml.injected"), got)
 			if diff := cmp.Diff(before, lc.input.Pod); diff != "" {
 				t.Errorf("Inject modified its input pod (-before +after):\n%s", diff)
 			}
@@ -290,23 +291,6 @@ func TestInject_GoldenFilesHaveInputs(t *testing.T) {
 		if _, err := os.Stat(strings.TrimSuffix(e, ".injected")); err != nil {
 			t.Errorf("stale golden file %s: its input is missing (%v)", e, err)
 		}
-	}
-}
-
-func compareGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if refreshGolden {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with REFRESH_GOLDEN=true to create it)", err)
-	}
-	if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n")); diff != "" {
-		t.Errorf("%s is stale (-want +got; REFRESH_GOLDEN=true rewrites it):\n%s", path, diff)
 	}
 }
 

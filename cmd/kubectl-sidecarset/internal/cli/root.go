@@ -1,0 +1,60 @@
+// Package cli is the kubectl sidecarset plugin: explain, which says for a
+// pod or a manifest which SidecarSets select it and why the others do not,
+// and inject, which prints a manifest as the pod webhook would admit its
+// pods. Both gather what the webhook reads (from the cluster with the
+// user's kubeconfig, or from files) and run the webhook's own decision
+// (webhooks.PodInjector.Decide): there is no second implementation of
+// injection.
+package cli
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Streams are the command's standard streams.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// NewCommand returns the plugin's root command, kubectl-sidecarset.
+func NewCommand(streams Streams) *cobra.Command {
+	o := &options{}
+	root := &cobra.Command{
+		Use:   "kubectl-sidecarset",
+		Short: "Explain and preview the sidecar injection of SidecarSets (apps.kruise.io/v1alpha1)",
+		Long: "kubectl sidecarset explains which SidecarSets select a pod and why the others do not, and injects\n" +
+			"manifests offline as the operator's pod webhook would admit their pods. Both run the webhook's own code.",
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl sidecarset"},
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+
+	flags := root.PersistentFlags()
+	flags.StringVar(&o.kubeconfig, clientcmd.RecommendedConfigPathFlag, "", "Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")
+	clientcmd.BindOverrideFlags(&o.overrides, flags, clientcmd.RecommendedConfigOverrideFlags(""))
+	flags.StringVar(&o.sidecarSetsFrom, "sidecarsets-from", fromCluster,
+		"Where the SidecarSets come from: \"cluster\", or a file or directory of SidecarSets (with, optionally, their ControllerRevisions, "+
+			"Namespaces and the kruise-configuration ConfigMap).")
+	flags.StringVar(&o.operatorNamespace, "operator-namespace", "kruise-system",
+		"The operator's namespace: its ControllerRevisions and the kruise-configuration ConfigMap.")
+	flags.StringToStringVar(&o.labelsFlag, "namespace-labels", nil,
+		"Labels of the pods' namespace, for namespaceSelectors (default: the Namespace objects of the inputs, else the cluster's).")
+	flags.StringVar(&o.timestamp, "timestamp", "now", "The injection time recorded in the pods' annotations (RFC 3339), \"now\" for the current time.")
+	flags.Float64Var(&o.coin, "partition-coin", 0.5,
+		"The coin, in [0,1), of a pinned revision with policy Partial and a percentage partition: the pinned revision is injected when it is below the percentage.")
+	flags.BoolVar(&o.sortByName, "sort-containers-by-name", false, "As the manager's EnableSortSidecarContainerByName feature gate.")
+	flags.BoolVar(&o.defaultsAllowed, "patch-metadata-defaults-allowed", false,
+		"As the manager's SidecarSetPatchPodMetadataDefaultsAllowed feature gate (explain's whitelist check).")
+
+	root.AddCommand(newExplainCommand(o), newInjectCommand(o))
+	return root
+}

@@ -1,0 +1,134 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/explain"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+)
+
+// The kubectl plugin, built from this checkout, run by kubectl (which finds
+// it on the PATH) against the e2e cluster with its kubeconfig.
+var _ = ginkgo.Describe("The kubectl plugin", ginkgo.Label("plugin"), ginkgo.Ordered, func() {
+	var pluginDir string
+	ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
+		pluginDir = filepath.Join(env.Dir, "plugin")
+		build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(pluginDir, "kubectl-sidecarset"), "./cmd/kubectl-sidecarset")
+		build.Dir = env.RepoRoot
+		out, err := build.CombinedOutput()
+		gomega.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
+	})
+
+	// runPlugin runs `kubectl sidecarset ARGS` and returns its standard
+	// output; an error carries its standard error.
+	runPlugin := func(ctx context.Context, args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, env.Cluster.Kubectl(), append([]string{"sidecarset"}, args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+pluginDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"KUBECONFIG="+env.Cluster.KubeconfigPath())
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			return stdout.String(), fmt.Errorf("kubectl sidecarset %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+		}
+		return stdout.String(), nil
+	}
+	sidecarset := func(ctx context.Context, args ...string) string {
+		out, err := runPlugin(ctx, args...)
+		gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+		return out
+	}
+
+	ginkgo.It("should explain why a running pod has one SidecarSet and not another", func(ctx ginkgo.SpecContext) {
+		ns := createNamespace(ctx, "plugin-explain")
+		s := createSidecarSet(ctx, sidecarSet(ns, "sidecar", "busybox:1.36").Obj())
+		other := createSidecarSet(ctx, builder.MakeSidecarSet(ns+"-other", "app", "api").Namespace(ns).
+			Containers(builder.MakeContainer("other", "busybox:1.36").Command("sleep", "999d")).Obj())
+		pod := runPod(ctx, builder.MakePod("web", ns).Name("web").Label("app", "web").
+			Containers(builder.MakeContainer("main", "nginx:1.25")).Obj(), s.Name, true)
+
+		text := sidecarset(ctx, "explain", "pod/"+pod.Name, "-n", ns)
+		ginkgo.AddReportEntry("kubectl sidecarset explain pod/"+pod.Name, text)
+		gomega.Expect(text).To(gomega.ContainSubstring("Pod " + ns + "/web (an existing pod"))
+		gomega.Expect(text).To(gomega.ContainSubstring("  " + s.Name + " [required]: " + inject.ReasonAlreadyInjected))
+		gomega.Expect(text).To(gomega.ContainSubstring("  " + other.Name + " [required]: " + inject.ReasonPodNotSelected + "\n" +
+			"    its selector does not match the pod's labels\n    selector: app=api\n"))
+		gomega.Expect(text).To(gomega.ContainSubstring("  mpod.sidecarset-operator.dev (failurePolicy Fail, in sidecarset-operator-local-mutating): called"))
+		gomega.Expect(text).To(gomega.ContainSubstring("injected list: " + s.Name))
+		gomega.Expect(text).To(gomega.ContainSubstring("Result: If this pod were created now: admitted unchanged"))
+
+		// The same pod as a manifest, without what injection wrote: the
+		// sidecar is what the webhook would add.
+		manifest := builder.MakePod("web", ns).Name("web").Label("app", "web").Containers(builder.MakeContainer("main", "nginx:1.25")).Obj()
+		path := writeManifest(manifest)
+		var r explain.Report
+		// The scope is rewritten within a second of a SidecarSet change.
+		gomega.Eventually(func(g gomega.Gomega) {
+			out, err := runPlugin(ctx, "explain", "-f", path, "-o", "json")
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			r = explain.Report{}
+			g.Expect(json.Unmarshal([]byte(out), &r)).To(gomega.Succeed())
+			g.Expect(r.Scope.Stale).To(gomega.BeFalse(), "%+v", r.Scope)
+		}).WithContext(ctx).Should(gomega.Succeed())
+		gomega.Expect(r.Scope.Called).To(gomega.Equal(explain.CalledYes))
+		gomega.Expect(r.Added.Containers).To(gomega.Equal([]explain.Container{{Name: "sidecar", Image: "busybox:1.36", SidecarSet: s.Name}}))
+		gomega.Expect(r.Result).To(gomega.Equal("admitted with the sidecars of " + s.Name))
+	})
+
+	ginkgo.It("should inject a Deployment manifest as the webhook injects its pods, which the webhook then leaves alone", func(ctx ginkgo.SpecContext) {
+		ns := createNamespace(ctx, "plugin-inject")
+		s := createSidecarSet(ctx, sidecarSet(ns, "sidecar", "busybox:1.36").Obj())
+		d := app(ns, "web", 2).Obj()
+		expectInjects(ctx, ns, d.Spec.Template.Labels, s.Name)
+
+		out := sidecarset(ctx, "inject", "-f", writeManifest(d))
+		ginkgo.AddReportEntry("kubectl sidecarset inject -f deployment.yaml", out)
+		injected := &appsv1.Deployment{}
+		gomega.Expect(yaml.UnmarshalStrict([]byte(out), injected)).To(gomega.Succeed(), out)
+		gomega.Expect(containerNames(injected.Spec.Template.Spec.Containers)).To(gomega.Equal([]string{"sidecar", "main"}))
+
+		// The webhook's own answer for a pod of the template (server dry run).
+		probe := &corev1.Pod{ObjectMeta: *d.Spec.Template.ObjectMeta.DeepCopy(), Spec: *d.Spec.Template.Spec.DeepCopy()}
+		probe.Namespace, probe.GenerateName = ns, "probe-"
+		gomega.Expect(env.Client.Create(ctx, probe, client.DryRunAll)).To(gomega.Succeed())
+		gomega.Expect(injected.Spec.Template.Annotations[appsv1alpha1.SidecarSetListAnnotation]).
+			To(gomega.Equal(probe.Annotations[appsv1alpha1.SidecarSetListAnnotation]))
+		gomega.Expect(injected.Spec.Template.Spec.Containers[0].Image).To(gomega.Equal(specContainer(probe, "sidecar").Image))
+		gomega.Expect(injected.Spec.Template.Spec.Containers[0].Env).To(gomega.Equal(specContainer(probe, "sidecar").Env))
+
+		gomega.Expect(env.Client.Create(ctx, injected)).To(gomega.Succeed())
+		pods := expectReadyPods(ctx, ns, appLabels, 2, s.Name)
+		for i := range pods {
+			gomega.Expect(containerNames(pods[i].Spec.Containers)).To(gomega.Equal([]string{"sidecar", "main"}), "pod %s", pods[i].Name)
+			gomega.Expect(podstate.DecodeInjectedList(pods[i].Annotations[appsv1alpha1.SidecarSetListAnnotation])).To(gomega.Equal([]string{s.Name}))
+		}
+	})
+})
+
+// writeManifest writes an object as YAML into a temporary file of the spec.
+func writeManifest(obj client.Object) string {
+	gvks, _, err := env.Client.Scheme().ObjectKinds(obj)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+	data, err := yaml.Marshal(obj)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	path := filepath.Join(ginkgo.GinkgoT().TempDir(), strings.ToLower(gvks[0].Kind)+".yaml")
+	gomega.ExpectWithOffset(1, os.WriteFile(path, data, 0o600)).To(gomega.Succeed())
+	return path
+}
