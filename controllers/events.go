@@ -14,7 +14,8 @@ import (
 // announce emits the SidecarSet's events on transitions only: a rollout
 // starts, completes, a new set of pods turns out not upgradable, or
 // upgrades leave out other patchPodMetadata annotations than before.
-func (r *SidecarSetReconciler) announce(obj, s *appsv1alpha1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1alpha1.SidecarSetStatus) {
+func (r *SidecarSetReconciler) announce(obj, s *appsv1alpha1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1alpha1.SidecarSetStatus,
+	notInjected []NotInjectedPod, detected bool) {
 	prev, _ := r.notes.Load(s.Name)
 	note, _ := prev.(noteState)
 	next := note
@@ -44,6 +45,9 @@ func (r *SidecarSetReconciler) announce(obj, s *appsv1alpha1.SidecarSet, hash st
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventPodMetadataNotPatched, "Upgrade", "%s", key)
 			next.notPatched = key
 		}
+	}
+	if detected {
+		r.announceNotInjected(obj, notInjected, &next)
 	}
 	if next != note {
 		r.notes.Store(s.Name, next)

@@ -11,7 +11,7 @@ import (
 var (
 	rolloutPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "sidecarset_pods",
-		Help: "Pods of a SidecarSet by state: matched, updated, ready, updated_ready, not_upgradable.",
+		Help: "Pods of a SidecarSet by state: matched, updated, ready, updated_ready, not_upgradable, not_injected (selected, without its sidecars).",
 	}, []string{"sidecarset", "state"})
 	inPlaceUpdates = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sidecarset_inplace_updates_total",
@@ -33,6 +33,7 @@ func recordStatusMetrics(set string, st *appsv1alpha1.SidecarSetStatus, notUpgra
 	rolloutPods.WithLabelValues(set, "ready").Set(float64(st.ReadyPods))
 	rolloutPods.WithLabelValues(set, "updated_ready").Set(float64(st.UpdatedReadyPods))
 	rolloutPods.WithLabelValues(set, "not_upgradable").Set(float64(notUpgradable))
+	rolloutPods.WithLabelValues(set, "not_injected").Set(float64(st.NotInjectedPods))
 }
 
 func forgetMetrics(set string) {

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
@@ -89,6 +91,9 @@ type SidecarSetReconciler struct {
 	Whitelist *policy.Store
 	// PatchMetadataDefaultsAllowed is the SidecarSetPatchPodMetadataDefaultsAllowed gate.
 	PatchMetadataDefaultsAllowed bool
+	// Detector knows the selected pods that run without the sidecars; nil
+	// leaves notInjectedPods and the Injected condition alone.
+	Detector *Detector
 
 	inflight *inFlight
 	states   *podStates
@@ -104,6 +109,7 @@ type noteState struct {
 	rollingTo     string // hash of the rollout announced as started
 	completed     string // hash announced as completed
 	notPatched    string // the last PodMetadataNotPatched warnings
+	notInjected   string // the pods and reasons of the last PodsNotInjected event
 }
 
 // SetupWithManager registers the controller.
@@ -116,7 +122,19 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.PodWriters <= 0 {
 		r.PodWriters = 32
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.Detector != nil {
+		// The detector's changes come in as reconcile requests.
+		detected := make(chan event.TypedGenericEvent[*appsv1alpha1.SidecarSet], 1024)
+		r.Detector.Notify = func(name string) {
+			detected <- event.TypedGenericEvent[*appsv1alpha1.SidecarSet]{Object: &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+		}
+		b = b.WatchesRawSource(source.Channel(detected, &handler.TypedEnqueueRequestForObject[*appsv1alpha1.SidecarSet]{}))
+		if err := mgr.Add(r.Detector); err != nil {
+			return err
+		}
+	}
+	return b.
 		Named("sidecarset").
 		For(&appsv1alpha1.SidecarSet{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -230,12 +248,13 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	status.ObservedGeneration = obj.Generation
 	status.LatestRevision = latest
 	status.CollisionCount = &collisions
+	notInjected, detected := r.setNotInjected(obj, &status)
 	if err := r.patchStatus(ctx, obj, func(st *appsv1alpha1.SidecarSetStatus) { *st = status }); err != nil {
 		return reconcile.Result{}, err
 	}
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable))
 	inFlightOldest.Set(r.inflight.oldest(now).Seconds())
-	r.announce(obj, s, hashes.Hash, &plan, &status)
+	r.announce(obj, s, hashes.Hash, &plan, &status, notInjected, detected)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
 	}

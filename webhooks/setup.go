@@ -32,6 +32,9 @@ import (
 
 // Options configure the webhooks.
 type Options struct {
+	// Registry indexes the SidecarSets for pods; the server keeps it
+	// current. Nil: the server makes its own.
+	Registry *candidate.Registry
 	// Namespace is the operator's namespace: ControllerRevisions and the
 	// kruise-configuration ConfigMap live there.
 	Namespace string
@@ -81,7 +84,10 @@ func (s *Server) Start(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	}
-	registry := candidate.NewRegistry()
+	registry := s.opts.Registry
+	if registry == nil {
+		registry = candidate.NewRegistry()
+	}
 	synced, err := s.watchSidecarSets(ctx, registry)
 	if err != nil {
 		return err

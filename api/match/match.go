@@ -115,3 +115,16 @@ func IndexValues(s *appsv1alpha1.SidecarSet) []string {
 	}
 	return []string{ClusterScope}
 }
+
+// CanaryBase returns the base SidecarSet a canary SidecarSet replaces (its
+// apps.kruise.io/sidecarset-base annotation, when apps.kruise.io/sidecarset-canary
+// is "true"), or "". A canary naming itself replaces nothing.
+func CanaryBase(s *appsv1alpha1.SidecarSet) string {
+	if s.Annotations[appsv1alpha1.SidecarSetCanaryAnnotation] != "true" {
+		return ""
+	}
+	if base := s.Annotations[appsv1alpha1.SidecarSetBaseAnnotation]; base != s.Name {
+		return base
+	}
+	return ""
+}

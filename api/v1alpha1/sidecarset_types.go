@@ -506,6 +506,15 @@ type SidecarSetStatus struct {
 	// +optional
 	UpdatedReadyPods int32 `json:"updatedReadyPods,omitempty"`
 
+	// notInjectedPods is the number of running pods the SidecarSet selects
+	// (selector, namespace, namespaceSelector) that do not carry its
+	// sidecars: created before it, while injection was paused, with a
+	// container of a sidecar's name, or admitted without it. The Injected
+	// condition names some of them and why. An addition of this operator:
+	// OpenKruise clients ignore it.
+	// +optional
+	NotInjectedPods int32 `json:"notInjectedPods,omitempty"`
+
 	// latestRevision is the name of the ControllerRevision of the current spec.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
@@ -533,6 +542,7 @@ type SidecarSetStatus struct {
 // +kubebuilder:printcolumn:name="UPDATED",type="integer",JSONPath=".status.updatedPods",description="The number of pods running the latest sidecars."
 // +kubebuilder:printcolumn:name="READY",type="integer",JSONPath=".status.readyPods",description="The number of matched pods that are ready."
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="NOT-INJECTED",type="integer",JSONPath=".status.notInjectedPods",priority=1,description="The number of pods the SidecarSet selects that run without its sidecars."
 type SidecarSet struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional

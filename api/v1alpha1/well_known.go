@@ -66,6 +66,14 @@ const (
 	// SidecarSetConditionProgressing is True while an in-place rollout can
 	// make progress, False with a reason when it is held or stalled.
 	SidecarSetConditionProgressing = "Progressing"
+	// SidecarSetConditionInjected is False, with reason PodsNotInjected,
+	// while pods the SidecarSet selects run without its sidecars; it is
+	// absent when every such pod carries them.
+	SidecarSetConditionInjected = "Injected"
+
+	// ReasonPodsNotInjected: some selected pods run without the sidecars;
+	// the message names a few and why.
+	ReasonPodsNotInjected = "PodsNotInjected"
 
 	// ReasonRolloutComplete: every selected pod runs the latest sidecars.
 	ReasonRolloutComplete = "RolloutComplete"

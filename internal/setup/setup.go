@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
@@ -68,7 +69,12 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	if o.ScopedWebhookConfig != "" || o.ScopeOLMWebhooks {
 		podScope = &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig}
 	}
+	// One registry of the SidecarSets, indexed for pods: the pod webhook
+	// injects from it, the controller's detector finds the pods that miss
+	// their sidecars with it.
+	registry := candidate.NewRegistry()
 	server, err := webhooks.AddServer(mgr, webhooks.Options{
+		Registry:                     registry,
 		Namespace:                    o.Namespace,
 		Inject:                       o.Inject,
 		PatchMetadataDefaultsAllowed: o.PatchMetadataDefaultsAllowed,
@@ -88,6 +94,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		RateLimiter:                  o.RateLimiter,
 		Whitelist:                    whitelist,
 		PatchMetadataDefaultsAllowed: o.PatchMetadataDefaultsAllowed,
+		Detector:                     &controllers.Detector{Cache: mgr.GetCache(), Registry: registry},
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)

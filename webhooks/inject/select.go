@@ -106,23 +106,12 @@ func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) ([]*Cand
 // metav1NamespaceDefault is the namespace of a pod that names none.
 const metav1NamespaceDefault = "default"
 
-// canaryBase returns the base a canary SidecarSet replaces, or "".
-func canaryBase(s *appsv1alpha1.SidecarSet) string {
-	if s.Annotations[appsv1alpha1.SidecarSetCanaryAnnotation] != "true" {
-		return ""
-	}
-	if base := s.Annotations[appsv1alpha1.SidecarSetBaseAnnotation]; base != s.Name {
-		return base
-	}
-	return ""
-}
-
 // excludeCanaryBases drops every matched SidecarSet that a matched canary
 // names as its base: the canary is injected instead of its base.
 func excludeCanaryBases(matched []*Candidate) ([]*Candidate, []Skip) {
 	replacedBy := map[string]string{}
 	for _, c := range matched {
-		if base := canaryBase(c.SidecarSet); base != "" {
+		if base := match.CanaryBase(c.SidecarSet); base != "" {
 			if _, seen := replacedBy[base]; !seen {
 				replacedBy[base] = c.SidecarSet.Name
 			}

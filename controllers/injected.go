@@ -1,0 +1,94 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+)
+
+// Events about the pods a SidecarSet selects that run without its sidecars.
+const (
+	// EventPodsNotInjected: the set of such pods changed and is not empty.
+	EventPodsNotInjected = "PodsNotInjected"
+	// EventPodsInjected: every selected pod carries the sidecars again.
+	EventPodsInjected = "PodsInjected"
+)
+
+// maxNamedPods is how many pods the Injected condition and event name.
+const maxNamedPods = 3
+
+// notInjectedReasons say the detector's reasons in words.
+var notInjectedReasons = map[string]string{
+	match.NotInjectedCreatedBefore: "created before the SidecarSet",
+	match.NotInjectedPaused:        "injection paused",
+	match.NotInjectedNameConflict:  "has a container of a sidecar's name",
+	match.NotInjectedAtAdmission:   "admitted without it: the operator unreachable, a best-effort failure, or created just after the SidecarSet",
+}
+
+// notInjectedMessage names up to maxNamedPods pods and why.
+func notInjectedMessage(pods []NotInjectedPod) string {
+	var named []string
+	for _, p := range pods[:min(len(pods), maxNamedPods)] {
+		named = append(named, fmt.Sprintf("%s (%s)", p.Pod, notInjectedReasons[p.Reason]))
+	}
+	more := ""
+	if len(pods) > maxNamedPods {
+		more = fmt.Sprintf(" and %d more", len(pods)-maxNamedPods)
+	}
+	what := "pods it selects run"
+	if len(pods) == 1 {
+		what = "pod it selects runs"
+	}
+	return fmt.Sprintf("%d %s without its sidecars: %s%s", len(pods), what, strings.Join(named, ", "), more)
+}
+
+// setNotInjected writes what the detector knows into the status: the count
+// and, while it is not zero, the Injected condition. Until the detector has
+// looked at every pod, the previous values stay. It returns the pods, or
+// nil when they are not known yet.
+func (r *SidecarSetReconciler) setNotInjected(obj *appsv1alpha1.SidecarSet, st *appsv1alpha1.SidecarSetStatus) ([]NotInjectedPod, bool) {
+	if r.Detector == nil || !r.Detector.Synced() {
+		st.NotInjectedPods = obj.Status.NotInjectedPods
+		if c := meta.FindStatusCondition(obj.Status.Conditions, appsv1alpha1.SidecarSetConditionInjected); c != nil {
+			meta.SetStatusCondition(&st.Conditions, *c)
+		}
+		return nil, false
+	}
+	pods := r.Detector.NotInjected(obj.Name)
+	st.NotInjectedPods = int32(len(pods))
+	if len(pods) == 0 {
+		meta.RemoveStatusCondition(&st.Conditions, appsv1alpha1.SidecarSetConditionInjected)
+		return pods, true
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: appsv1alpha1.SidecarSetConditionInjected, Status: metav1.ConditionFalse,
+		Reason: appsv1alpha1.ReasonPodsNotInjected, Message: notInjectedMessage(pods), ObservedGeneration: obj.Generation,
+	})
+	return pods, true
+}
+
+// announceNotInjected emits an event when the set of pods changes: a
+// warning naming them, or a note when none is left.
+func (r *SidecarSetReconciler) announceNotInjected(obj *appsv1alpha1.SidecarSet, pods []NotInjectedPod, note *noteState) {
+	var keys []string
+	for _, p := range pods {
+		keys = append(keys, p.Pod.String()+":"+p.Reason)
+	}
+	key := strings.Join(keys, ",")
+	if key == note.notInjected {
+		return
+	}
+	switch {
+	case len(pods) > 0:
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventPodsNotInjected, "Detect", "%s", notInjectedMessage(pods))
+	case note.notInjected != "":
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, EventPodsInjected, "Detect", "Every pod the SidecarSet selects carries its sidecars")
+	}
+	note.notInjected = key
+}
