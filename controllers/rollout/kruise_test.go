@@ -1,37 +1,32 @@
 package rollout
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/fixtures"
 )
 
-// kruiseDir holds what OpenKruise's own manager wrote (see its README).
-const kruiseDir = "../../test/fixtures/kruise-v1.8"
-
-// A pod OpenKruise injected, upgraded by the planner to the SidecarSet
+// A pod OpenKruise injected (test/fixtures/kruise-v1.8), upgraded by the planner to the SidecarSet
 // OpenKruise upgraded it to, ends as OpenKruise left its own: the same
 // images, and the same annotations apart from timestamps (hash entries, in-
 // place state with the image IDs it recorded, hot-upgrade bookkeeping).
 func TestPlan_UpgradesOpenKruisePodsAsOpenKruiseDid(t *testing.T) {
 	t.Parallel()
-	sets := kruiseList[appsv1alpha1.SidecarSet](t, "sidecarsets-upgraded.yaml")
-	injected := kruiseList[corev1.Pod](t, "pods-injected.yaml")
-	upgraded := kruiseList[corev1.Pod](t, "pods-upgraded.yaml")
+	sets := fixtures.MustList[appsv1alpha1.SidecarSet](t, "sidecarsets-upgraded.yaml")
+	injected := fixtures.MustList[corev1.Pod](t, "pods-injected.yaml")
+	upgraded := fixtures.MustList[corev1.Pod](t, "pods-upgraded.yaml")
 	for _, tc := range []struct{ pod, set string }{{"basic", "fx-basic"}, {"hot", "fx-hot"}} {
 		t.Run(tc.pod, func(t *testing.T) {
 			t.Parallel()
-			set := kruiseNamed(t, sets, tc.set, func(s *appsv1alpha1.SidecarSet) string { return s.Name }).DeepCopy()
-			want := kruiseNamed(t, upgraded, tc.pod, func(p *corev1.Pod) string { return p.Name })
-			pod := kruiseNamed(t, injected, tc.pod, func(p *corev1.Pod) string { return p.Name }).DeepCopy()
+			set := fixtures.MustNamed(t, sets, tc.set, func(s *appsv1alpha1.SidecarSet) string { return s.Name }).DeepCopy()
+			want := fixtures.MustNamed(t, upgraded, tc.pod, func(p *corev1.Pod) string { return p.Name })
+			pod := fixtures.MustNamed(t, injected, tc.pod, func(p *corev1.Pod) string { return p.Name }).DeepCopy()
 			appsv1alpha1.SetDefaults(set)
 			// A hot upgrade records the SidecarSet's resourceVersion at the
 			// time: give it the one OpenKruise saw.
@@ -103,30 +98,4 @@ func kruiseRecord(tb testing.TB, pod *corev1.Pod) map[string]any {
 	out[appsv1alpha1.SidecarSetHashWithoutImageAnnotation] = st.HashesWithoutImage
 	out[appsv1alpha1.InPlaceUpdateStateAnnotation] = st.InPlace
 	return out
-}
-
-func kruiseList[T any](tb testing.TB, file string) []T {
-	tb.Helper()
-	data, err := os.ReadFile(filepath.Join(kruiseDir, file))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var list struct {
-		Items []T `json:"items"`
-	}
-	if err := yaml.Unmarshal(data, &list); err != nil {
-		tb.Fatalf("%s: %v", file, err)
-	}
-	return list.Items
-}
-
-func kruiseNamed[T any](tb testing.TB, items []T, name string, nameOf func(*T) string) *T {
-	tb.Helper()
-	for i := range items {
-		if nameOf(&items[i]) == name {
-			return &items[i]
-		}
-	}
-	tb.Fatalf("no fixture object %s", name)
-	return nil
 }

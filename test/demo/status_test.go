@@ -6,49 +6,18 @@ import (
 
 func TestCountsNearTop_Layouts(t *testing.T) {
 	t.Parallel()
-	const compact = `apiVersion: apps.kruise.io/v1alpha1
-kind: SidecarSet
-spec:
-  updateStrategy:
-    type: RollingUpdate
-status:
-  conditions:
-  - lastTransitionTime: "2026-11-22T05:31:27Z"
-    message: the matched pod runs the latest sidecars
-    observedGeneration: 1
-    reason: RolloutComplete
-    status: "True"
-    type: Updated
-  latestRevision: test-sidecarset-cf4bf7796
-  matchedPods: 1
-  observedGeneration: 1
-  readyPods: 1
-  updatedPods: 1
-  updatedReadyPods: 1
-`
-	// Two six-line conditions and collisionCount push updatedPods to the
-	// 19th line.
-	const twoConditions = `status:
-  collisionCount: 0
-  conditions:
-  - lastTransitionTime: "2026-11-22T05:31:27Z"
-    message: the matched pod runs the latest sidecars
-    observedGeneration: 1
-    reason: RolloutComplete
-    status: "True"
-    type: Updated
-  - lastTransitionTime: "2026-11-22T05:31:27Z"
-    message: the pod that can be upgraded in place runs the latest sidecars
-    observedGeneration: 1
-    reason: RolloutComplete
-    status: "False"
-    type: Progressing
-  latestRevision: test-sidecarset-cf4bf7796
-  matchedPods: 1
-  observedGeneration: 1
-  readyPods: 1
-  updatedPods: 1
-`
+	// condition is a six-line condition as kubectl prints it.
+	condition := func(typ, status string) string {
+		return "  - lastTransitionTime: \"2026-11-22T05:31:27Z\"\n    message: all pods run the latest sidecars\n" +
+			"    observedGeneration: 1\n    reason: RolloutComplete\n    status: \"" + status + "\"\n    type: " + typ + "\n"
+	}
+	const counts = "  latestRevision: test-sidecarset-cf4bf7796\n  matchedPods: 1\n  observedGeneration: 1\n" +
+		"  readyPods: 1\n  updatedPods: 1\n  updatedReadyPods: 1\n"
+	compact := "kind: SidecarSet\nspec:\n  updateStrategy:\n    type: RollingUpdate\nstatus:\n  conditions:\n" +
+		condition("Updated", "True") + counts
+	// Two conditions and collisionCount push updatedPods to the 19th line.
+	twoConditions := "status:\n  collisionCount: 0\n  conditions:\n" +
+		condition("Updated", "True") + condition("Progressing", "False") + counts
 	tests := []struct {
 		name    string
 		yaml    string

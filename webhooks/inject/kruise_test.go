@@ -1,10 +1,6 @@
 package inject
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,15 +8,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/fixtures"
 )
-
-// kruiseDir holds what OpenKruise's own manager wrote for the manual's and
-// the features' SidecarSets (see its README).
-const kruiseDir = "../../test/fixtures/kruise-v1.8"
 
 // kruiseOnly are the differences between OpenKruise's injected pods and
 // ours that are deliberate (docs/injection.md, "Compared with OpenKruise's
@@ -30,15 +22,15 @@ const kruiseDir = "../../test/fixtures/kruise-v1.8"
 // part of SidecarSet injection and this operator does not implement it.
 var kruiseOnly = map[string]bool{"KRUISE_CONTAINER_BARRIER": true}
 
-// For every input pod of the fixtures, our injector given OpenKruise's
+// For every input pod of the fixtures (test/fixtures/kruise-v1.8), our injector given OpenKruise's
 // SidecarSets (as stored, with their status) produces the containers, their
 // order, env, mounts, the volumes, pull secrets and annotations OpenKruise
 // produced, apart from kruiseOnly.
 func TestInject_MatchesOpenKruise(t *testing.T) {
 	t.Parallel()
-	sets := decodeList[appsv1alpha1.SidecarSet](t, "sidecarsets-injected.yaml")
-	want := decodeList[corev1.Pod](t, "pods-injected.yaml")
-	inputs := decodeDocs[corev1.Pod](t, "input-pods.yaml", "Pod")
+	sets := fixtures.MustList[appsv1alpha1.SidecarSet](t, "sidecarsets-injected.yaml")
+	want := fixtures.MustList[corev1.Pod](t, "pods-injected.yaml")
+	inputs := fixtures.MustDocs[corev1.Pod](t, "input-pods.yaml", "Pod")
 	cands := make([]Candidate, 0, len(sets))
 	for i := range sets {
 		s := sets[i].DeepCopy()
@@ -81,8 +73,8 @@ func TestInject_MatchesOpenKruise(t *testing.T) {
 // from the manifests that were applied.
 func TestComputeHashes_MatchOpenKruise(t *testing.T) {
 	t.Parallel()
-	stored := decodeList[appsv1alpha1.SidecarSet](t, "sidecarsets-injected.yaml")
-	applied := decodeDocs[appsv1alpha1.SidecarSet](t, "input-sidecarsets.yaml", "SidecarSet")
+	stored := fixtures.MustList[appsv1alpha1.SidecarSet](t, "sidecarsets-injected.yaml")
+	applied := fixtures.MustDocs[appsv1alpha1.SidecarSet](t, "input-sidecarsets.yaml", "SidecarSet")
 	for _, s := range stored {
 		i := slices.IndexFunc(applied, func(a appsv1alpha1.SidecarSet) bool { return a.Name == s.Name })
 		if i < 0 {
@@ -192,46 +184,4 @@ func viewOf(tb testing.TB, pod *corev1.Pod, dropEnv map[string]bool) podView {
 		}
 	}
 	return v
-}
-
-// decodeList decodes the items of a kubectl get -o yaml list.
-func decodeList[T any](tb testing.TB, file string) []T {
-	tb.Helper()
-	data, err := os.ReadFile(filepath.Join(kruiseDir, file))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var list struct {
-		Items []T `json:"items"`
-	}
-	if err := yaml.Unmarshal(data, &list); err != nil {
-		tb.Fatalf("%s: %v", file, err)
-	}
-	return list.Items
-}
-
-// decodeDocs decodes the documents of one kind of a multi-document file.
-func decodeDocs[T any](tb testing.TB, file, kind string) []T {
-	tb.Helper()
-	data, err := os.ReadFile(filepath.Join(kruiseDir, file))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out []T
-	for doc := range bytes.SplitSeq(data, []byte("\n---")) {
-		js, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			tb.Fatalf("%s: %v", file, err)
-		}
-		var meta metav1.TypeMeta
-		if err := json.Unmarshal(js, &meta); err != nil || meta.Kind != kind {
-			continue
-		}
-		var obj T
-		if err := json.Unmarshal(js, &obj); err != nil {
-			tb.Fatalf("%s: %v", file, err)
-		}
-		out = append(out, obj)
-	}
-	return out
 }
