@@ -139,6 +139,9 @@ func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1alpha1.
 	if err := r.Client.List(ctx, list, client.InNamespace(r.Namespace), client.MatchingFields{fieldindex.RevisionBySidecarSet: s.Name}); err != nil {
 		return "", 0, err
 	}
+	if err := r.adoptRevisions(ctx, s, list.Items); err != nil {
+		return "", 0, err
+	}
 	var collisions int32
 	if s.Status.CollisionCount != nil {
 		collisions = *s.Status.CollisionCount

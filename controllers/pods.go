@@ -149,9 +149,9 @@ func sameStatuses(a, b []corev1.ContainerStatus) bool {
 }
 
 // TrimPod is the pod cache transform: it keeps only what the operator
-// reads (metadata, container names and images, the init containers'
-// restart policy, the node, the phase, the conditions and the container
-// statuses) so that the cache of a large cluster stays small. Cached pods
+// reads (metadata, container names, images and pull policies, the init
+// containers' restart policy, the node, the phase, the conditions and the
+// container statuses) so that the cache of a large cluster stays small. Cached pods
 // are read-only views: the controller only ever patches pods.
 func TrimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
@@ -183,7 +183,9 @@ func trimContainers(in []corev1.Container) []corev1.Container {
 	}
 	out := make([]corev1.Container, len(in))
 	for i := range in {
-		out[i] = corev1.Container{Name: in[i].Name, Image: in[i].Image, RestartPolicy: in[i].RestartPolicy}
+		out[i] = corev1.Container{
+			Name: in[i].Name, Image: in[i].Image, ImagePullPolicy: in[i].ImagePullPolicy, RestartPolicy: in[i].RestartPolicy,
+		}
 	}
 	return out
 }

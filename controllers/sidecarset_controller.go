@@ -247,7 +247,13 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	status := plan.Status
 	status.ObservedGeneration = obj.Generation
 	status.LatestRevision = latest
-	status.CollisionCount = &collisions
+	// collisionCount is written only once a name collided: OpenKruise writes
+	// 0 too, and it would be the first line of the status, before the
+	// counts (see rollout.setConditions). Absent reads as 0 everywhere.
+	status.CollisionCount = nil
+	if collisions != 0 {
+		status.CollisionCount = &collisions
+	}
 	notInjected, detected := r.setNotInjected(obj, &status)
 	if err := r.patchStatus(ctx, obj, func(st *appsv1alpha1.SidecarSetStatus) { *st = status }); err != nil {
 		return reconcile.Result{}, err

@@ -10,17 +10,18 @@ import (
 
 // Partition and maxUnavailable.
 //
-// The rollout is the population of selected pods that are updated, patched
-// to the current hash, or can be upgraded in place (podView.inRollout); pods
-// that cannot be upgraded in place or are not selected are outside it.
-//
-//   - partition is how many of the rollout's pods stay on the old sidecars:
-//     at most max(0, rollout − partition) pods are upgraded in total, so
-//     this round may upgrade that many minus those already done. A
-//     percentage is of the rollout, rounded up, except that below 100% at
-//     least one pod is upgraded when the rollout has more than one. (OpenKruise
-//     subtracts the partition from this round's waiting list instead, so
-//     pods still finishing an earlier upgrade shift the count.)
+//   - partition is how many matched pods stay on the old sidecars, as the
+//     user manual defines it: at most max(0, matched − partition) pods end
+//     on the new version, so this round may upgrade that many minus those
+//     already updated or patched. Every matched pod counts, so pods that
+//     cannot be upgraded in place (or that updateStrategy.selector leaves
+//     out) are among those kept back. A percentage is of the matched pods,
+//     rounded up, except that below 100% at least one pod is upgraded when
+//     more than one is matched. (OpenKruise subtracts the partition from
+//     this round's waiting list instead: pods that cannot be upgraded in
+//     place, or still finishing an earlier upgrade, are left out of it, so
+//     6 matched pods of which 4 cannot be upgraded and partition 2 upgrade
+//     none.)
 //   - maxUnavailable bounds the pods unavailable because of the rollout: a
 //     percentage is of the matched pods, rounded up (a non-zero percentage
 //     never resolves to 0). Pods already unavailable count first: patched
@@ -34,9 +35,9 @@ import (
 
 // budget is one round's resolved partition and maxUnavailable.
 type budget struct {
-	// matched is the number of matched pods, rollout the size of the
-	// rollout and done how many of its pods are updated or patched.
-	matched, rollout, done int
+	// matched is the number of matched pods and done how many of them are
+	// updated or patched to the current hash.
+	matched, done int
 	// partition is the resolved partition; partitionErr is set when the
 	// value is malformed, and then the partition holds every pod.
 	partition    int
@@ -51,24 +52,24 @@ type budget struct {
 
 // allowed is how many pods the partition lets this round upgrade.
 func (b budget) allowed() int {
-	return max(0, max(0, b.rollout-b.partition)-b.done)
+	return max(0, max(0, b.matched-b.partition)-b.done)
 }
 
 // newBudget resolves the strategy values.
-func newBudget(partition, maxUnavailable *intstr.IntOrString, matched, rollout, done, unavailable int) budget {
-	b := budget{matched: matched, rollout: rollout, done: done, unavailable: unavailable}
-	b.partition, b.partitionErr = resolvePartition(partition, rollout)
+func newBudget(partition, maxUnavailable *intstr.IntOrString, matched, done, unavailable int) budget {
+	b := budget{matched: matched, done: done, unavailable: unavailable}
+	b.partition, b.partitionErr = resolvePartition(partition, matched)
 	if b.partitionErr != nil {
-		b.partition = rollout
+		b.partition = matched
 	}
 	b.maxUnavailable, b.maxUnavailableErr = resolveMaxUnavailable(maxUnavailable, matched)
 	return b
 }
 
-// resolvePartition resolves a partition against the rollout's size: an
+// resolvePartition resolves a partition against the matched pods: an
 // integer as is, a percentage rounded up, except that a percentage below
-// 100% that rounds to the whole of a rollout of more than one pod keeps one
-// pod fewer. The result is within [0, total].
+// 100% that rounds to every one of more than one pod keeps one pod fewer.
+// The result is within [0, total].
 func resolvePartition(v *intstr.IntOrString, total int) (int, error) {
 	if v == nil {
 		return 0, nil

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -207,6 +208,56 @@ func TestPlan_PartitionRollsOutToTheEnd(t *testing.T) {
 	}
 }
 
+// The manual's partition is the number of pods kept on the old version,
+// counted over every matched pod: pods that cannot be upgraded in place are
+// among them. OpenKruise (4.1 #10) takes it from the upgradable pods only,
+// so its rows would upgrade 0, 0, 0, 0, 0 and 3 pods.
+func TestPlan_PartitionCountsEveryMatchedPod(t *testing.T) {
+	t.Parallel()
+	v0 := makeSet("s").cold("sidecar", "agent:1")
+	v1 := v0.clone().mode("sidecar", "fast")
+	v2 := v1.clone().image("sidecar", "agent:2").maxUnavailable(intstr.FromInt32(100))
+	tests := []struct {
+		name                  string
+		partition             intstr.IntOrString
+		matched, stuck        int
+		wantUpdates, wantHeld int
+	}{
+		{name: "6 matched, 4 not upgradable, partition 2: both others are upgraded",
+			partition: intstr.FromInt32(2), matched: 6, stuck: 4, wantUpdates: 2},
+		{name: "6 matched, 4 not upgradable, partition 50% (3): both others are upgraded",
+			partition: intstr.FromString("50%"), matched: 6, stuck: 4, wantUpdates: 2},
+		{name: "6 matched, 4 not upgradable, partition 5: one of the others is upgraded",
+			partition: intstr.FromInt32(5), matched: 6, stuck: 4, wantUpdates: 1, wantHeld: 1},
+		{name: "6 matched, 4 not upgradable, partition 83% (5): one of the others is upgraded",
+			partition: intstr.FromString("83%"), matched: 6, stuck: 4, wantUpdates: 1, wantHeld: 1},
+		{name: "6 matched, 4 not upgradable, partition 6: none is upgraded",
+			partition: intstr.FromInt32(6), matched: 6, stuck: 4, wantUpdates: 0, wantHeld: 2},
+		{name: "10 matched, 2 not upgradable, partition 5: 5 end on the new version",
+			partition: intstr.FromInt32(5), matched: 10, stuck: 2, wantUpdates: 5, wantHeld: 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ps := make([]*podWrapper, tc.matched)
+			for i := range ps {
+				from := v1
+				if i < tc.stuck {
+					from = v0
+				}
+				ps[i] = makePod(fmt.Sprintf("pod-%d", i)).injected(t, from.obj())
+			}
+			got := compute(t, input(t, v2.clone().partition(tc.partition).obj(), pods(ps...)...))
+			if len(got.Updates) != tc.wantUpdates || len(got.NotUpgradable) != tc.stuck {
+				t.Errorf("%d updates and %d not upgradable, want %d and %d", len(got.Updates), len(got.NotUpgradable), tc.wantUpdates, tc.stuck)
+			}
+			if got := tc.matched - tc.stuck - len(got.Updates); got != tc.wantHeld {
+				t.Errorf("%d upgradable pods held back, want %d", got, tc.wantHeld)
+			}
+		})
+	}
+}
+
 func TestBudget_Pick(t *testing.T) {
 	t.Parallel()
 	stuck := func(name string) *podView {
@@ -223,14 +274,14 @@ func TestBudget_Pick(t *testing.T) {
 	}{
 		{
 			name:    "the partition cuts first, the budget second",
-			b:       budget{rollout: 10, partition: 7, maxUnavailable: 2},
+			b:       budget{matched: 10, partition: 7, maxUnavailable: 2},
 			pods:    scatterFleet(10),
 			want:    []string{"pod-0", "pod-1"},
 			wantOut: batch{byPartition: 7, byBudget: 1, unavailable: 2},
 		},
 		{
 			name:    "a stuck pod is picked free of the budget after it is used up",
-			b:       budget{rollout: 3, maxUnavailable: 1, unavailable: 1},
+			b:       budget{matched: 3, maxUnavailable: 1, unavailable: 1},
 			pods:    []*podView{scatterFleet(1)[0], stuck("stuck")},
 			want:    []string{"stuck"},
 			wantOut: batch{byBudget: 1, unavailable: 1},

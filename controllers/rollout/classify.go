@@ -36,6 +36,9 @@ type setView struct {
 	whitelist podmeta.Whitelist
 	// decode reads a pod's SidecarSet annotations (Input.States).
 	decode func(*corev1.Pod) (podstate.State, error)
+	// pullPolicyHashes caches the without-image hashes computed with the
+	// pull policies of pods (upgradableButPullPolicy), by policyKey.
+	pullPolicyHashes map[string]string
 }
 
 // hotSidecar is a hot-upgrade sidecar and its twins.
@@ -146,8 +149,9 @@ func (v *podView) notUpgradable() bool {
 	return v.err == nil && v.selected && !v.updated && !v.inFlight && !v.upgradable
 }
 
-// inRollout reports whether the pod belongs to the population the
-// partition is counted on: selected and upgradable, or already updated.
+// inRollout reports whether the rollout can reach the pod: selected and
+// upgradable, or already updated. Scatter spreads over these pods and the
+// conditions count them; the partition counts every matched pod.
 func (v *podView) inRollout(hash string) bool {
 	return v.err == nil && v.selected && (v.done(hash) || v.upgradable)
 }
@@ -168,7 +172,8 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 	if s.selectorErr == nil {
 		v.selected, _ = match.Selects(s.obj.Spec.UpdateStrategy.Selector, pod.Labels)
 	}
-	v.upgradable = v.updated || v.state.HashesWithoutImage[s.name].Hash == s.hashes.WithoutImage
+	v.upgradable = v.updated || v.state.HashesWithoutImage[s.name].Hash == s.hashes.WithoutImage ||
+		s.upgradableButPullPolicy(v)
 
 	state := v.inPlace(s.name)
 	v.consistent = true

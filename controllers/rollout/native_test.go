@@ -258,8 +258,8 @@ func TestPlan_NativeSidecarBadImageHeldByMaxUnavailable(t *testing.T) {
 			wantUpdates: []string{"pod-1"}, wantReason: appsv1alpha1.ReasonUpdating, wantUnavailable: 1},
 		{name: "to the last pod", set: fix,
 			wantUpdates: []string{"pod-0"}, wantReason: appsv1alpha1.ReasonUpdating, wantUnavailable: 1},
-		{name: "the rollout is complete", set: fix,
-			wantUpdates: []string{}, wantReason: appsv1alpha1.ReasonRolloutComplete},
+		{name: "the rollout is complete: Progressing is removed", set: fix,
+			wantUpdates: []string{}, wantReason: ""},
 	}
 	for _, st := range steps {
 		if !t.Run(st.name, func(t *testing.T) {

@@ -214,14 +214,14 @@ func Compute(in Input) (Plan, error) {
 				sum.updatedUnavailable++
 			}
 		}
+		if v.done(hash) {
+			done++
+		}
 		switch {
 		case v.inRollout(hash):
 			rollout = append(rollout, v)
 			if v.updated {
 				sum.rolloutUpdated++
-			}
-			if v.done(hash) {
-				done++
 			}
 		case v.notUpgradable():
 			sum.notUpgradable++
@@ -253,7 +253,7 @@ func Compute(in Input) (Plan, error) {
 			}
 		}
 		sum.waiting = len(waiting)
-		sum.budget = newBudget(us.Partition, us.MaxUnavailable, len(views), len(rollout), done, unavailable)
+		sum.budget = newBudget(us.Partition, us.MaxUnavailable, len(views), done, unavailable)
 		ordered := orderWaiting(waiting, rollout, us, hash)
 		sum.batch = sum.budget.pick(ordered, func(v *podView) bool {
 			u, skipped, err := set.buildUpdate(v, in.Now, in.LatestRevision)

@@ -46,8 +46,8 @@ type roundSummary struct {
 	notUpdate, paused bool
 	// matched and updated are the status counts.
 	matched, updated int
-	// rollout is the size of the rollout population, rolloutUpdated how
-	// many of its pods are observed updated.
+	// rollout is how many pods the rollout can reach (podView.inRollout),
+	// rolloutUpdated how many of them are observed updated.
 	rollout, rolloutUpdated int
 	// completed counts the pods updated whose in-place update is complete;
 	// updatedUnavailable the updated pods that are not (or not ready).
@@ -70,7 +70,13 @@ type roundSummary struct {
 
 // setConditions returns prev with the Updated and Progressing conditions
 // set (meta.SetStatusCondition: the transition time moves only when the
-// status changes).
+// status changes). Once every matched pod runs the latest sidecars and
+// nothing moves (Updated True, Progressing False), Progressing is removed:
+// the settled status is one condition, so that kubectl get -o yaml, which
+// prints status fields alphabetically, shows the counts the user manual
+// reads (matchedPods, observedGeneration, readyPods, updatedPods) within
+// the first 12 lines of the status, as OpenKruise's does. Progressing
+// comes back, with a new transition time, when the next rollout starts.
 func setConditions(prev []metav1.Condition, generation int64, sum roundSummary, now time.Time) []metav1.Condition {
 	conds := make([]metav1.Condition, len(prev))
 	for i := range prev {
@@ -94,7 +100,11 @@ func setConditions(prev []metav1.Condition, generation int64, sum roundSummary, 
 		updated.Message = fmt.Sprintf("%d of %d matched pods run the latest sidecars", sum.completed, sum.matched)
 	}
 	meta.SetStatusCondition(&conds, updated)
-	meta.SetStatusCondition(&conds, progressing)
+	if updated.Status == metav1.ConditionTrue && progressing.Status == metav1.ConditionFalse {
+		meta.RemoveStatusCondition(&conds, appsv1alpha1.SidecarSetConditionProgressing)
+	} else {
+		meta.SetStatusCondition(&conds, progressing)
+	}
 	return conds
 }
 

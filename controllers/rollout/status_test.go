@@ -39,11 +39,28 @@ func TestPlan_Conditions(t *testing.T) {
 		want     []metav1.Condition
 	}{
 		{
-			name: "a complete rollout says so",
+			name: "a complete rollout keeps only the Updated condition",
 			set:  mu(1), pods: fleet(t, v2.obj(), v2.obj(), 3, 0, 0),
 			want: []metav1.Condition{
 				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 3 matched pods run the latest sidecars"),
-				progressing(no, appsv1alpha1.ReasonRolloutComplete, "all 3 pods that can be upgraded in place run the latest sidecars"),
+			},
+		},
+		{
+			name: "a rollout completing removes the Progressing condition",
+			set: mu(1).conditions(
+				metav1.Condition{Type: appsv1alpha1.SidecarSetConditionUpdated, Status: no, Reason: appsv1alpha1.ReasonUpdating, LastTransitionTime: then},
+				metav1.Condition{Type: appsv1alpha1.SidecarSetConditionProgressing, Status: yes, Reason: appsv1alpha1.ReasonUpdating, LastTransitionTime: then},
+			),
+			pods: fleet(t, v2.obj(), v2.obj(), 2, 0, 0),
+			want: []metav1.Condition{
+				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 2 matched pods run the latest sidecars"),
+			},
+		},
+		{
+			name: "a NotUpdate SidecarSet whose pods all run the latest sidecars keeps only the Updated condition",
+			set:  mu(1).notUpdate(), pods: fleet(t, v2.obj(), v2.obj(), 2, 0, 0),
+			want: []metav1.Condition{
+				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 2 matched pods run the latest sidecars"),
 			},
 		},
 		{

@@ -94,10 +94,25 @@ func (d *demo) statusAfterInjection(ctx context.Context) error {
 	if err := d.waitStatus(ctx, "test-sidecarset", "1 1 1 1 1"); err != nil {
 		return err
 	}
-	if _, err := d.shell(ctx, "kubectl get sidecarset test-sidecarset -o yaml | grep -A4 status"); err != nil {
+	out, err := d.shell(ctx, "kubectl get sidecarset test-sidecarset -o yaml | grep -A4 status")
+	if err != nil {
 		return err
 	}
-	_, err := d.kubectl(ctx, "get", "sidecarset", "test-sidecarset")
+	if err := mustMatch(out, `(?m)^status:$[\s\S]*^  matchedPods: 1$`, "the manual's status command"); err != nil {
+		return err
+	}
+	// grep -A4 shows 4 lines after each line that says "status"; the
+	// manual's counts are within the first lines of the status itself.
+	full, err := d.quiet(ctx, "get", "sidecarset", "test-sidecarset", "-o", "yaml")
+	if err != nil {
+		return err
+	}
+	if err := countsNearTop(full, [4]int64{1, 1, 1, 1}); err != nil {
+		return err
+	}
+	head, _ := StatusHead(full, StatusHeadLines)
+	d.printf("    (the first %d lines of the status in kubectl get -o yaml:)\n%s", StatusHeadLines, indent("status:\n"+strings.Join(head, "\n")))
+	_, err = d.kubectl(ctx, "get", "sidecarset", "test-sidecarset")
 	return err
 }
 

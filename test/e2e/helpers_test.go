@@ -163,13 +163,24 @@ func expectStatus(ctx context.Context, name string, generation int64, want count
 }
 
 // expectProgressing waits until the status of the given generation has the
-// Progressing condition with the status and reason, and returns it.
+// Progressing condition with the status and reason, and returns it. A
+// finished rollout (False, RolloutComplete) has no Progressing condition
+// but the Updated one, True with that reason: it is waited for, and
+// returned, instead.
 func expectProgressing(ctx context.Context, name string, generation int64, status metav1.ConditionStatus, reason string) metav1.Condition {
 	var got metav1.Condition
+	complete := status == metav1.ConditionFalse && reason == appsv1alpha1.ReasonRolloutComplete
+	condType := appsv1alpha1.SidecarSetConditionProgressing
+	if complete {
+		condType, status = appsv1alpha1.SidecarSetConditionUpdated, metav1.ConditionTrue
+	}
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
 		s := getSidecarSet(ctx, g, name)
 		g.Expect(s.Status.ObservedGeneration).To(gomega.Equal(generation))
-		c := meta.FindStatusCondition(s.Status.Conditions, appsv1alpha1.SidecarSetConditionProgressing)
+		if complete {
+			g.Expect(meta.FindStatusCondition(s.Status.Conditions, appsv1alpha1.SidecarSetConditionProgressing)).To(gomega.BeNil())
+		}
+		c := meta.FindStatusCondition(s.Status.Conditions, condType)
 		g.Expect(c).NotTo(gomega.BeNil())
 		g.Expect(c.Reason).To(gomega.Equal(reason), c.Message)
 		g.Expect(c.Status).To(gomega.Equal(status))

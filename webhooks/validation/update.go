@@ -29,6 +29,13 @@ func updateWarnings(s, old *appsv1alpha1.SidecarSet, spec *field.Path) []string 
 	nowHash, errNow := appsv1alpha1.ComputeHashes(&now.Spec)
 	beforeHash, errBefore := appsv1alpha1.ComputeHashes(&before.Spec)
 	notUpgradable := errNow != nil || errBefore != nil || nowHash.WithoutImage != beforeHash.WithoutImage
+	if notUpgradable && errNow == nil && errBefore == nil {
+		// A pull policy defaulted from the new tag is compared as the old
+		// one, as the controller does (a full replace without
+		// imagePullPolicy moving a tag to or from latest).
+		h, substituted, err := appsv1alpha1.WithoutImageHashWithPullPolicies(&now.Spec, pullPolicies(&before.Spec))
+		notUpgradable = err != nil || !substituted || h != beforeHash.WithoutImage
+	}
 
 	d := differ{notUpgradable: notUpgradable}
 	d.containers(now.Spec.InitContainers, before.Spec.InitContainers, true, spec.Child("initContainers"))
@@ -96,6 +103,14 @@ func (d *differ) containers(now, before []appsv1alpha1.SidecarContainer, init bo
 			continue
 		}
 		nowOrder = append(nowOrder, c.Name)
+		if !plain(c) && c.ImagePullPolicy != prev.ImagePullPolicy && appsv1alpha1.PullPolicyFollowsImage(&c.Container) {
+			d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): imagePullPolicy follows the image's tag from %s to %s; "+
+				"existing pods are upgraded in place and keep %s (a pod's pull policy cannot change), pods created from now on get %s",
+				path.Index(i), c.Name, prev.ImagePullPolicy, c.ImagePullPolicy, prev.ImagePullPolicy, c.ImagePullPolicy))
+			same := prev.DeepCopy()
+			same.ImagePullPolicy = c.ImagePullPolicy
+			prev = same
+		}
 		if changed := changedFields(c, prev, plain(c)); len(changed) > 0 {
 			d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): %s changed; %s",
 				path.Index(i), c.Name, strings.Join(changed, ", "), d.consequence(plain(c), "get it")))
@@ -189,5 +204,19 @@ func (d *differ) volumes(now, before []corev1.Volume, path *field.Path) {
 	if len(changes) > 0 {
 		d.warnings = append(d.warnings, fmt.Sprintf("%s: %s; volumes reach only pods created from now on, "+
 			"existing pods keep the volumes they were created with", path, strings.Join(changes, ", ")))
+	}
+}
+
+// pullPolicies returns the pull policy of each of a spec's sidecars by name.
+func pullPolicies(spec *appsv1alpha1.SidecarSetSpec) func(string) (corev1.PullPolicy, bool) {
+	byName := map[string]corev1.PullPolicy{}
+	for _, list := range [][]appsv1alpha1.SidecarContainer{spec.Containers, spec.InitContainers} {
+		for i := range list {
+			byName[list[i].Name] = list[i].ImagePullPolicy
+		}
+	}
+	return func(name string) (corev1.PullPolicy, bool) {
+		p, ok := byName[name]
+		return p, ok
 	}
 }

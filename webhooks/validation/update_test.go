@@ -46,6 +46,23 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 			},
 		},
 		{
+			name: "a full replace moving the tag to latest without imagePullPolicy is still upgraded in place",
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.Containers[0].Image = "centos:latest"
+				s.Spec.Containers[0].ImagePullPolicy = ""
+			},
+			want: []string{"spec.containers[0] (sidecar1): imagePullPolicy follows the image's tag from IfNotPresent to Always; " +
+				"existing pods are upgraded in place and keep IfNotPresent (a pod's pull policy cannot change), pods created from now on get Always"},
+		},
+		{
+			name: "an explicit pull policy that is not the tag's default is a change beyond the image",
+			mutate: func(s *appsv1alpha1.SidecarSet) {
+				s.Spec.Containers[0].Image = "centos:7"
+				s.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways
+			},
+			want: []string{"spec.containers[0] (sidecar1): imagePullPolicy changed; " + notInPlace},
+		},
+		{
 			name:   "an env change reaches new pods only",
 			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
 			want:   []string{"spec.containers[0] (sidecar1): env changed; " + notInPlace},
