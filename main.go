@@ -42,7 +42,9 @@ type options struct {
 	enableHTTP2   bool
 	// scopePodWebhook narrows the pod webhook to the SidecarSets' selectors.
 	scopePodWebhook bool
-	namespace       string
+	// installAuthoringPolicy applies the authoring policy at start (OLM).
+	installAuthoringPolicy bool
+	namespace              string
 
 	webhookHost string
 	webhookPort int
@@ -88,6 +90,9 @@ func main() {
 	flag.BoolVar(&o.scopePodWebhook, "scope-pod-webhook", true,
 		"Keep the pod webhook's matchConditions (in --mutating-webhook-configuration) limited to the pods some SidecarSet's selector could match, "+
 			"so the API server does not call the webhook for the others. Off when someone else owns the webhook configuration (OLM).")
+	flag.BoolVar(&o.installAuthoringPolicy, "install-authoring-policy", false,
+		"Apply the SidecarSet authoring policy (a ValidatingAdmissionPolicy and its binding) at start, without overwriting an administrator's changes. "+
+			"For OLM, whose bundles cannot carry admission policies; config/default installs the policy itself.")
 	webhookService := flag.String("webhook-service", "sidecarset-operator-webhook", "The Service in front of the webhook server.")
 	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "The address of the Go pprof endpoints (empty: disabled).")
 	flag.IntVar(&o.workers, "sidecarset-workers", 5, "The number of SidecarSets reconciled in parallel.")
@@ -131,7 +136,7 @@ func main() {
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              "sidecarset-operator.apps.kruise.io",
+		LeaderElectionID:              setup.LeaderElectionID,
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    setup.ControllerConfig(),
@@ -154,6 +159,7 @@ func main() {
 		PodWriters:                   o.podWriters,
 		RateLimiter:                  setup.RateLimiter(o.rateBaseDelay, o.rateMaxDelay, o.rateQPS, o.rateBucket),
 		ScopedWebhookConfig:          scopedConfig,
+		InstallAuthoringPolicy:       o.installAuthoringPolicy,
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to set up the operator")

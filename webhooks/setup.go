@@ -11,14 +11,18 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/candidates"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
@@ -42,6 +46,11 @@ type Options struct {
 	Rules *policy.Rules
 	// Whitelist is the store of the patchPodMetadata whitelist.
 	Whitelist *policy.Store
+	// Authoring is the compiled authoring policy, enforced where the API
+	// server does not enforce it; nil disables that.
+	Authoring *authoring.Policy
+	// Authorizer answers the authoring policy's permission checks.
+	Authorizer authorizer.UnconditionalAuthorizer
 }
 
 // Server registers the webhooks once the serving certificate is ready, and
@@ -77,6 +86,15 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.opts.Authoring != nil {
+		// Start the informers of the policy and its binding now, so that the
+		// first SidecarSet request does not wait for them.
+		for _, obj := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
+			if _, err := s.mgr.GetCache().GetInformer(ctx, obj); err != nil {
+				return err
+			}
+		}
+	}
 	if !s.mgr.GetCache().WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), synced) {
 		return errors.New("the cache did not sync")
 	}
@@ -95,15 +113,19 @@ func (s *Server) Start(ctx context.Context) error {
 		Namespace: s.opts.Namespace,
 		Options:   s.opts.Inject,
 	}})
+	validator := &SidecarSetValidator{
+		Reader:                       s.mgr.GetCache(),
+		Namespace:                    s.opts.Namespace,
+		Rules:                        s.opts.Rules,
+		Whitelist:                    s.opts.Whitelist,
+		PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
+	}
+	if s.opts.Authoring != nil {
+		validator.Authoring = &AuthoringPolicy{Policy: s.opts.Authoring, Reader: s.mgr.GetCache(), Authorizer: s.opts.Authorizer}
+	}
 	err = ctrl.NewWebhookManagedBy(s.mgr, &appsv1alpha1.SidecarSet{}).
 		WithDefaulter(SidecarSetDefaulter{}).
-		WithValidator(&SidecarSetValidator{
-			Reader:                       s.mgr.GetCache(),
-			Namespace:                    s.opts.Namespace,
-			Rules:                        s.opts.Rules,
-			Whitelist:                    s.opts.Whitelist,
-			PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
-		}).
+		WithValidator(validator).
 		Complete()
 	if err != nil {
 		return fmt.Errorf("registering the SidecarSet webhooks: %w", err)

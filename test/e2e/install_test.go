@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 )
 
@@ -47,8 +49,11 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 			gomega.Expect(got.Status.Allowed).To(gomega.Equal(allowed), "%s %s/%s in %q", attrs.Verb, attrs.Resource, attrs.Name, attrs.Namespace)
 		},
 		ginkgo.Entry("patch pods anywhere", true, authorizationv1.ResourceAttributes{Verb: "patch", Resource: "pods", Namespace: "default"}),
-		ginkgo.Entry("update SidecarSet status", true, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}),
+		ginkgo.Entry("patch SidecarSet status", true, authorizationv1.ResourceAttributes{Verb: "patch", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}),
 		ginkgo.Entry("create ControllerRevisions", true, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("create Leases in its namespace", true, authorizationv1.ResourceAttributes{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("update its own Lease", true, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: setup.LeaderElectionID, Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("read the authoring policy's binding", true, authorizationv1.ResourceAttributes{Verb: "get", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings", Name: authoring.Name}),
 		ginkgo.Entry("read the whitelist ConfigMap", true, authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps", Name: "kruise-configuration", Namespace: framework.OperatorNamespace}),
 		ginkgo.Entry("update its own certificate Secret", true, authorizationv1.ResourceAttributes{Verb: "update", Resource: "secrets", Name: "sidecarset-operator-webhook-cert", Namespace: framework.OperatorNamespace}),
 		ginkgo.Entry("not delete pods", false, authorizationv1.ResourceAttributes{Verb: "delete", Resource: "pods", Namespace: "default"}),
@@ -59,7 +64,23 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 		ginkgo.Entry("not modify SidecarSet specs", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets"}),
 		ginkgo.Entry("not touch other webhook configurations", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Name: "someone-else"}),
 		ginkgo.Entry("not create ControllerRevisions in other namespaces", false, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: "default"}),
+		ginkgo.Entry("not update SidecarSet status (it patches)", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}),
+		ginkgo.Entry("not update other Leases of its namespace", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "someone-else", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("not delete its Lease", false, authorizationv1.ResourceAttributes{Verb: "delete", Group: "coordination.k8s.io", Resource: "leases", Name: setup.LeaderElectionID, Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("not write the Leases of kube-system", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "kube-scheduler", Namespace: metav1.NamespaceSystem}),
+		ginkgo.Entry("not create admission policies (config/default installs its own)", false, authorizationv1.ResourceAttributes{Verb: "create", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}),
+		ginkgo.Entry("not inject privileged sidecars itself", false, authorizationv1.ResourceAttributes{Verb: authoring.VerbInjectPrivileged, Group: "apps.kruise.io", Resource: "sidecarsets"}),
 	)
+
+	ginkgo.It("should not aggregate SidecarSet access into the built-in admin, edit and view roles", func(ctx ginkgo.SpecContext) {
+		for _, name := range []string{"admin", "edit", "view"} {
+			role, err := env.Clientset.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			for _, r := range role.Rules {
+				gomega.Expect(r.APIGroups).NotTo(gomega.ContainElement("apps.kruise.io"), "ClusterRole %s grants %v on %v", name, r.Verbs, r.Resources)
+			}
+		}
+	})
 
 	ginkgo.It("should have the real install (config/default) accepted by the apiserver", func(ctx ginkgo.SpecContext) {
 		out := kubectl(ctx, "apply", "-k", filepath.Join(env.RepoRoot, "config", "default"), "--dry-run=server")
@@ -70,6 +91,8 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 			"validatingwebhookconfiguration.admissionregistration.k8s.io/sidecarset-operator-validating",
 			"poddisruptionbudget.policy/sidecarset-operator",
 			"secret/sidecarset-operator-webhook-cert",
+			"validatingadmissionpolicy.admissionregistration.k8s.io/sidecarset-operator-authoring",
+			"validatingadmissionpolicybinding.admissionregistration.k8s.io/sidecarset-operator-authoring",
 		} {
 			gomega.Expect(out).To(gomega.ContainSubstring(want))
 		}
