@@ -42,7 +42,7 @@ type options struct {
 	enableHTTP2   bool
 	// scopePodWebhook narrows the pod webhook to the SidecarSets' selectors.
 	scopePodWebhook bool
-	// installAuthoringPolicy applies the authoring policy at start (OLM).
+	// installAuthoringPolicy installs the authoring policy at start (OLM).
 	installAuthoringPolicy bool
 	namespace              string
 
@@ -91,7 +91,7 @@ func main() {
 		"Keep the pod webhook's matchConditions (in --mutating-webhook-configuration) limited to the pods some SidecarSet's selector could match, "+
 			"so the API server does not call the webhook for the others. Off when someone else owns the webhook configuration (OLM).")
 	flag.BoolVar(&o.installAuthoringPolicy, "install-authoring-policy", false,
-		"Apply the SidecarSet authoring policy (a ValidatingAdmissionPolicy and its binding) at start, without overwriting an administrator's changes. "+
+		"Install the SidecarSet authoring policy (a ValidatingAdmissionPolicy and its binding) at start, without overwriting an administrator's changes. "+
 			"For OLM, whose bundles cannot carry admission policies; config/default installs the policy itself.")
 	webhookService := flag.String("webhook-service", "sidecarset-operator-webhook", "The Service in front of the webhook server.")
 	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "The address of the Go pprof endpoints (empty: disabled).")

@@ -48,7 +48,7 @@ type Options struct {
 	PodWriters int
 	// RateLimiter paces the SidecarSet queue.
 	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
-	// InstallAuthoringPolicy applies the SidecarSet authoring policy and its
+	// InstallAuthoringPolicy installs the SidecarSet authoring policy and its
 	// binding at start (OLM, whose bundles cannot carry them).
 	InstallAuthoringPolicy bool
 	// ScopedWebhookConfig names the MutatingWebhookConfiguration whose pod

@@ -4,7 +4,7 @@
 // every namespace unless its author holds an explicit permission for it.
 //
 // The API server evaluates the policy where it is installed (config/default
-// installs it; under OLM the manager applies it). Where it is not, the
+// installs it; under OLM the manager installs it). Where it is not, the
 // operator's validating webhook evaluates the same file with the API
 // server's own CEL admission library (k8s.io/apiserver), so both give the
 // same answer and the same message.
@@ -93,21 +93,6 @@ func Manifests() (*admissionregistrationv1.ValidatingAdmissionPolicy, *admission
 		return nil, nil, errors.New("sidecarset-authoring.yaml: want one ValidatingAdmissionPolicy and one binding")
 	}
 	return policy, binding, nil
-}
-
-// Unstructured decodes the shipped policy and binding as they are written,
-// without the zero values a typed object would add: what server-side apply
-// should own. Each call returns new objects.
-func Unstructured() ([]*unstructured.Unstructured, error) {
-	var out []*unstructured.Unstructured
-	for doc := range bytes.SplitSeq(manifest, []byte("\n---\n")) {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-			return nil, fmt.Errorf("sidecarset-authoring.yaml: %w", err)
-		}
-		out = append(out, u)
-	}
-	return out, nil
 }
 
 // Policy is a compiled ValidatingAdmissionPolicy on SidecarSets, immutable

@@ -211,7 +211,7 @@ func clusterWideWrites(rules []rbacv1.PolicyRule) []string {
 		if target != "coordination.k8s.io/leases" && target != "apps/controllerrevisions" && !strings.Contains(target, "*") {
 			continue
 		}
-		for _, v := range strings.Fields(verbs) {
+		for v := range strings.FieldsSeq(verbs) {
 			if slices.Contains([]string{"create", "update", "patch", "delete", "deletecollection", "*"}, v) {
 				out = append(out, l)
 				break

@@ -186,7 +186,7 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		gomega.Expect(paths).To(gomega.ConsistOf(webhooks.PodInjectionPath, webhooks.SidecarSetDefaultPath, webhooks.SidecarSetValidatePath))
 	})
 
-	ginkgo.It("should have the manager apply the authoring policy the bundle cannot carry", func(ctx ginkgo.SpecContext) {
+	ginkgo.It("should have the manager install the authoring policy the bundle cannot carry", func(ctx ginkgo.SpecContext) {
 		for _, o := range bundle.Objects {
 			gomega.Expect(o.GroupVersionKind().Group).NotTo(gomega.Equal(admissionregistrationv1.GroupName), "%s: OLM refuses admission objects in a bundle", o.File)
 		}
@@ -275,8 +275,8 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 			{authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: metav1.NamespaceSystem, Name: "kube-scheduler"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "patch", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}, true},
 			{authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}, false},
-			{authorizationv1.ResourceAttributes{Verb: "patch", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies", Name: authoring.Name}, true},
-			{authorizationv1.ResourceAttributes{Verb: "patch", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies", Name: "someone-else"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies", Name: authoring.Name}, true},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies", Name: "someone-else"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "delete", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings", Name: authoring.Name}, false},
 		} {
 			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
