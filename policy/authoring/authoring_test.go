@@ -267,6 +267,20 @@ volumes:
 volumes: [{name: tls, secret: {secretName: tls}}]
 `,
 		allowed: []string{allNamespaces, secrets},
+	}, {
+		name:    "pinning a recorded revision needs inject-privileged and inject-secrets: the policy cannot see its content",
+		spec:    plain + "injectionStrategy: {revision: {customVersion: v1}}\n",
+		allowed: []string{allNamespaces, privileged},
+		want: `spec.injectionStrategy.revision: injecting a recorded revision, whose content this policy cannot check, ` +
+			`requires permission to inject-privileged and inject-secrets sidecarsets.apps.kruise.io "agent"` + bob,
+	}, {
+		name:    "pinning a recorded revision is allowed with both verbs",
+		spec:    plain + "injectionStrategy: {revision: {customVersion: v1}}\n",
+		allowed: []string{allNamespaces, privileged, secrets},
+	}, {
+		name:    "pausing injection pins nothing",
+		spec:    plain + "injectionStrategy: {paused: true}\n",
+		allowed: []string{allNamespaces},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -334,6 +348,17 @@ func TestEvaluate_UpdateJudgesOnlyWhatChanges(t *testing.T) {
 		old:  plain,
 		spec: plain + "patchPodMetadata: [{annotations: {a: b}}]\n",
 		want: `spec.namespace: injecting into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent", which user "bob" does not have; set spec.namespace to a namespace where you may create pods instead`,
+	}, {
+		name:    "pinning another revision needs inject-privileged and inject-secrets",
+		old:     plain + "injectionStrategy: {revision: {customVersion: v1}}\n",
+		spec:    plain + "injectionStrategy: {revision: {customVersion: v2}}\n",
+		allowed: []string{allNamespaces},
+		want: `spec.injectionStrategy.revision: injecting a recorded revision, whose content this policy cannot check, ` +
+			`requires permission to inject-privileged and inject-secrets sidecarsets.apps.kruise.io "agent", which user "bob" does not have`,
+	}, {
+		name: "keeping the pinned revision while pausing the rollout needs nothing",
+		old:  privilegedSpec + "injectionStrategy: {revision: {customVersion: v1}}\n",
+		spec: privilegedSpec + "injectionStrategy: {revision: {customVersion: v1}}\nupdateStrategy: {paused: true}\n",
 	}, {
 		name:    "changing a plain sidecar of a namespaced SidecarSet needs only pod creation there",
 		old:     plain + "namespace: team-a\n",

@@ -146,6 +146,12 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 				ginkgo.Entry("a secret volume, not without inject-secrets", carol,
 					plain("tls-agent").Volumes(builder.SecretVolume("tls", "tls")),
 					func(name, user string) string { return secrets("spec.volumes[0].secret", name, user) }),
+				ginkgo.Entry("a pinned revision, whose content the policy cannot see, not without inject-privileged and inject-secrets", carol,
+					plain("pinned-agent").InjectRevision(appsv1alpha1.SidecarSetInjectRevision{CustomVersion: new("v1")}),
+					func(name, user string) string {
+						return "spec.injectionStrategy.revision: injecting a recorded revision, whose content this policy cannot check, requires permission to " +
+							"inject-privileged and inject-secrets sidecarsets.apps.kruise.io " + fmt.Sprintf("%q, which user %q does not have", name, user)
+					}),
 				ginkgo.Entry("privileged settings and Secrets, to who holds every inject verb", dave,
 					builder.MakeSidecarSet("full-agent", "app", "web").
 						Containers(builder.MakeContainer("agent", "agent:1").Privileged().SecretEnv("TOKEN", "api", "token").Mount("root", "/host")).
