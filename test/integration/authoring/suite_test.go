@@ -21,9 +21,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
@@ -65,43 +63,33 @@ const (
 )
 
 var (
-	env         *framework.Env
-	stopManager context.CancelFunc
+	env *framework.Env
+	// stop stops the operator and the control plane.
+	stop func() error
 	// clients are impersonating clients, by user.
 	clients = map[string]client.Client{}
 )
 
 func TestAuthoring(t *testing.T) {
-	gomega.RegisterFailHandler(ginkgo.Fail)
-	gomega.SetDefaultEventuallyTimeout(eventuallyTimeout)
-	gomega.SetDefaultEventuallyPollingInterval(pollInterval)
-	gomega.EnforceDefaultTimeoutsWhenUsingContexts()
-	ginkgo.RunSpecs(t, "Authoring Policy Suite")
+	framework.RunSuite(t, "Authoring Policy Suite", eventuallyTimeout, pollInterval)
 }
 
 var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	env, err = framework.Start(framework.Options{Webhooks: true})
+	env, stop, err = framework.StartWithOperator(ctx,
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamA}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamB}})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	for _, ns := range []string{framework.OperatorNamespace, teamA, teamB} {
-		gomega.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(gomega.Succeed())
-	}
 	grantRoles(ctx)
 	for _, u := range []string{alice, ciBot, carol, dave, erin, operator} {
 		clients[u], err = env.NewUserClient(u)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	}
-	var mgrCtx context.Context
-	mgrCtx, stopManager = context.WithCancel(context.WithoutCancel(ctx))
-	gomega.Expect(env.StartManager(mgrCtx, framework.ManagerOptions{})).To(gomega.Succeed())
 }, ginkgo.NodeTimeout(2*time.Minute))
 
 var _ = ginkgo.AfterSuite(func() {
-	if stopManager != nil {
-		stopManager()
+	if stop != nil {
+		gomega.Expect(stop()).To(gomega.Succeed())
 	}
-	gomega.Expect(env.Stop()).To(gomega.Succeed())
 })
 
 // grantRoles creates the roles of config/rbac (the people's roles and the

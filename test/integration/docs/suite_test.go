@@ -12,16 +12,11 @@
 package docs_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
@@ -39,34 +34,22 @@ const (
 
 var (
 	env *framework.Env
-	// stopManager stops the operator.
-	stopManager context.CancelFunc
+	// stop stops the operator and the control plane.
+	stop func() error
 )
 
 func TestDocs(t *testing.T) {
-	gomega.RegisterFailHandler(ginkgo.Fail)
-	gomega.SetDefaultEventuallyTimeout(eventuallyTimeout)
-	gomega.SetDefaultEventuallyPollingInterval(pollInterval)
-	gomega.EnforceDefaultTimeoutsWhenUsingContexts()
-	ginkgo.RunSpecs(t, "User Guide Suite")
+	framework.RunSuite(t, "User Guide Suite", eventuallyTimeout, pollInterval)
 }
 
 var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	env, err = framework.Start(framework.Options{Webhooks: true})
+	env, stop, err = framework.StartWithOperator(ctx)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.OperatorNamespace}}
-	gomega.Expect(env.Client.Create(ctx, ns)).To(gomega.Succeed())
-
-	var mgrCtx context.Context
-	mgrCtx, stopManager = context.WithCancel(context.WithoutCancel(ctx))
-	gomega.Expect(env.StartManager(mgrCtx, framework.ManagerOptions{})).To(gomega.Succeed())
 }, ginkgo.NodeTimeout(2*time.Minute))
 
 var _ = ginkgo.AfterSuite(func() {
-	if stopManager != nil {
-		stopManager()
+	if stop != nil {
+		gomega.Expect(stop()).To(gomega.Succeed())
 	}
-	gomega.Expect(env.Stop()).To(gomega.Succeed())
 })

@@ -11,7 +11,6 @@
 package webhook_test
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
@@ -19,10 +18,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
@@ -46,41 +42,26 @@ var (
 	// k8s is an admin client whose requests record admission warnings in
 	// the collector of their context (framework.WithWarnings).
 	k8s client.Client
-	// stopManager stops the operator.
-	stopManager context.CancelFunc
+	// stop stops the operator and the control plane.
+	stop func() error
 )
 
 func TestWebhooks(t *testing.T) {
-	gomega.RegisterFailHandler(ginkgo.Fail)
-	gomega.SetDefaultEventuallyTimeout(eventuallyTimeout)
-	gomega.SetDefaultEventuallyPollingInterval(pollInterval)
-	// Eventually(...).WithContext(ctx) must still time out: spec contexts
-	// have no deadline.
-	gomega.EnforceDefaultTimeoutsWhenUsingContexts()
-	ginkgo.RunSpecs(t, "Webhook Suite")
+	framework.RunSuite(t, "Webhook Suite", eventuallyTimeout, pollInterval)
 }
 
 var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
-	ctrl.SetLogger(zap.New(zap.WriteTo(ginkgo.GinkgoWriter), zap.UseDevMode(true)))
 	var err error
-	env, err = framework.Start(framework.Options{Webhooks: true})
+	env, stop, err = framework.StartWithOperator(ctx, seedWhitelist())
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	k8s, err = env.NewWarningClient()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-
-	gomega.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.OperatorNamespace}})).To(gomega.Succeed())
-	gomega.Expect(k8s.Create(ctx, seedWhitelist())).To(gomega.Succeed())
-
-	var mgrCtx context.Context
-	mgrCtx, stopManager = context.WithCancel(context.WithoutCancel(ctx))
-	gomega.Expect(env.StartManager(mgrCtx, framework.ManagerOptions{})).To(gomega.Succeed())
 }, ginkgo.NodeTimeout(2*time.Minute))
 
 var _ = ginkgo.AfterSuite(func() {
-	if stopManager != nil {
-		stopManager()
+	if stop != nil {
+		gomega.Expect(stop()).To(gomega.Succeed())
 	}
-	gomega.Expect(env.Stop()).To(gomega.Succeed())
 })
 
 // seedWhitelist is the kruise-configuration ConfigMap exactly as the seed
