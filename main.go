@@ -42,7 +42,9 @@ type options struct {
 	enableHTTP2   bool
 	// scopePodWebhook narrows the pod webhook to the SidecarSets' selectors.
 	scopePodWebhook bool
-	namespace       string
+	// installAuthoringPolicy installs the authoring policy at start (OLM).
+	installAuthoringPolicy bool
+	namespace              string
 
 	webhookHost string
 	webhookPort int
@@ -89,6 +91,9 @@ func main() {
 	flag.BoolVar(&o.scopePodWebhook, "scope-pod-webhook", true,
 		"Keep the pod webhooks' matchConditions limited to the pods the SidecarSets select, so that the API server calls no webhook for the others. "+
 			"Off leaves them as installed (the shipped manifests install a condition that sends no pod: leave this on).")
+	flag.BoolVar(&o.installAuthoringPolicy, "install-authoring-policy", false,
+		"Install the SidecarSet authoring policy (a ValidatingAdmissionPolicy and its binding) at start, without overwriting an administrator's changes. "+
+			"For OLM, whose bundles cannot carry admission policies; config/default installs the policy itself.")
 	webhookService := flag.String("webhook-service", "sidecarset-operator-webhook", "The Service in front of the webhook server.")
 	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "The address of the Go pprof endpoints (empty: disabled).")
 	flag.IntVar(&o.workers, "sidecarset-workers", 5, "The number of SidecarSets reconciled in parallel.")
@@ -132,7 +137,7 @@ func main() {
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              "sidecarset-operator.apps.kruise.io",
+		LeaderElectionID:              setup.LeaderElectionID,
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    setup.ControllerConfig(),
@@ -156,6 +161,7 @@ func main() {
 		RateLimiter:                  setup.RateLimiter(o.rateBaseDelay, o.rateMaxDelay, o.rateQPS, o.rateBucket),
 		ScopedWebhookConfig:          scopedConfig,
 		ScopeOLMWebhooks:             scopeOLM,
+		InstallAuthoringPolicy:       o.installAuthoringPolicy,
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to set up the operator")

@@ -12,15 +12,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 
@@ -49,6 +53,11 @@ type Options struct {
 	// Scope, when set, writes the pod webhooks' scope before the server
 	// serves its first pod.
 	Scope *PodWebhookScope
+	// Authoring is the compiled authoring policy, enforced where the API
+	// server does not enforce it; nil disables that.
+	Authoring *authoring.Policy
+	// Authorizer answers the authoring policy's permission checks.
+	Authorizer authorizer.UnconditionalAuthorizer
 }
 
 // Server registers the webhooks once the serving certificate is ready, and
@@ -92,6 +101,15 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.opts.Authoring != nil {
+		// Start the informers of the policy and its binding now, so that the
+		// first SidecarSet request does not wait for them.
+		for _, obj := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
+			if _, err := s.mgr.GetCache().GetInformer(ctx, obj); err != nil {
+				return err
+			}
+		}
+	}
 	if !s.mgr.GetCache().WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), synced) {
 		return errors.New("the cache did not sync")
 	}
@@ -116,15 +134,19 @@ func (s *Server) Start(ctx context.Context) error {
 		PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
 		Failures:                     s.failures,
 	})
+	validator := &SidecarSetValidator{
+		Reader:                       s.mgr.GetCache(),
+		Namespace:                    s.opts.Namespace,
+		Rules:                        s.opts.Rules,
+		Whitelist:                    s.opts.Whitelist,
+		PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
+	}
+	if s.opts.Authoring != nil {
+		validator.Authoring = &AuthoringPolicy{Policy: s.opts.Authoring, Reader: s.mgr.GetCache(), Authorizer: s.opts.Authorizer}
+	}
 	err = ctrl.NewWebhookManagedBy(s.mgr, &appsv1alpha1.SidecarSet{}).
 		WithDefaulter(SidecarSetDefaulter{}).
-		WithValidator(&SidecarSetValidator{
-			Reader:                       s.mgr.GetCache(),
-			Namespace:                    s.opts.Namespace,
-			Rules:                        s.opts.Rules,
-			Whitelist:                    s.opts.Whitelist,
-			PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
-		}).
+		WithValidator(validator).
 		Complete()
 	if err != nil {
 		return fmt.Errorf("registering the SidecarSet webhooks: %w", err)

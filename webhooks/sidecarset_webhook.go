@@ -39,9 +39,10 @@ func (SidecarSetDefaulter) Default(_ context.Context, s *appsv1alpha1.SidecarSet
 }
 
 // SidecarSetValidator validates SidecarSets beyond what the CRD schema can:
-// Go checks (pure, webhooks/validation), the compiled CEL rules and the
-// patchPodMetadata whitelist (policy), and conflicts with the other
-// SidecarSets.
+// the authoring policy where the API server does not enforce it
+// (policy/authoring), Go checks (pure, webhooks/validation), the compiled
+// CEL rules and the patchPodMetadata whitelist (policy), and conflicts with
+// the other SidecarSets.
 type SidecarSetValidator struct {
 	// Reader is the cache: SidecarSets and ControllerRevisions.
 	Reader client.Reader
@@ -53,6 +54,9 @@ type SidecarSetValidator struct {
 	Whitelist *policy.Store
 	// PatchMetadataDefaultsAllowed is the SidecarSetPatchPodMetadataDefaultsAllowed gate.
 	PatchMetadataDefaultsAllowed bool
+	// Authoring enforces the authoring policy where the API server does
+	// not; nil skips it.
+	Authoring *AuthoringPolicy
 }
 
 var _ admission.Validator[*appsv1alpha1.SidecarSet] = &SidecarSetValidator{}
@@ -73,6 +77,14 @@ func (v *SidecarSetValidator) ValidateDelete(context.Context, *appsv1alpha1.Side
 }
 
 func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1alpha1.SidecarSet, operation string) (admission.Warnings, error) {
+	// Who may inject what comes first, as where the API server evaluates
+	// the policy (before any webhook).
+	if v.Authoring != nil {
+		if err := v.Authoring.check(ctx); err != nil {
+			sidecarSetRejections.WithLabelValues(operation).Inc()
+			return nil, err
+		}
+	}
 	list := &appsv1alpha1.SidecarSetList{}
 	if err := v.Reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, apierrors.NewInternalError(err)

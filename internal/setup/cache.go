@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -15,11 +16,13 @@ import (
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 )
 
 // CacheOptions shape the manager's cache to what the operator reads: managed
 // fields are dropped everywhere; ControllerRevisions are cached from the
-// operator's namespace only, and ConfigMaps only for the whitelist.
+// operator's namespace only, ConfigMaps only for the whitelist, admission
+// policies and bindings only for the authoring policy.
 func CacheOptions(namespace string) cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -30,6 +33,14 @@ func CacheOptions(namespace string) cache.Options {
 			},
 			&appsv1.ControllerRevision{}: {
 				Namespaces: map[string]cache.Config{namespace: {}},
+			},
+			// The authoring policy and its binding, by name: the webhook
+			// defers to the API server where both exist.
+			&admissionregistrationv1.ValidatingAdmissionPolicy{}: {
+				Field: fields.OneTermEqualSelector("metadata.name", authoring.Name),
+			},
+			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {
+				Field: fields.OneTermEqualSelector("metadata.name", authoring.Name),
 			},
 			&corev1.Pod{}: {
 				Transform: controllers.TrimPod,

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -16,12 +17,21 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 
-// Leader election (the controllers run on the leader only).
-// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,verbs=get;list;watch;create;update;patch;delete
+// LeaderElectionID names the Lease of leader election; the RBAC below
+// allows exactly that Lease.
+const LeaderElectionID = "sidecarset-operator.apps.kruise.io"
+
+// Leader election (the controllers run on the leader only): client-go's
+// Lease lock gets, creates and updates the one Lease. create cannot be
+// limited to a name (the name of an object being created is not part of the
+// authorization check), get and update are.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,verbs=create
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=kruise-system,resources=leases,resourceNames=sidecarset-operator.apps.kruise.io,verbs=get;update
 
 // Options configure the operator's components.
 type Options struct {
@@ -39,6 +49,9 @@ type Options struct {
 	PodWriters int
 	// RateLimiter paces the SidecarSet queue.
 	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+	// InstallAuthoringPolicy installs the SidecarSet authoring policy and its
+	// binding at start (OLM, whose bundles cannot carry them).
+	InstallAuthoringPolicy bool
 	// ScopedWebhookConfig names the MutatingWebhookConfiguration whose pod
 	// webhooks are narrowed to the pods the SidecarSets select.
 	ScopedWebhookConfig string
@@ -53,6 +66,18 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	rules, err := policy.CompileRules()
 	if err != nil {
 		return nil, fmt.Errorf("compiling the SidecarSet CEL rules: %w", err)
+	}
+	authoringPolicy, err := authoring.Load()
+	if err != nil {
+		return nil, fmt.Errorf("compiling the SidecarSet authoring policy: %w", err)
+	}
+	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
+	authz, err := webhooks.NewSubjectAccessReviewAuthorizer(clientset.AuthorizationV1())
+	if err != nil {
+		return nil, fmt.Errorf("setting up the authorizer of the authoring policy: %w", err)
 	}
 	if err := fieldindex.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, fmt.Errorf("setting up the cache indexes: %w", err)
@@ -81,6 +106,8 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		Rules:                        rules,
 		Whitelist:                    whitelist,
 		Scope:                        podScope,
+		Authoring:                    authoringPolicy,
+		Authorizer:                   authz,
 	}, certReady)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
@@ -98,6 +125,11 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)
+	}
+	if o.InstallAuthoringPolicy {
+		if err := mgr.Add(&webhooks.AuthoringPolicyInstaller{Client: mgr.GetClient()}); err != nil {
+			return nil, fmt.Errorf("setting up the authoring policy installer: %w", err)
+		}
 	}
 	if podScope != nil {
 		if err := podScope.SetupWithManager(mgr); err != nil {

@@ -44,6 +44,29 @@ func (w *ContainerWrapper) Env(name, value string) *ContainerWrapper {
 	return w
 }
 
+// SecretEnv appends an environment variable read from a Secret's key.
+func (w *ContainerWrapper) SecretEnv(name, secret, key string) *ContainerWrapper {
+	w.Container.Env = append(w.Container.Env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key},
+	}})
+	return w
+}
+
+// Privileged runs the container privileged.
+func (w *ContainerWrapper) Privileged() *ContainerWrapper {
+	if w.SecurityContext == nil {
+		w.SecurityContext = &corev1.SecurityContext{}
+	}
+	w.SecurityContext.Privileged = new(true)
+	return w
+}
+
+// HostPort appends a container port bound to the same port of the node.
+func (w *ContainerWrapper) HostPort(port int32) *ContainerWrapper {
+	w.Ports = append(w.Ports, corev1.ContainerPort{ContainerPort: port, HostPort: port})
+	return w
+}
+
 // Mount appends a volume mount.
 func (w *ContainerWrapper) Mount(volume, path string) *ContainerWrapper {
 	w.VolumeMounts = append(w.VolumeMounts, corev1.VolumeMount{Name: volume, MountPath: path})

@@ -9,10 +9,17 @@ import (
 	"github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 )
 
@@ -47,8 +54,11 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 			gomega.Expect(got.Status.Allowed).To(gomega.Equal(allowed), "%s %s/%s in %q", attrs.Verb, attrs.Resource, attrs.Name, attrs.Namespace)
 		},
 		ginkgo.Entry("patch pods anywhere", true, authorizationv1.ResourceAttributes{Verb: "patch", Resource: "pods", Namespace: "default"}),
-		ginkgo.Entry("update SidecarSet status", true, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}),
+		ginkgo.Entry("patch SidecarSet status", true, authorizationv1.ResourceAttributes{Verb: "patch", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}),
 		ginkgo.Entry("create ControllerRevisions", true, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("create Leases in its namespace", true, authorizationv1.ResourceAttributes{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("update its own Lease", true, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: setup.LeaderElectionID, Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("read the authoring policy's binding", true, authorizationv1.ResourceAttributes{Verb: "get", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings", Name: authoring.Name}),
 		ginkgo.Entry("read the whitelist ConfigMap", true, authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps", Name: "kruise-configuration", Namespace: framework.OperatorNamespace}),
 		ginkgo.Entry("update its own certificate Secret", true, authorizationv1.ResourceAttributes{Verb: "update", Resource: "secrets", Name: "sidecarset-operator-webhook-cert", Namespace: framework.OperatorNamespace}),
 		ginkgo.Entry("not delete pods", false, authorizationv1.ResourceAttributes{Verb: "delete", Resource: "pods", Namespace: "default"}),
@@ -59,7 +69,64 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 		ginkgo.Entry("not modify SidecarSet specs", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets"}),
 		ginkgo.Entry("not touch other webhook configurations", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Name: "someone-else"}),
 		ginkgo.Entry("not create ControllerRevisions in other namespaces", false, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: "default"}),
+		ginkgo.Entry("not update SidecarSet status (it patches)", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}),
+		ginkgo.Entry("not update other Leases of its namespace", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "someone-else", Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("not delete its Lease", false, authorizationv1.ResourceAttributes{Verb: "delete", Group: "coordination.k8s.io", Resource: "leases", Name: setup.LeaderElectionID, Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("not write the Leases of kube-system", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "kube-scheduler", Namespace: metav1.NamespaceSystem}),
+		ginkgo.Entry("not create admission policies (config/default installs its own)", false, authorizationv1.ResourceAttributes{Verb: "create", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}),
+		ginkgo.Entry("not inject privileged sidecars itself", false, authorizationv1.ResourceAttributes{Verb: authoring.VerbInjectPrivileged, Group: "apps.kruise.io", Resource: "sidecarsets"}),
 	)
+
+	ginkgo.It("should not aggregate SidecarSet access into the built-in admin, edit and view roles", func(ctx ginkgo.SpecContext) {
+		for _, name := range []string{"admin", "edit", "view"} {
+			role, err := env.Clientset.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{})
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			for _, r := range role.Rules {
+				gomega.Expect(r.APIGroups).NotTo(gomega.ContainElement("apps.kruise.io"), "ClusterRole %s grants %v on %v", name, r.Verbs, r.Resources)
+			}
+		}
+	})
+
+	ginkgo.It("should refuse a privileged SidecarSet to an author without inject-privileged, with the API server's policy", func(ctx ginkgo.SpecContext) {
+		const author = "e2e-sidecarset-author"
+		for _, role := range []string{"sidecarset-operator-sidecarset-editor", "sidecarset-operator-inject-all-namespaces"} {
+			binding := &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: author + "-" + role},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+				Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: author}},
+			}
+			_, err := env.Clientset.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+				gomega.Expect(env.Clientset.RbacV1().ClusterRoleBindings().Delete(ctx, binding.Name, metav1.DeleteOptions{})).To(gomega.Succeed())
+			})
+		}
+		// The roles are config/rbac's (config/e2e installs them), the policy
+		// policy/authoring's (config/local installs it).
+		cfg := rest.CopyConfig(env.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: author, Groups: []string{"system:authenticated"}}
+		c, err := client.New(cfg, client.Options{Scheme: framework.Scheme})
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+
+		plain := &appsv1alpha1.SidecarSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-authoring"},
+			Spec: appsv1alpha1.SidecarSetSpec{
+				Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "e2e-authoring"}},
+				Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "busybox:1.36"}}},
+			},
+		}
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(c.Create(ctx, plain.DeepCopy(), client.DryRunAll)).To(gomega.Succeed())
+		}).WithContext(ctx).Should(gomega.Succeed(), "RBAC caught up with the bindings")
+		privileged := plain.DeepCopy()
+		privileged.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: new(true)}
+		err = c.Create(ctx, privileged, client.DryRunAll)
+		gomega.Expect(err).To(gomega.HaveOccurred())
+		gomega.Expect(err.Error()).To(gomega.Equal(`sidecarsets.apps.kruise.io "e2e-authoring" is forbidden: ` +
+			`ValidatingAdmissionPolicy 'sidecarset-operator-authoring' with binding 'sidecarset-operator-authoring' denied request: ` +
+			`spec.containers[0].securityContext.privileged: injecting privileged settings requires permission to inject-privileged ` +
+			`sidecarsets.apps.kruise.io "e2e-authoring", which user "e2e-sidecarset-author" does not have`))
+	})
 
 	ginkgo.It("should have the real install (config/default) accepted by the apiserver", func(ctx ginkgo.SpecContext) {
 		out := kubectl(ctx, "apply", "-k", filepath.Join(env.RepoRoot, "config", "default"), "--dry-run=server")
@@ -70,6 +137,8 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 			"validatingwebhookconfiguration.admissionregistration.k8s.io/sidecarset-operator-validating",
 			"poddisruptionbudget.policy/sidecarset-operator",
 			"secret/sidecarset-operator-webhook-cert",
+			"validatingadmissionpolicy.admissionregistration.k8s.io/sidecarset-operator-authoring",
+			"validatingadmissionpolicybinding.admissionregistration.k8s.io/sidecarset-operator-authoring",
 		} {
 			gomega.Expect(out).To(gomega.ContainSubstring(want))
 		}

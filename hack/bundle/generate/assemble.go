@@ -95,7 +95,6 @@ func Assemble(in Inputs) (Files, error) {
 		c.Spec.Icon = []csv.Icon{{Data: base64.StdEncoding.EncodeToString(in.Icon), MediaType: "image/svg+xml"}}
 	}
 	c.Spec.Install = csv.Install{Strategy: csv.InstallStrategyDeployment, Spec: csv.InstallStrategy{
-		Permissions:        rbac.permissions,
 		ClusterPermissions: rbac.clusterPermissions,
 	}}
 	for _, d := range deployments {

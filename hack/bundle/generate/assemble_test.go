@@ -243,6 +243,10 @@ func TestAssemble_FoldsTheOperatorIntoTheCSV(t *testing.T) {
 	wantPaths := []string{
 		"bundle.Dockerfile",
 		"bundle/manifests/example.com_widgets.yaml",
+		"bundle/manifests/widget-config-reader_rbac.authorization.k8s.io_v1_clusterrole.yaml",
+		"bundle/manifests/widget-config-reader_rbac.authorization.k8s.io_v1_rolebinding.yaml",
+		"bundle/manifests/widget-leader_rbac.authorization.k8s.io_v1_role.yaml",
+		"bundle/manifests/widget-leader_rbac.authorization.k8s.io_v1_rolebinding.yaml",
 		"bundle/manifests/widget-metrics_v1_service.yaml",
 		"bundle/manifests/widget-operator.clusterserviceversion.yaml",
 		"bundle/manifests/widget-viewer_rbac.authorization.k8s.io_v1_clusterrole.yaml",
@@ -291,10 +295,9 @@ func TestAssemble_FoldsTheOperatorIntoTheCSV(t *testing.T) {
 ]`,
 		"icon":          []csv.Icon{{Data: "PHN2Zy8+", MediaType: "image/svg+xml"}},
 		"relatedImages": []csv.RelatedImage{{Name: "manager", Image: "example.com/widget:v0.1.0"}},
-		"permissions": []csv.Permissions{{ServiceAccountName: "widget", Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
-			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "update"}},
-		}}},
+		// Namespaced grants stay Roles and RoleBindings: OLM would lift
+		// CSV permissions to the whole cluster.
+		"permissions": []csv.Permissions(nil),
 		"clusterPermissions": []csv.Permissions{{ServiceAccountName: "widget", Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"example.com"}, Resources: []string{"widgets"}, Verbs: []string{"get", "list", "watch"}},
 		}}},
@@ -314,6 +317,20 @@ func TestAssemble_FoldsTheOperatorIntoTheCSV(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]string{"inject": "true"}, c.Spec.WebhookDefinitions[0].ObjectSelector.MatchLabels); diff != "" {
 		t.Errorf("objectSelector (-want +got):\n%s", diff)
+	}
+	binding := &rbacv1.RoleBinding{}
+	if err := yaml.UnmarshalStrict(files["bundle/manifests/widget-leader_rbac.authorization.k8s.io_v1_rolebinding.yaml"], binding); err != nil {
+		t.Fatal(err)
+	}
+	wantBinding := &rbacv1.RoleBinding{
+		TypeMeta:   binding.TypeMeta,
+		ObjectMeta: binding.ObjectMeta,
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "widget-leader"},
+		// No namespace: RBAC reads it as the binding's, the install namespace.
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "widget"}},
+	}
+	if diff := cmp.Diff(wantBinding, binding); diff != "" || binding.Namespace != "" {
+		t.Errorf("RoleBinding in namespace %q (-want +got):\n%s", binding.Namespace, diff)
 	}
 }
 

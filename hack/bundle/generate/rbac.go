@@ -16,42 +16,41 @@ import (
 // folded is the RBAC of the kustomization split between what OLM creates
 // from the CSV and what the bundle carries as manifests.
 type folded struct {
-	permissions        []csv.Permissions
 	clusterPermissions []csv.Permissions
-	// kept are the roles and bindings that do not grant anything to the
-	// deployments' service accounts (aggregated roles, roles for users).
+	// kept are the roles and bindings the bundle carries: those that do not
+	// grant anything to the deployments' service accounts (roles for
+	// people), and every namespaced grant (RoleBindings and their roles).
 	kept []*unstructured.Unstructured
 }
 
-// foldRBAC moves the rules bound to the deployments' service accounts into
-// the CSV, as OLM expects: a ClusterRole bound by a ClusterRoleBinding goes
-// to clusterPermissions; a Role, or a ClusterRole bound by a RoleBinding, goes
-// to permissions (granted in the install namespace). OLM creates the roles
-// and bindings itself, so the folded objects are dropped; a binding that also
-// names other subjects cannot be folded and is an error.
+// foldRBAC moves the cluster-wide rules bound to the deployments' service
+// accounts into the CSV, as OLM expects: a ClusterRole bound by a
+// ClusterRoleBinding goes to clusterPermissions, and OLM creates the role
+// and binding itself, so they are dropped.
+//
+// Namespaced grants (RoleBindings, to a Role or a ClusterRole) are not
+// folded into the CSV's permissions: in an AllNamespaces install, the only
+// mode of this operator, OLM v0 lifts every namespaced permission of a CSV
+// to a ClusterRole and ClusterRoleBinding, so a write meant for the
+// operator's namespace would become a write in every namespace. The bundle
+// carries them as Role and RoleBinding manifests instead, which OLM creates
+// as they are in the install namespace; the binding names the deployment's
+// service account without a namespace, which RBAC reads as the binding's
+// own namespace. A binding that also names other subjects cannot be folded
+// and is an error.
 func foldRBAC(objects []*unstructured.Unstructured, accounts map[string]bool) (folded, error) {
 	var out folded
-	roles := map[string]*rbacv1.Role{}
 	clusterRoles := map[string]*rbacv1.ClusterRole{}
-	var roleBindings []*rbacv1.RoleBinding
 	var clusterRoleBindings []*rbacv1.ClusterRoleBinding
-	byKey := map[string]*unstructured.Unstructured{}
 	for _, u := range objects {
-		byKey[u.GetKind()+"/"+u.GetName()] = u
 		var err error
 		switch u.GetKind() {
-		case "Role":
-			r := &rbacv1.Role{}
-			err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, r, true)
-			roles[r.Name] = r
+		case "Role", "RoleBinding":
+			// Carried as manifests.
 		case "ClusterRole":
 			r := &rbacv1.ClusterRole{}
 			err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, r, true)
 			clusterRoles[r.Name] = r
-		case "RoleBinding":
-			b := &rbacv1.RoleBinding{}
-			err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, b, true)
-			roleBindings = append(roleBindings, b)
 		case "ClusterRoleBinding":
 			b := &rbacv1.ClusterRoleBinding{}
 			err = runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, b, true)
@@ -63,10 +62,8 @@ func foldRBAC(objects []*unstructured.Unstructured, accounts map[string]bool) (f
 			return out, fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
-	slices.SortFunc(roleBindings, func(a, b *rbacv1.RoleBinding) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(clusterRoleBindings, func(a, b *rbacv1.ClusterRoleBinding) int { return strings.Compare(a.Name, b.Name) })
 
-	permissions := map[string][]rbacv1.PolicyRule{}
 	clusterPermissions := map[string][]rbacv1.PolicyRule{}
 	foldedRoles := map[string]bool{}
 	keptRoles := map[string]bool{}
@@ -90,34 +87,12 @@ func foldRBAC(objects []*unstructured.Unstructured, accounts map[string]bool) (f
 		foldedRoles[key] = true
 		dropped["ClusterRoleBinding/"+b.Name] = true
 	}
-	for _, b := range roleBindings {
-		sa, fold, err := boundAccount("RoleBinding", b.Name, b.Subjects, accounts)
-		if err != nil {
-			return out, err
-		}
-		key := b.RoleRef.Kind + "/" + b.RoleRef.Name
-		if !fold {
-			keptRoles[key] = true
+	for _, u := range objects {
+		if u.GetKind() != "RoleBinding" {
 			continue
 		}
-		var rules []rbacv1.PolicyRule
-		switch b.RoleRef.Kind {
-		case "Role":
-			r, ok := roles[b.RoleRef.Name]
-			if !ok || r.Namespace != b.Namespace {
-				return out, fmt.Errorf("RoleBinding %s: Role %s not found in its namespace", b.Name, b.RoleRef.Name)
-			}
-			rules = r.Rules
-		case "ClusterRole":
-			r, ok := clusterRoles[b.RoleRef.Name]
-			if !ok {
-				return out, fmt.Errorf("RoleBinding %s: ClusterRole %s not found", b.Name, b.RoleRef.Name)
-			}
-			rules = r.Rules
-		}
-		permissions[sa] = append(permissions[sa], rules...)
-		foldedRoles[key] = true
-		dropped["RoleBinding/"+b.Name] = true
+		ref, _, _ := unstructured.NestedStringMap(u.Object, "roleRef")
+		keptRoles[ref["kind"]+"/"+ref["name"]] = true
 	}
 	for key := range foldedRoles {
 		if !keptRoles[key] {
@@ -125,12 +100,44 @@ func foldRBAC(objects []*unstructured.Unstructured, accounts map[string]bool) (f
 		}
 	}
 	for _, u := range objects {
-		if !dropped[u.GetKind()+"/"+u.GetName()] {
-			out.kept = append(out.kept, u)
+		if dropped[u.GetKind()+"/"+u.GetName()] {
+			continue
+		}
+		if u.GetKind() == "RoleBinding" {
+			var err error
+			if u, err = bindInInstallNamespace(u, accounts); err != nil {
+				return out, err
+			}
+		}
+		out.kept = append(out.kept, u)
+	}
+	out.clusterPermissions = bySA(clusterPermissions)
+	return out, nil
+}
+
+// bindInInstallNamespace returns a copy of a RoleBinding whose subjects
+// name the deployments' service accounts without a namespace: OLM installs
+// the binding in the install namespace, and RBAC reads a service account
+// subject without a namespace as one of the binding's namespace.
+func bindInInstallNamespace(u *unstructured.Unstructured, accounts map[string]bool) (*unstructured.Unstructured, error) {
+	b := &rbacv1.RoleBinding{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, b, true); err != nil {
+		return nil, fmt.Errorf("RoleBinding %s: %w", u.GetName(), err)
+	}
+	if _, _, err := boundAccount("RoleBinding", b.Name, b.Subjects, accounts); err != nil {
+		return nil, err
+	}
+	out := u.DeepCopy()
+	subjects, _, _ := unstructured.NestedSlice(out.Object, "subjects")
+	for _, s := range subjects {
+		m, ok := s.(map[string]any)
+		if ok && m["kind"] == rbacv1.ServiceAccountKind && accounts[fmt.Sprint(m["name"])] {
+			delete(m, "namespace")
 		}
 	}
-	out.permissions = bySA(permissions)
-	out.clusterPermissions = bySA(clusterPermissions)
+	if err := unstructured.SetNestedSlice(out.Object, subjects, "subjects"); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

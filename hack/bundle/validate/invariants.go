@@ -29,7 +29,8 @@ func invariantRules() []Rule {
 		{Name: RuleWebhookRules, Doc: "No webhook rule targets all groups, OLM's group operators.coreos.com, or webhook configurations (OLM refuses such CSVs).", Check: checkWebhookRules},
 		{Name: RulePodWebhookSelector, Doc: "A webhook on pods has an objectSelector that excludes the pods of the deployment serving it, so the operator can always start.", Check: checkPodWebhookSelector},
 		{Name: RuleExternalCerts, Doc: "The containers serving webhooks run with --cert-source=external, --scope-pod-webhook=false and the default certificate directory, and mount nothing there: OLM mounts its certificate and owns the webhook configurations.", Check: checkExternalCerts},
-		{Name: RuleLeastPrivilege, Doc: "No permission uses a wildcard, reads Secrets or writes webhook configurations (OLM owns them; in AllNamespaces mode OLM lifts namespaced permissions cluster-wide).", Check: checkLeastPrivilege},
+		{Name: RuleLeastPrivilege, Doc: "No permission of the deployments' service accounts (CSV or bundle roles) uses a wildcard, reads Secrets or writes webhook configurations (OLM owns them).", Check: checkLeastPrivilege},
+		{Name: RuleNamespacedPermissions, Doc: "The CSV has no namespaced permissions (OLM lifts them to the cluster in AllNamespaces mode: writes are errors, reads warnings); namespaced grants ship as Role and RoleBinding manifests whose ServiceAccount subjects name no namespace.", Check: checkNamespacedPermissions},
 		{Name: RuleAllNamespaces, Doc: "The AllNamespaces install mode is supported (SidecarSet is cluster-scoped; OLM v1 requires it).", Check: checkAllNamespaces},
 		{Name: RuleWebhookTimeouts, Doc: "A fail-closed webhook times out within 10 seconds.", Check: checkWebhookTimeouts},
 		{Name: RuleWebhookPaths, Doc: "The webhook paths are exactly the ones the manager serves.", Check: checkWebhookPaths},
@@ -198,22 +199,20 @@ func checkExternalCerts(b *Bundle) []Finding {
 }
 
 func checkLeastPrivilege(b *Bundle) []Finding {
-	if b.CSV == nil {
-		return nil
-	}
 	var out []Finding
-	for _, p := range allPermissions(b.CSV) {
-		for _, r := range p.Rules {
+	for _, g := range accountGrants(b) {
+		for _, r := range g.rules {
+			who := "service account " + g.account + " (" + g.source + ")"
 			if slices.Contains(r.APIGroups, rbacv1.APIGroupAll) || slices.Contains(r.Resources, rbacv1.ResourceAll) || slices.Contains(r.Verbs, rbacv1.VerbAll) {
-				out = append(out, errorf("service account %s: a rule uses a wildcard: %v %v %v", p.ServiceAccountName, r.APIGroups, r.Resources, r.Verbs))
+				out = append(out, errorf("%s: a rule uses a wildcard: %v %v %v", who, r.APIGroups, r.Resources, r.Verbs))
 				continue
 			}
 			if grants(r, "", "secrets", "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection") {
-				out = append(out, errorf("service account %s may access Secrets: the manager reads none under OLM", p.ServiceAccountName))
+				out = append(out, errorf("%s may access Secrets: the manager reads none under OLM", who))
 			}
 			for _, res := range []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"} {
 				if grants(r, "admissionregistration.k8s.io", res, "create", "update", "patch", "delete", "deletecollection") {
-					out = append(out, errorf("service account %s may change %s, which OLM owns", p.ServiceAccountName, res))
+					out = append(out, errorf("%s may change %s, which OLM owns", who, res))
 				}
 			}
 		}

@@ -91,7 +91,9 @@ func TestLoad_ReadsTheBundle(t *testing.T) {
 	}
 	want := map[string]any{
 		"files": []string{
-			"manifests/", "manifests/apps.kruise.io_sidecarsets.yaml", "manifests/widget-metrics_v1_service.yaml",
+			"manifests/", "manifests/apps.kruise.io_sidecarsets.yaml",
+			"manifests/widget-leader_rbac.authorization.k8s.io_v1_role.yaml", "manifests/widget-leader_rbac.authorization.k8s.io_v1_rolebinding.yaml",
+			"manifests/widget-metrics_v1_service.yaml",
 			"manifests/widget-operator.clusterserviceversion.yaml", "metadata/", "metadata/annotations.yaml",
 			"tests/", "tests/scorecard/", "tests/scorecard/config.yaml",
 		},
@@ -99,6 +101,8 @@ func TestLoad_ReadsTheBundle(t *testing.T) {
 		"name": "widget-operator.v1.2.0",
 		"objects": []string{
 			"manifests/apps.kruise.io_sidecarsets.yaml CustomResourceDefinition",
+			"manifests/widget-leader_rbac.authorization.k8s.io_v1_role.yaml Role",
+			"manifests/widget-leader_rbac.authorization.k8s.io_v1_rolebinding.yaml RoleBinding",
 			"manifests/widget-metrics_v1_service.yaml Service",
 		},
 		"package": "widget-operator",

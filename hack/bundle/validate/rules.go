@@ -76,14 +76,15 @@ const (
 	RuleChannelNames     = "good-practices/channel-names"
 	RuleCRDRBAC          = "good-practices/crd-rbac"
 
-	RuleWebhookDeployments = "sidecarset/webhook-deployments"
-	RuleWebhookRules       = "sidecarset/webhook-rules"
-	RulePodWebhookSelector = "sidecarset/pod-webhook-object-selector"
-	RuleExternalCerts      = "sidecarset/external-certs"
-	RuleLeastPrivilege     = "sidecarset/least-privilege"
-	RuleAllNamespaces      = "sidecarset/all-namespaces"
-	RuleWebhookTimeouts    = "sidecarset/webhook-timeouts"
-	RuleWebhookPaths       = "sidecarset/webhook-paths"
+	RuleWebhookDeployments    = "sidecarset/webhook-deployments"
+	RuleWebhookRules          = "sidecarset/webhook-rules"
+	RulePodWebhookSelector    = "sidecarset/pod-webhook-object-selector"
+	RuleExternalCerts         = "sidecarset/external-certs"
+	RuleLeastPrivilege        = "sidecarset/least-privilege"
+	RuleNamespacedPermissions = "sidecarset/namespaced-permissions"
+	RuleAllNamespaces         = "sidecarset/all-namespaces"
+	RuleWebhookTimeouts       = "sidecarset/webhook-timeouts"
+	RuleWebhookPaths          = "sidecarset/webhook-paths"
 )
 
 // Rule is one offline check.

@@ -68,6 +68,16 @@ func object(apiVersion, kind, name string) Object {
 	return Object{File: "manifests/" + name + ".yaml", Unstructured: u}
 }
 
+// bundleObject returns the manifest of that kind and name.
+func bundleObject(b *Bundle, kind, name string) *unstructured.Unstructured {
+	for _, o := range b.Objects {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o.Unstructured
+		}
+	}
+	panic("no " + kind + " " + name + " in the test bundle")
+}
+
 func crdObject(b *Bundle) *unstructured.Unstructured {
 	for _, o := range b.Objects {
 		if o.GetKind() == "CustomResourceDefinition" {
@@ -257,7 +267,7 @@ func TestValidate_BundleAndCSVRules(t *testing.T) {
 			deployment(b).Spec.Selector.MatchLabels["tier"] = "control-plane"
 		}, []string{"error " + RuleInstallStrategy}},
 		{"permissions for an account no deployment uses warn", func(b *Bundle) {
-			b.CSV.Spec.Install.Spec.Permissions[0].ServiceAccountName = "other"
+			b.CSV.Spec.Install.Spec.ClusterPermissions[0].ServiceAccountName = "other"
 		}, []string{"warning " + RuleInstallStrategy}},
 		{"a webhook with side effects fails", func(b *Bundle) {
 			webhook(b, defaultWebhook).SideEffects = new(admissionregistrationv1.SideEffectClassSome)
@@ -444,9 +454,33 @@ func TestValidate_PracticeAndInvariantRules(t *testing.T) {
 			manager(b).VolumeMounts = []corev1.VolumeMount{{Name: "certs", MountPath: "/tmp/k8s-webhook-server/serving-certs"}}
 		}, []string{"error " + RuleExternalCerts}},
 		{"a permission to read Secrets fails", func(b *Bundle) {
-			p := &b.CSV.Spec.Install.Spec.Permissions[0]
+			p := &b.CSV.Spec.Install.Spec.ClusterPermissions[0]
 			p.Rules = append(p.Rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}})
 		}, []string{"error " + RuleLeastPrivilege}},
+		{"a bundle Role bound to the operator that reads Secrets fails", func(b *Bundle) {
+			role := bundleObject(b, "Role", "widget-leader")
+			rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+			rules = append(rules, map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"list"}})
+			if err := unstructured.SetNestedSlice(role.Object, rules, "rules"); err != nil {
+				panic(err)
+			}
+		}, []string{"error " + RuleLeastPrivilege}},
+		{"a namespaced write permission in the CSV fails: OLM lifts it to the cluster", func(b *Bundle) {
+			b.CSV.Spec.Install.Spec.Permissions = []csv.Permissions{{ServiceAccountName: "widget-operator", Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"apps"}, Resources: []string{"controllerrevisions"}, Verbs: []string{"get", "create"}},
+			}}}
+		}, []string{"error " + RuleNamespacedPermissions}},
+		{"a namespaced read permission in the CSV warns", func(b *Bundle) {
+			b.CSV.Spec.Install.Spec.Permissions = []csv.Permissions{{ServiceAccountName: "widget-operator", Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
+			}}}
+		}, []string{"warning " + RuleNamespacedPermissions}},
+		{"a RoleBinding naming the operator's namespace fails: OLM installs elsewhere", func(b *Bundle) {
+			binding := bundleObject(b, "RoleBinding", "widget-leader")
+			if err := unstructured.SetNestedSlice(binding.Object, []any{map[string]any{"kind": "ServiceAccount", "name": "widget-operator", "namespace": "widget-system"}}, "subjects"); err != nil {
+				panic(err)
+			}
+		}, []string{"error " + RuleNamespacedPermissions}},
 		{"a permission to patch webhook configurations fails", func(b *Bundle) {
 			p := &b.CSV.Spec.Install.Spec.ClusterPermissions[0]
 			p.Rules = append(p.Rules, rbacv1.PolicyRule{APIGroups: []string{"admissionregistration.k8s.io"},

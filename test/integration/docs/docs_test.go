@@ -23,7 +23,7 @@ import (
 // guidePages are the pages the guide's index promises.
 var guidePages = []string{
 	"README.md", "getting-started.md", "injection.md", "upgrades.md", "revisions.md",
-	"pod-metadata.md", "install.md", "observability.md", "troubleshooting.md", "kubectl-plugin.md",
+	"pod-metadata.md", "install.md", "security.md", "observability.md", "troubleshooting.md", "kubectl-plugin.md",
 }
 
 // sentinelLabel is the pod label of the sentinel SidecarSet that proves the

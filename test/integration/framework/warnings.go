@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -51,6 +52,17 @@ func (warningRouter) HandleWarningHeaderWithContext(ctx context.Context, code in
 // server's warnings in the collector of their context (WithWarnings).
 func (e *Env) NewWarningClient() (client.Client, error) {
 	cfg := rest.CopyConfig(e.Config)
+	cfg.WarningHandler = nil
+	cfg.WarningHandlerWithContext = warningRouter{}
+	return client.New(cfg, client.Options{Scheme: Scheme})
+}
+
+// NewUserClient returns a client that impersonates a user of the given
+// groups (system:authenticated is added), with the admin's credentials; its
+// requests record their warnings like NewWarningClient's.
+func (e *Env) NewUserClient(user string, groups ...string) (client.Client, error) {
+	cfg := rest.CopyConfig(e.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append(slices.Clone(groups), "system:authenticated")}
 	cfg.WarningHandler = nil
 	cfg.WarningHandlerWithContext = warningRouter{}
 	return client.New(cfg, client.Options{Scheme: Scheme})

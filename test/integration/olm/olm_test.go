@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,6 +28,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/olm"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/validate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 )
@@ -53,9 +55,17 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		}
 
 		// Grant the operator's service account what OLM grants it, and no
-		// more: the namespaced permissions stay namespaced (OLM v0 would
-		// also lift them to the cluster; OLM v1 does not).
+		// more: the CSV's cluster permissions, and the bundle's Role and
+		// RoleBinding for its namespace. The CSV has no namespaced
+		// permissions, which OLM v0 would lift to the whole cluster.
+		gomega.Expect(bundle.CSV.Spec.Install.Spec.Permissions).To(gomega.BeEmpty())
+		gomega.Expect(installed.LiftedClusterRoles).To(gomega.BeEmpty())
 		var rbac []runtime.Object
+		for _, m := range installed.Manifests {
+			if m.GroupVersionKind().Group == rbacv1.GroupName {
+				rbac = append(rbac, m)
+			}
+		}
 		for _, x := range installed.ServiceAccounts {
 			rbac = append(rbac, x)
 		}
@@ -92,9 +102,10 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		// configurations, so the manager leaves them alone.
 		gomega.Expect(installed.Deployments).To(gomega.HaveLen(1))
 		args := installed.Deployments[0].Spec.Template.Spec.Containers[0].Args
-		gomega.Expect(args).To(gomega.ContainElement("--scope-pod-webhook=false"))
+		gomega.Expect(args).To(gomega.ContainElements("--scope-pod-webhook=false", "--install-authoring-policy"))
 		gomega.Expect(operatorEnv.StartManager(mgrCtx, framework.ManagerOptions{Mutate: func(o *setup.Options) {
 			o.ScopedWebhookConfig = ""
+			o.InstallAuthoringPolicy = true
 		}})).To(gomega.Succeed())
 	})
 
@@ -175,6 +186,29 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		gomega.Expect(paths).To(gomega.ConsistOf(webhooks.PodInjectionPath, webhooks.PodInjectionPath, webhooks.SidecarSetDefaultPath, webhooks.SidecarSetValidatePath))
 	})
 
+	ginkgo.It("should have the manager install the authoring policy the bundle cannot carry", func(ctx ginkgo.SpecContext) {
+		for _, o := range bundle.Objects {
+			gomega.Expect(o.GroupVersionKind().Group).NotTo(gomega.Equal(admissionregistrationv1.GroupName), "%s: OLM refuses admission objects in a bundle", o.File)
+		}
+		policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+		binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: authoring.Name}, policy)).To(gomega.Succeed())
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: authoring.Name}, binding)).To(gomega.Succeed())
+		}).WithTimeout(30 * time.Second).WithPolling(500 * time.Millisecond).Should(gomega.Succeed())
+		shipped, shippedBinding, err := authoring.Manifests()
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(policy.Spec.Validations).To(gomega.Equal(shipped.Spec.Validations))
+		gomega.Expect(binding.Spec.ValidationActions).To(gomega.Equal(shippedBinding.Spec.ValidationActions))
+		for _, obj := range []client.Object{policy, binding} {
+			var managers []string
+			for _, f := range obj.GetManagedFields() {
+				managers = append(managers, f.Manager)
+			}
+			gomega.Expect(managers).To(gomega.Equal([]string{webhooks.FieldOwner}), "%s", obj.GetName())
+		}
+	})
+
 	ginkgo.It("should run the operator with the CSV's permissions and no more", func(ctx ginkgo.SpecContext) {
 		sidecarSet := &appsv1alpha1.SidecarSet{
 			ObjectMeta: metav1.ObjectMeta{Name: "olm-permissions"},
@@ -233,6 +267,17 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 			{authorizationv1.ResourceAttributes{Verb: "patch", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "list", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: "team-a"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "delete", Group: "apps", Resource: "controllerrevisions", Namespace: metav1.NamespaceSystem}, false},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: installNamespace, Name: setup.LeaderElectionID}, true},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: installNamespace, Name: "someone-else"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "delete", Group: "coordination.k8s.io", Resource: "leases", Namespace: installNamespace, Name: setup.LeaderElectionID}, false},
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: metav1.NamespaceSystem}, false},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: metav1.NamespaceSystem, Name: "kube-scheduler"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "patch", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}, true},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies", Name: authoring.Name}, true},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies", Name: "someone-else"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "delete", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings", Name: authoring.Name}, false},
 		} {
 			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 				User:               operatorAccount,

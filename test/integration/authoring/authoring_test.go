@@ -1,0 +1,285 @@
+package authoring_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
+	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
+	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+)
+
+// judge is who evaluates the policy: the API server, or the operator's
+// webhook where the policy's binding is missing. denial is the whole error
+// message a denial of the SidecarSet name with the policy's message gives.
+type judge struct {
+	name    string
+	install func(ctx context.Context)
+	denial  func(name, message string) string
+}
+
+// The API server's wording of a policy's denial, and the webhook's wording
+// of the same denial (the API server prefixes a webhook's message).
+var judges = []judge{{
+	name: "the API server's ValidatingAdmissionPolicy",
+	install: func(ctx context.Context) {
+		kubectl(ctx, "apply", "-k", filepath.Join(repoRoot(), "policy", "authoring"))
+	},
+	denial: func(name, message string) string {
+		return fmt.Sprintf(`sidecarsets.apps.kruise.io %q is forbidden: ValidatingAdmissionPolicy '%s' with binding '%s' denied request: %s`,
+			name, authoring.Name, authoring.Name, message)
+	},
+}, {
+	name: "the operator's webhook, where the policy's binding is missing",
+	install: func(ctx context.Context) {
+		kubectl(ctx, "delete", "validatingadmissionpolicybinding", authoring.Name)
+	},
+	denial: func(name, message string) string {
+		return fmt.Sprintf(`admission webhook "vsidecarset.sidecarset-operator.dev" denied the request: sidecarsets.apps.kruise.io %q is forbidden: `+
+			`ValidatingAdmissionPolicy '%s' (evaluated by the operator's webhook: the policy or its binding is not installed) denied request: %s`,
+			name, authoring.Name, message)
+	},
+}}
+
+// Messages of the policy, for user and SidecarSet.
+func lacks(permission, name, user string) string {
+	return fmt.Sprintf(`requires permission to %s sidecarsets.apps.kruise.io %q, which user %q does not have`, permission, name, user)
+}
+
+func everyNamespace(name, user string) string {
+	return "spec.namespace: injecting into every namespace " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
+		"; set spec.namespace to a namespace where you may create pods instead"
+}
+
+func privileged(field, name, user string) string {
+	return field + ": injecting privileged settings " + lacks(authoring.VerbInjectPrivileged, name, user)
+}
+
+func secrets(field, name, user string) string {
+	return field + ": injecting Secrets, or the pod's own environment and volumes, " + lacks(authoring.VerbInjectSecrets, name, user)
+}
+
+func podsIn(namespace, user string) string {
+	return fmt.Sprintf(`spec.namespace: injecting into the pods of namespace %q requires permission to create pods in namespace %q, which user %q does not have`,
+		namespace, namespace, user)
+}
+
+// plain is a SidecarSet with one unprivileged sidecar.
+func plain(name string) *builder.SidecarSetWrapper {
+	return builder.MakeSidecarSet(name, "app", "web").Containers(builder.MakeContainer("agent", "agent:1"))
+}
+
+// probe is a request denied whoever judges it, to learn who judges.
+func probe(ctx context.Context) error {
+	return clients[alice].Create(ctx, plain("probe").Obj(), client.DryRunAll)
+}
+
+var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func() {
+	for _, j := range judges {
+		ginkgo.Context("judged by "+j.name, ginkgo.Ordered, func() {
+			ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
+				j.install(ctx)
+				gomega.Eventually(func(g gomega.Gomega) {
+					err := probe(ctx)
+					g.Expect(err).To(gomega.HaveOccurred())
+					g.Expect(err.Error()).To(gomega.Equal(j.denial("probe", everyNamespace("probe", alice))))
+				}).WithContext(ctx).Should(gomega.Succeed())
+			})
+
+			ginkgo.DescribeTable("should allow a create, or deny it naming the field and the missing permission",
+				func(ctx ginkgo.SpecContext, user string, set *builder.SidecarSetWrapper, want func(name, user string) string) {
+					obj := set.Obj()
+					err := clients[user].Create(ctx, obj, client.DryRunAll)
+					if want == nil {
+						gomega.Expect(err).NotTo(gomega.HaveOccurred())
+						return
+					}
+					gomega.Expect(err).To(gomega.HaveOccurred())
+					gomega.Expect(apierrors.IsForbidden(err)).To(gomega.BeTrue(), "%v", err)
+					gomega.Expect(err.Error()).To(gomega.Equal(j.denial(obj.Name, want(obj.Name, user))))
+				},
+				ginkgo.Entry("one namespace, to who may create pods there", alice, plain("team-a-agent").Namespace(teamA), nil),
+				ginkgo.Entry("one namespace, not to who may not create pods there", alice, plain("team-b-agent").Namespace(teamB),
+					func(_, user string) string { return podsIn(teamB, user) }),
+				ginkgo.Entry("every namespace, not to who lacks inject-all-namespaces", alice, plain("all-agent"), everyNamespace),
+				ginkgo.Entry("every namespace, not to who may create pods everywhere", erin, plain("all-agent"), everyNamespace),
+				ginkgo.Entry("one namespace, to who may create pods everywhere", erin, plain("team-b-agent").Namespace(teamB), nil),
+				ginkgo.Entry("namespaces a namespaceSelector picks, not without inject-all-namespaces", alice,
+					plain("selected-agent").NamespaceSelector(map[string]string{"team": "a"}),
+					func(name, user string) string {
+						return "spec.namespaceSelector: injecting into the namespaces a namespaceSelector picks " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
+							"; set spec.namespace to a namespace where you may create pods instead"
+					}),
+				ginkgo.Entry("every namespace, to who holds inject-all-namespaces", carol, plain("all-agent"), nil),
+				ginkgo.Entry("a privileged sidecar, not without inject-privileged", carol,
+					plain("node-agent").Containers(builder.MakeContainer("agent", "agent:1"), builder.MakeContainer("node", "node:1").Privileged()),
+					func(name, user string) string {
+						return privileged("spec.containers[1].securityContext.privileged", name, user)
+					}),
+				ginkgo.Entry("a host port, not without inject-privileged, even in a namespace of one's own", alice,
+					builder.MakeSidecarSet("port-agent", "app", "web").Namespace(teamA).Containers(builder.MakeContainer("agent", "agent:1").HostPort(9100)),
+					func(name, user string) string { return privileged("spec.containers[0].ports[0].hostPort", name, user) }),
+				ginkgo.Entry("a hostPath volume, not without inject-privileged", carol,
+					plain("root-agent").Volumes(builder.HostPath("root", "/")),
+					func(name, user string) string { return privileged("spec.volumes[0].hostPath", name, user) }),
+				ginkgo.Entry("an env secretKeyRef, not without inject-secrets", carol,
+					builder.MakeSidecarSet("token-agent", "app", "web").Containers(builder.MakeContainer("agent", "agent:1").Env("LEVEL", "info").SecretEnv("TOKEN", "api", "token")),
+					func(name, user string) string {
+						return secrets("spec.containers[0].env[1].valueFrom.secretKeyRef", name, user)
+					}),
+				ginkgo.Entry("a transferEnv, not without inject-secrets", carol,
+					builder.MakeSidecarSet("copy-agent", "app", "web").Containers(builder.MakeContainer("agent", "agent:1").TransferEnvFrom("app", "DB_PASSWORD")),
+					func(name, user string) string { return secrets("spec.containers[0].transferEnv", name, user) }),
+				ginkgo.Entry("a secret volume, not without inject-secrets", carol,
+					plain("tls-agent").Volumes(builder.SecretVolume("tls", "tls")),
+					func(name, user string) string { return secrets("spec.volumes[0].secret", name, user) }),
+				ginkgo.Entry("a pinned revision, whose content the policy cannot see, not without inject-privileged and inject-secrets", carol,
+					plain("pinned-agent").InjectRevision(appsv1alpha1.SidecarSetInjectRevision{CustomVersion: new("v1")}),
+					func(name, user string) string {
+						return "spec.injectionStrategy.revision: injecting a recorded revision, whose content this policy cannot check, requires permission to " +
+							"inject-privileged and inject-secrets sidecarsets.apps.kruise.io " + fmt.Sprintf("%q, which user %q does not have", name, user)
+					}),
+				ginkgo.Entry("privileged settings and Secrets, to who holds every inject verb", dave,
+					builder.MakeSidecarSet("full-agent", "app", "web").
+						Containers(builder.MakeContainer("agent", "agent:1").Privileged().SecretEnv("TOKEN", "api", "token").Mount("root", "/host")).
+						Volumes(builder.HostPath("root", "/"), builder.SecretVolume("tls", "tls")), nil),
+			)
+
+			ginkgo.It("should refuse any SidecarSet to who may create pods everywhere but holds no SidecarSet role", func(ctx ginkgo.SpecContext) {
+				err := clients[ciBot].Create(ctx, plain("ci-agent").Namespace(teamA).Obj(), client.DryRunAll)
+				gomega.Expect(err).To(gomega.HaveOccurred())
+				gomega.Expect(err.Error()).To(gomega.Equal(`sidecarsets.apps.kruise.io is forbidden: User "ci-bot" cannot create resource "sidecarsets" in API group "apps.kruise.io" at the cluster scope`))
+			})
+
+			ginkgo.It("should judge only changes to what is injected, and never the operator's status writes", func(ctx ginkgo.SpecContext) {
+				set := builder.MakeSidecarSet("privileged-agent", "app", "web").
+					Containers(builder.MakeContainer("agent", "agent:1").Privileged()).Obj()
+				gomega.Expect(env.Client.Create(ctx, set)).To(gomega.Succeed(), "an administrator may")
+				ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+					gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, set))).To(gomega.Succeed())
+				})
+
+				// Pausing the rollout leaves the sidecars alone.
+				update(ctx, carol, set.Name, func(s *appsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true }, "")
+				// A new image of the privileged sidecar is a change of what is
+				// injected.
+				update(ctx, carol, set.Name, func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "agent:2" },
+					j.denial(set.Name, privileged("spec.containers[0].securityContext.privileged", set.Name, carol)))
+				update(ctx, dave, set.Name, func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "agent:2" }, "")
+
+				// The operator writes the status subresource, which the policy
+				// does not match.
+				patch := []byte(`{"status":{"observedGeneration":1234}}`)
+				gomega.Expect(clients[operator].Status().Patch(ctx, set, client.RawPatch(types.MergePatchType, patch))).To(gomega.Succeed())
+				got := &appsv1alpha1.SidecarSet{}
+				gomega.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(set), got)).To(gomega.Succeed())
+				gomega.Expect(got.Status.ObservedGeneration).To(gomega.Equal(int64(1234)))
+			})
+
+			ginkgo.It("should judge kubectl --as like any client", func(ctx ginkgo.SpecContext) {
+				const file = "testdata/log-agent.yaml"
+				_, stderr, err := runKubectl(ctx, "apply", "--dry-run=server", "-f", file, "--as="+carol)
+				gomega.Expect(err).To(gomega.HaveOccurred())
+				gomega.Expect(stderr).To(gomega.Equal(`Error from server (Forbidden): error when creating "testdata/log-agent.yaml": ` +
+					j.denial("log-agent", privileged("spec.volumes[0].hostPath", "log-agent", carol))))
+				_, stderr, err = runKubectl(ctx, "apply", "--dry-run=server", "-f", file, "--as="+dave)
+				gomega.Expect(err).NotTo(gomega.HaveOccurred(), stderr)
+				_, stderr, err = runKubectl(ctx, "apply", "--dry-run=server", "-f", file)
+				gomega.Expect(err).NotTo(gomega.HaveOccurred(), "a cluster administrator holds every verb: %s", stderr)
+			})
+		})
+	}
+
+	ginkgo.Context("tuned by an administrator", ginkgo.Ordered, func() {
+		ginkgo.It("should have the manager (OLM) update its own installation and keep the administrator's changes", func(ctx ginkgo.SpecContext) {
+			installer := &webhooks.AuthoringPolicyInstaller{Client: env.Client}
+			// The policy as an older version of the manager installed it: the
+			// manager brings it to this version's content.
+			policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+			gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: authoring.Name}, policy)).To(gomega.Succeed())
+			gomega.Expect(env.Client.Delete(ctx, policy)).To(gomega.Succeed())
+			gomega.Expect(installer.Start(ctx)).To(gomega.Succeed())
+			gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: authoring.Name}, policy)).To(gomega.Succeed())
+			policy.Spec.Validations = policy.Spec.Validations[:1]
+			gomega.Expect(env.Client.Update(ctx, policy, client.FieldOwner(webhooks.FieldOwner))).To(gomega.Succeed())
+			gomega.Expect(installer.Start(ctx)).To(gomega.Succeed())
+			gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: authoring.Name}, policy)).To(gomega.Succeed())
+			shipped, _, err := authoring.Manifests()
+			gomega.Expect(err).NotTo(gomega.HaveOccurred())
+			gomega.Expect(policy.Spec.Validations).To(gomega.Equal(shipped.Spec.Validations))
+
+			binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+			gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: authoring.Name}, binding)).To(gomega.Succeed())
+			gomega.Expect(binding.Spec.ValidationActions).To(gomega.Equal([]admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}),
+				"the manager created the missing binding")
+
+			// The administrator only warns for now.
+			binding.Spec.ValidationActions = []admissionregistrationv1.ValidationAction{admissionregistrationv1.Warn}
+			gomega.Expect(env.Client.Update(ctx, binding, client.FieldOwner("platform-admin"))).To(gomega.Succeed())
+			gomega.Expect(installer.Start(ctx)).To(gomega.Succeed())
+			gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: authoring.Name}, binding)).To(gomega.Succeed())
+			gomega.Expect(binding.Spec.ValidationActions).To(gomega.Equal([]admissionregistrationv1.ValidationAction{admissionregistrationv1.Warn}),
+				"the manager keeps the administrator's change")
+
+			// The API server warns and the webhook defers to it.
+			gomega.Eventually(func(g gomega.Gomega) {
+				wctx, warnings := framework.WithWarnings(ctx)
+				g.Expect(probe(wctx)).To(gomega.Succeed())
+				g.Expect(warnings.List()).To(gomega.ContainElement(fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s",
+					authoring.Name, authoring.Name, everyNamespace("probe", alice))))
+			}).WithContext(ctx).Should(gomega.Succeed())
+		})
+	})
+})
+
+// update changes a SidecarSet as a user and expects the error message want
+// (empty: success). Conflicts with the controller's writes are retried.
+func update(ctx context.Context, user, name string, change func(*appsv1alpha1.SidecarSet), want string) {
+	ginkgo.GinkgoHelper()
+	gomega.Eventually(func(g gomega.Gomega) {
+		s := &appsv1alpha1.SidecarSet{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, s)).To(gomega.Succeed())
+		change(s)
+		err := clients[user].Update(ctx, s, client.DryRunAll)
+		g.Expect(apierrors.IsConflict(err)).To(gomega.BeFalse(), "retry after a conflict: %v", err)
+		if want == "" {
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			return
+		}
+		g.Expect(err).To(gomega.HaveOccurred())
+		g.Expect(err.Error()).To(gomega.Equal(want))
+	}).WithContext(ctx).Should(gomega.Succeed())
+}
+
+func repoRoot() string {
+	root, err := framework.RepoRoot()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	return root
+}
+
+func runKubectl(ctx context.Context, args ...string) (string, string, error) {
+	cmd := exec.CommandContext(ctx, env.Kubectl, append([]string{"--kubeconfig=" + env.KubeconfigPath}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	return stdout.String(), strings.TrimSpace(stderr.String()), err
+}
+
+func kubectl(ctx context.Context, args ...string) {
+	ginkgo.GinkgoHelper()
+	_, stderr, err := runKubectl(ctx, args...)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), stderr)
+}

@@ -1,0 +1,151 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	apiadmission "k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
+)
+
+// The validating webhook checks whether the API server enforces the
+// authoring policy (the policy and its binding exist), reading only those
+// two objects; the authorizer asks the API server (SubjectAccessReviews,
+// granted with the metrics endpoint's role) what the requesting user may do.
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,resourceNames=sidecarset-operator-authoring,verbs=get;list;watch
+
+// AuthoringPolicy enforces the SidecarSet authoring policy in the validating
+// webhook wherever the API server does not: when the
+// ValidatingAdmissionPolicy or its binding is missing. Where both exist the
+// API server has already judged the request, with the policy as the
+// administrator may have tuned it, and the webhook defers to it.
+type AuthoringPolicy struct {
+	// Policy is the shipped policy, compiled.
+	Policy *authoring.Policy
+	// Reader reads the policy and its binding (the cache).
+	Reader client.Reader
+	// Authorizer answers the policy's permission checks for the requesting
+	// user.
+	Authorizer authorizer.UnconditionalAuthorizer
+}
+
+// NewSubjectAccessReviewAuthorizer returns an authorizer that asks the API
+// server, with SubjectAccessReviews, what a user may do. Answers are cached
+// briefly (allowed for 10s, denied for 2s).
+func NewSubjectAccessReviewAuthorizer(c authorizationv1client.AuthorizationV1Interface) (authorizer.Authorizer, error) {
+	return authorizerfactory.DelegatingAuthorizerConfig{
+		SubjectAccessReviewClient: c,
+		AllowCacheTTL:             10 * time.Second,
+		DenyCacheTTL:              2 * time.Second,
+		WebhookRetryBackoff:       &wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 3},
+	}.New()
+}
+
+// check returns nil if the request is allowed, or the error to deny it
+// with.
+func (a *AuthoringPolicy) check(ctx context.Context) error {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return nil
+	}
+	enforced, err := a.enforcedByAPIServer(ctx)
+	if err != nil {
+		// Judge the request here rather than let it through unjudged.
+		ctrl.LoggerFrom(ctx).Error(err, "Reading the SidecarSet authoring policy; the webhook evaluates it")
+	}
+	if enforced {
+		return nil
+	}
+	r := authoring.Request{Operation: apiadmission.Operation(req.Operation), User: userInfo(req.UserInfo), DryRun: req.DryRun != nil && *req.DryRun}
+	if r.Object, err = decode(req.Object.Raw); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if req.Operation == admissionv1.Update {
+		if r.OldObject, err = decode(req.OldObject.Raw); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+	}
+	denial, err := a.Policy.Evaluate(ctx, r, a.Authorizer)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if denial == nil {
+		return nil
+	}
+	// Worded as the API server words a policy's denial, saying who judged.
+	status := apierrors.NewForbidden(appsv1alpha1.GroupVersion.WithResource("sidecarsets").GroupResource(), req.Name,
+		fmt.Errorf("ValidatingAdmissionPolicy '%s' (evaluated by the operator's webhook: the policy or its binding is not installed) denied request: %s",
+			a.Policy.Name(), denial.Message))
+	status.ErrStatus.Reason = denial.Reason
+	status.ErrStatus.Code = statusCode(denial.Reason)
+	return status
+}
+
+// enforcedByAPIServer reports whether the policy and a binding of it by the
+// same name exist.
+func (a *AuthoringPolicy) enforcedByAPIServer(ctx context.Context) (bool, error) {
+	name := a.Policy.Name()
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	err := a.Reader.Get(ctx, client.ObjectKey{Name: name}, binding)
+	if err != nil || binding.Spec.PolicyName != name {
+		return false, client.IgnoreNotFound(err)
+	}
+	err = a.Reader.Get(ctx, client.ObjectKey{Name: name}, &admissionregistrationv1.ValidatingAdmissionPolicy{})
+	return err == nil, client.IgnoreNotFound(err)
+}
+
+// statusCode is the HTTP code of a denial's reason, as the API server maps
+// a policy's reason.
+func statusCode(reason metav1.StatusReason) int32 {
+	switch reason {
+	case metav1.StatusReasonForbidden:
+		return http.StatusForbidden
+	case metav1.StatusReasonUnauthorized:
+		return http.StatusUnauthorized
+	case metav1.StatusReasonRequestEntityTooLarge:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusUnprocessableEntity
+}
+
+func decode(raw []byte) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(raw, &u.Object); err != nil {
+		return nil, fmt.Errorf("decoding the SidecarSet: %w", err)
+	}
+	if u.Object == nil {
+		return nil, errors.New("decoding the SidecarSet: no object")
+	}
+	return u, nil
+}
+
+func userInfo(u authenticationv1.UserInfo) user.Info {
+	extra := make(map[string][]string, len(u.Extra))
+	for k, v := range u.Extra {
+		extra[k] = v
+	}
+	return &user.DefaultInfo{Name: u.Username, UID: u.UID, Groups: u.Groups, Extra: extra}
+}
