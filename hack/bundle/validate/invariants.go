@@ -28,8 +28,8 @@ func invariantRules() []Rule {
 		{Name: RuleWebhookDeployments, Doc: "Every webhook definition's deploymentName names a CSV deployment, and its target port is a port of that deployment's containers.", Check: checkWebhookDeployments},
 		{Name: RuleWebhookRules, Doc: "No webhook rule targets all groups, OLM's group operators.coreos.com, or webhook configurations (OLM refuses such CSVs).", Check: checkWebhookRules},
 		{Name: RulePodWebhookSelector, Doc: "A webhook on pods has an objectSelector that excludes the pods of the deployment serving it, so the operator can always start.", Check: checkPodWebhookSelector},
-		{Name: RuleExternalCerts, Doc: "The containers serving webhooks run with --cert-source=external, --scope-pod-webhook=false and the default certificate directory, and mount nothing there: OLM mounts its certificate and owns the webhook configurations.", Check: checkExternalCerts},
-		{Name: RuleLeastPrivilege, Doc: "No permission of the deployments' service accounts (CSV or bundle roles) uses a wildcard, reads Secrets or writes webhook configurations (OLM owns them).", Check: checkLeastPrivilege},
+		{Name: RuleExternalCerts, Doc: "The containers serving webhooks run with --cert-source=external, --mutating-webhook-configuration= (find OLM's configurations by label), the pod webhooks scoped, and the default certificate directory, and mount nothing there: OLM mounts its certificate and names the webhook configurations.", Check: checkExternalCerts},
+		{Name: RuleLeastPrivilege, Doc: "No permission of the deployments' service accounts (CSV or bundle roles) uses a wildcard, reads Secrets, writes validating webhook configurations, or does more to mutating ones than update (the pod webhooks' scope).", Check: checkLeastPrivilege},
 		{Name: RuleNamespacedPermissions, Doc: "The CSV has no namespaced permissions (OLM lifts them to the cluster in AllNamespaces mode: writes are errors, reads warnings); namespaced grants ship as Role and RoleBinding manifests whose ServiceAccount subjects name no namespace.", Check: checkNamespacedPermissions},
 		{Name: RuleAllNamespaces, Doc: "The AllNamespaces install mode is supported (SidecarSet is cluster-scoped; OLM v1 requires it).", Check: checkAllNamespaces},
 		{Name: RuleWebhookTimeouts, Doc: "A fail-closed webhook times out within 10 seconds.", Check: checkWebhookTimeouts},
@@ -179,8 +179,12 @@ func checkExternalCerts(b *Bundle) []Finding {
 			}
 			source, _ := flagValue(c.Args, "cert-source")
 			dir, _ := flagValue(c.Args, "webhook-cert-dir")
-			if scoped, found := flagValue(c.Args, "scope-pod-webhook"); !found || scoped != "false" {
-				out = append(out, errorf("deployment %s, container %s does not run with --scope-pod-webhook=false: under OLM it would try to rewrite the webhook configurations that OLM owns",
+			if scoped, _ := flagValue(c.Args, "scope-pod-webhook"); scoped == "false" {
+				out = append(out, errorf("deployment %s, container %s runs with --scope-pod-webhook=false: the pod webhooks would receive every pod of the cluster, and refuse them all while the operator is down",
+					d.Name, c.Name))
+			}
+			if name, found := flagValue(c.Args, "mutating-webhook-configuration"); !found || name != "" {
+				out = append(out, errorf("deployment %s, container %s does not run with --mutating-webhook-configuration= (empty): OLM names the configurations itself, so the manager must find the pod webhooks by OLM's label to keep their scope",
 					d.Name, c.Name))
 			}
 			if source != webhooks.CertSourceExternal {
@@ -210,10 +214,13 @@ func checkLeastPrivilege(b *Bundle) []Finding {
 			if grants(r, "", "secrets", "get", "list", "watch", "create", "update", "patch", "delete", "deletecollection") {
 				out = append(out, errorf("%s may access Secrets: the manager reads none under OLM", who))
 			}
-			for _, res := range []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"} {
-				if grants(r, "admissionregistration.k8s.io", res, "create", "update", "patch", "delete", "deletecollection") {
-					out = append(out, errorf("%s may change %s, which OLM owns", who, res))
-				}
+			// The pod webhooks' scope is written by update into the
+			// mutating configurations OLM created: nothing more.
+			if grants(r, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "create", "patch", "delete", "deletecollection") {
+				out = append(out, errorf("%s may create, patch or delete mutatingwebhookconfigurations: it only updates the pod webhooks' scope", who))
+			}
+			if grants(r, "admissionregistration.k8s.io", "validatingwebhookconfigurations", "create", "update", "patch", "delete", "deletecollection") {
+				out = append(out, errorf("%s may change validatingwebhookconfigurations, which OLM owns", who))
 			}
 		}
 	}

@@ -444,10 +444,13 @@ func TestValidate_PracticeAndInvariantRules(t *testing.T) {
 		{"a manager reading its certificate elsewhere fails", func(b *Bundle) {
 			manager(b).Args[1] = "--webhook-cert-dir=/certs"
 		}, []string{"error " + RuleExternalCerts}},
-		{"a manager scoping the pod webhook in OLM's configuration fails", func(b *Bundle) {
-			manager(b).Args[2] = "--scope-pod-webhook=true"
+		{"a manager leaving the pod webhooks unscoped fails", func(b *Bundle) {
+			manager(b).Args = append(manager(b).Args, "--scope-pod-webhook=false")
 		}, []string{"error " + RuleExternalCerts}},
-		{"a manager without --scope-pod-webhook (on by default) fails", func(b *Bundle) {
+		{"a manager looking for a configuration by name (OLM generates them) fails", func(b *Bundle) {
+			manager(b).Args[2] = "--mutating-webhook-configuration=sidecarset-operator-mutating"
+		}, []string{"error " + RuleExternalCerts}},
+		{"a manager without --mutating-webhook-configuration (a fixed name by default) fails", func(b *Bundle) {
 			manager(b).Args = manager(b).Args[:2]
 		}, []string{"error " + RuleExternalCerts}},
 		{"a volume mounted where OLM mounts the certificate fails", func(b *Bundle) {
@@ -485,6 +488,11 @@ func TestValidate_PracticeAndInvariantRules(t *testing.T) {
 			p := &b.CSV.Spec.Install.Spec.ClusterPermissions[0]
 			p.Rules = append(p.Rules, rbacv1.PolicyRule{APIGroups: []string{"admissionregistration.k8s.io"},
 				Resources: []string{"mutatingwebhookconfigurations"}, Verbs: []string{"patch"}})
+		}, []string{"error " + RuleLeastPrivilege}},
+		{"a permission to update validating webhook configurations fails", func(b *Bundle) {
+			p := &b.CSV.Spec.Install.Spec.ClusterPermissions[0]
+			p.Rules = append(p.Rules, rbacv1.PolicyRule{APIGroups: []string{"admissionregistration.k8s.io"},
+				Resources: []string{"validatingwebhookconfigurations"}, Verbs: []string{"update"}})
 		}, []string{"error " + RuleLeastPrivilege}},
 		{"a wildcard permission fails", func(b *Bundle) {
 			p := &b.CSV.Spec.Install.Spec.ClusterPermissions[0]

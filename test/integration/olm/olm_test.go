@@ -98,13 +98,18 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		operatorEnv.Config = asOperator
 		mgrCtx, cancel := context.WithCancel(context.Background())
 		ginkgo.DeferCleanup(cancel)
-		// With the arguments the CSV gives it: OLM owns the webhook
-		// configurations, so the manager leaves them alone.
+		// The webhooks as OLM installs them: one configuration per webhook
+		// definition, under a generated name, labelled with the webhook's
+		// name (envtest serves them in place of OLM's Service).
+		splitLikeOLM(ctx)
+		// With the arguments the CSV gives it: it finds OLM's configurations
+		// by label and keeps the pod webhooks' scope there.
 		gomega.Expect(installed.Deployments).To(gomega.HaveLen(1))
 		args := installed.Deployments[0].Spec.Template.Spec.Containers[0].Args
-		gomega.Expect(args).To(gomega.ContainElements("--scope-pod-webhook=false", "--install-authoring-policy"))
+		gomega.Expect(args).To(gomega.ContainElements("--mutating-webhook-configuration=", "--install-authoring-policy"))
+		gomega.Expect(args).NotTo(gomega.ContainElement(gomega.HavePrefix("--scope-pod-webhook")))
 		gomega.Expect(operatorEnv.StartManager(mgrCtx, framework.ManagerOptions{Mutate: func(o *setup.Options) {
-			o.ScopedWebhookConfig = ""
+			o.ScopedWebhookConfig, o.ScopeOLMWebhooks = "", true
 			o.InstallAuthoringPolicy = true
 		}})).To(gomega.Succeed())
 	})
@@ -225,6 +230,20 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 			ObjectMeta: metav1.ObjectMeta{Name: "olm-permissions", Namespace: metav1.NamespaceDefault, Labels: map[string]string{"app": "olm-permissions"}},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.25"}}},
 		}
+		// The scope, written into OLM's configurations, sends the pod.
+		gomega.Eventually(func(g gomega.Gomega) {
+			list := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+			g.Expect(env.Client.List(ctx, list, client.HasLabels{webhooks.OLMWebhookLabel})).To(gomega.Succeed())
+			g.Expect(list.Items).To(gomega.HaveLen(3))
+			for _, cfg := range list.Items {
+				w := cfg.Webhooks[0]
+				if w.Name != webhooks.PodWebhookName {
+					continue
+				}
+				g.Expect(w.MatchConditions).To(gomega.HaveLen(1))
+				g.Expect(w.MatchConditions[0].Expression).To(gomega.ContainSubstring("'olm-permissions'"))
+			}
+		}).WithTimeout(30 * time.Second).WithPolling(500 * time.Millisecond).Should(gomega.Succeed())
 		// The webhook sees the new SidecarSet once its cache has it.
 		gomega.Eventually(func(g gomega.Gomega) {
 			p := pod.DeepCopy()
@@ -265,6 +284,8 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 			{authorizationv1.ResourceAttributes{Verb: "list", Resource: "secrets", Namespace: installNamespace}, false},
 			{authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: installNamespace, Name: "sidecarset-operator-webhook-cert"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "patch", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}, false},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}, true},
+			{authorizationv1.ResourceAttributes{Verb: "create", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "list", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: "team-a"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "delete", Group: "apps", Resource: "controllerrevisions", Namespace: metav1.NamespaceSystem}, false},
@@ -300,4 +321,23 @@ func checkClientConfig(cc admissionregistrationv1.WebhookClientConfig) string {
 	gomega.Expect(cc.CABundle).NotTo(gomega.BeEmpty())
 	gomega.Expect(cc.Service.Path).NotTo(gomega.BeNil())
 	return *cc.Service.Path
+}
+
+// splitLikeOLM replaces the mutating webhook configuration of config/webhook
+// (installed and served by envtest) with what OLM creates from the CSV's
+// webhook definitions: one configuration per webhook, named after it with a
+// generated suffix and labelled olm.webhook-description-generate-name, and
+// without matchConditions (a definition cannot carry them).
+func splitLikeOLM(ctx context.Context) {
+	whole := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: webhooks.MutatingConfigName}, whole)).To(gomega.Succeed())
+	for _, w := range whole.Webhooks {
+		w.MatchConditions = nil
+		part := &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{GenerateName: w.Name + "-", Labels: map[string]string{webhooks.OLMWebhookLabel: w.Name}},
+			Webhooks:   []admissionregistrationv1.MutatingWebhook{w},
+		}
+		gomega.Expect(env.Client.Create(ctx, part)).To(gomega.Succeed())
+	}
+	gomega.Expect(env.Client.Delete(ctx, whole)).To(gomega.Succeed())
 }
