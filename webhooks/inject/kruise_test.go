@@ -11,6 +11,8 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/test/fixtures"
 )
 
@@ -44,6 +46,15 @@ func TestInject_MatchesOpenKruise(t *testing.T) {
 	if len(inputs) != len(want) || len(inputs) == 0 {
 		t.Fatalf("%d input pods, %d injected ones", len(inputs), len(want))
 	}
+	// The whitelist OpenKruise ran with (its kruise-configuration ConfigMap,
+	// applied with the SidecarSets).
+	configs := fixtures.MustDocs[corev1.ConfigMap](t, "input-sidecarsets.yaml", "ConfigMap")
+	store := policy.NewStore()
+	if err := store.Update(fixtures.MustNamed(t, configs, appsv1alpha1.ConfigurationConfigMapName,
+		func(c *corev1.ConfigMap) string { return c.Name })); err != nil {
+		t.Fatal(err)
+	}
+	whitelist := podmeta.Whitelist{Snapshot: store.Current()}
 	for i := range inputs {
 		in := &inputs[i]
 		t.Run(in.Name, func(t *testing.T) {
@@ -58,6 +69,7 @@ func TestInject_MatchesOpenKruise(t *testing.T) {
 				Namespace:  Namespace{Name: in.Namespace, Labels: map[string]string{corev1.LabelMetadataName: in.Namespace}},
 				Candidates: cands,
 				Now:        injectedAt(t, exp),
+				Whitelist:  whitelist,
 			})
 			if err != nil {
 				t.Fatalf("Inject: %v", err)
