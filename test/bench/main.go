@@ -3,6 +3,7 @@
 //
 //	go run ./test/bench webhook   # pod admission latency and throughput
 //	go run ./test/bench rollout   # in-place rollout time, writes per pod, manager memory
+//	go run ./test/bench scale     # 10 000 pods and 5 000 SidecarSets: admission, rollouts, memory, start
 //
 // Results are ratios to the floor, never absolute timings: the machines are
 // noisy, the ratio is what the operator adds.
@@ -51,7 +52,7 @@ func main() {
 
 func run() int {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench webhook|rollout [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench webhook|rollout|scale [flags]")
 		return 2
 	}
 	verb := os.Args[1]
@@ -69,7 +70,14 @@ func run() int {
 	fs.IntVar(&prof.seconds, "profile-seconds", 5, "Length of each CPU profile (with --profile-dir).")
 	wo.profile = prof
 	ro := rolloutOptions{}
-	fs.IntVar(&ro.writers, "writers", 32, "Parallel pod patches of the floor client; the manager's --pod-writers default (rollout).")
+	fs.IntVar(&ro.writers, "writers", 32, "Parallel pod patches of the floor client; the manager's --pod-writers default (rollout, scale).")
+	so := scaleOptions{}
+	sizes := fs.String("sizes", "1000,3000,10000", "Numbers of pods measured in turn (scale).")
+	fs.IntVar(&so.namespaces, "namespaces", 100, "Namespaces the pods are spread over, one Deployment each (scale).")
+	fs.IntVar(&so.sidecarSets, "scale-sidecarsets", 5000, "SidecarSets present while the pods are measured (scale).")
+	fs.IntVar(&so.selecting, "selecting", 50, "How many of them select pods (scale).")
+	fs.StringVar(&so.managerMetrics, "manager-metrics", "127.0.0.1:8080", "The dev manager's metrics address (scale).")
+	fs.StringVar(&so.healthAddr, "manager-health", "127.0.0.1:8081", "The dev manager's health probe address (scale).")
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		return 2
 	}
@@ -81,6 +89,15 @@ func run() int {
 		}
 		wo.counts = append(wo.counts, n)
 	}
+	for c := range strings.SplitSeq(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: --sizes:", err)
+			return 2
+		}
+		so.sizes = append(so.sizes, n)
+	}
+	so.writers, so.webhook = ro.writers, wo
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
@@ -96,8 +113,10 @@ func run() int {
 		ok, err = benchWebhook(ctx, e, wo)
 	case "rollout":
 		ok, err = benchRollout(ctx, e, ro)
+	case "scale":
+		ok, err = benchScale(ctx, e, so)
 	default:
-		err = fmt.Errorf("unknown benchmark %q: want webhook or rollout", verb)
+		err = fmt.Errorf("unknown benchmark %q: want webhook, rollout or scale", verb)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

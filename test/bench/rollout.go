@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -114,7 +115,7 @@ func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions) ([]rol
 	if err := e.client.Create(ctx, d); err != nil {
 		return nil, err
 	}
-	w, err := e.watchPods(ctx, ns)
+	w, err := e.watchPods(ctx, informers.WithNamespace(ns))
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +162,7 @@ func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions) ([]rol
 			window = int(math.Ceil(float64(size) * 0.1))
 		}
 		start = time.Now()
-		if err := e.floorRollout(ctx, w, ns, next, window, o.writers); err != nil {
+		if err := e.floorRollout(ctx, w, next, window, o.writers); err != nil {
 			return nil, err
 		}
 		run.floor = time.Since(start)
@@ -205,40 +206,45 @@ func (e *env) waitStatusUpdated(ctx context.Context, name string, size int) erro
 	})
 }
 
-// floorRollout patches every pod's sidecar image with `writers` parallel
-// writers, keeping at most `window` pods in flight (patched, new image not
-// yet reported), and waits until every pod reports the new image.
-func (e *env) floorRollout(ctx context.Context, w *podWatch, ns, image string, window, writers int) error {
-	pods := w.names()
+// floorRollout patches the sidecar image of every pod the watch holds,
+// with `writers` parallel writers, keeping at most `window` pods in flight
+// (patched, new image not yet reported), and waits until every pod reports
+// the new image.
+func (e *env) floorRollout(ctx context.Context, w *podWatch, image string, window, writers int) error {
+	var pods []types.NamespacedName
+	for _, obj := range w.store.List() {
+		p := obj.(*corev1.Pod)
+		pods = append(pods, types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+	}
 	slots := make(chan struct{}, window)
-	work := make(chan string)
+	work := make(chan types.NamespacedName)
 	var wg sync.WaitGroup
 	var failed atomic.Value
 	for range writers {
 		wg.Go(func() {
-			for name := range work {
+			for key := range work {
 				patch := fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"image":%q}]}}`, agent, image)
-				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 				if err := e.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, []byte(patch))); err != nil {
 					failed.Store(err)
 				}
 				go func() {
-					w.waitPod(ctx, name, image)
+					w.waitPod(ctx, key, image)
 					<-slots
 				}()
 			}
 		})
 	}
-	for _, name := range pods {
+	for _, key := range pods {
 		slots <- struct{}{}
-		work <- name
+		work <- key
 	}
 	close(work)
 	wg.Wait()
 	if err, ok := failed.Load().(error); ok {
 		return err
 	}
-	return w.wait(ctx, len(pods), image, 10*time.Minute)
+	return w.wait(ctx, len(pods), image, 30*time.Minute)
 }
 
 // podWatch follows a namespace's pods through an informer, so that waiting
@@ -250,8 +256,8 @@ type podWatch struct {
 	cond   *sync.Cond
 }
 
-func (e *env) watchPods(ctx context.Context, ns string) (*podWatch, error) {
-	factory := informers.NewSharedInformerFactoryWithOptions(e.clientset, 0, informers.WithNamespace(ns))
+func (e *env) watchPods(ctx context.Context, opts ...informers.SharedInformerOption) (*podWatch, error) {
+	factory := informers.NewSharedInformerFactoryWithOptions(e.clientset, 0, opts...)
 	inf := factory.Core().V1().Pods().Informer()
 	w := &podWatch{store: inf.GetStore(), stopCh: make(chan struct{})}
 	w.cond = sync.NewCond(&w.mu)
@@ -263,21 +269,13 @@ func (e *env) watchPods(ctx context.Context, ns string) (*podWatch, error) {
 	}
 	factory.Start(w.stopCh)
 	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return nil, fmt.Errorf("pod informer of %s did not sync", ns)
+		return nil, errors.New("the pod informer did not sync")
 	}
 	go func() { <-ctx.Done(); notify(nil) }()
 	return w, nil
 }
 
 func (w *podWatch) stop() { close(w.stopCh) }
-
-func (w *podWatch) names() []string {
-	var out []string
-	for _, o := range w.store.List() {
-		out = append(out, o.(*corev1.Pod).Name)
-	}
-	return out
-}
 
 // wait blocks until `count` pods run the sidecar with the image: spec and
 // status (the status image is fully qualified by the simulated runtime).
@@ -303,17 +301,12 @@ func (w *podWatch) wait(ctx context.Context, count int, image string, timeout ti
 }
 
 // waitPod blocks until one pod runs the image (or is gone).
-func (w *podWatch) waitPod(ctx context.Context, name, image string) {
+func (w *podWatch) waitPod(ctx context.Context, key types.NamespacedName, image string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for ctx.Err() == nil {
-		var pod *corev1.Pod
-		for _, o := range w.store.List() {
-			if p := o.(*corev1.Pod); p.Name == name {
-				pod = p
-			}
-		}
-		if pod == nil || runs(pod, image) {
+		obj, ok, _ := w.store.GetByKey(key.Namespace + "/" + key.Name)
+		if !ok || runs(obj.(*corev1.Pod), image) {
 			return
 		}
 		w.waitTimeout(time.Second)

@@ -49,6 +49,11 @@ type creation struct {
 	apiserverMean time.Duration
 	// cpu is the CPU time each component used while the pods were created.
 	cpu cpuTimes
+	// conditionBytes is the length of the pod webhook's matchCondition, and
+	// conditionMean the API server's mean time evaluating the webhooks'
+	// matchConditions per pod.
+	conditionBytes int
+	conditionMean  time.Duration
 }
 
 func (c creation) podsPerSecond() float64 { return float64(len(c.latencies)) / c.elapsed.Seconds() }
@@ -69,11 +74,27 @@ type pairing struct {
 // as the median of the rounds: the machines are noisy, and a floor measured
 // minutes earlier would not be a fair comparison.
 func benchWebhook(ctx context.Context, e *env, o webhookOptions) (bool, error) {
-	if err := e.ensureNamespace(ctx, webhookNamespace); err != nil {
+	pairings, err := e.measureAdmission(ctx, o)
+	if err != nil {
 		return false, err
 	}
+	printAdmission(o, pairings)
+	last := pairings[len(pairings)-1]
+	rate := medianPairs(last, func(r, f creation) float64 { return r.podsPerSecond() / f.podsPerSecond() })
+	p50 := medianPairs(last, func(r, f creation) float64 { return float64(r.p(50)) / float64(f.p(50)) })
+	ok := rate >= 0.7 && p50 <= 1.3
+	fmt.Printf("\nTarget at %s: throughput ≥ 0.7× floor (%.2f×), p50 ≤ 1.3× floor (%.2f×): %s\n", last.label, rate, p50, verdict(ok))
+	return ok, nil
+}
+
+// measureAdmission measures pod creation with each number of SidecarSets,
+// in rounds, each against a floor measured just before it.
+func (e *env) measureAdmission(ctx context.Context, o webhookOptions) ([]pairing, error) {
+	if err := e.ensureNamespace(ctx, webhookNamespace); err != nil {
+		return nil, err
+	}
 	if err := e.deleteBenchSidecarSets(ctx); err != nil {
-		return false, err
+		return nil, err
 	}
 	defer func() {
 		cleanup := context.WithoutCancel(ctx)
@@ -81,35 +102,41 @@ func benchWebhook(ctx context.Context, e *env, o webhookOptions) (bool, error) {
 		_ = e.client.DeleteAllOf(cleanup, &appsv1alpha1.SidecarSet{}, client.MatchingLabels{benchLabel: "probe"})
 	}()
 	if err := e.ensureProbeSidecarSet(ctx); err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := e.deletePods(ctx, webhookNamespace); err != nil {
-		return false, err
+		return nil, err
 	}
 
 	var pairings []pairing
 	for _, n := range o.counts {
 		if err := e.ensureBenchSidecarSets(ctx, n); err != nil {
-			return false, err
+			return nil, err
 		}
 		if err := e.waitInjected(ctx, n > 0); err != nil {
-			return false, err
+			return nil, err
 		}
 		pr := pairing{label: fmt.Sprintf("%d SidecarSets", n)}
 		for round := range o.rounds {
 			floor, err := e.measureFloor(ctx, o, fmt.Sprintf("floor before %d SidecarSets, round %d", n, round+1))
 			if err != nil {
-				return false, err
+				return nil, err
 			}
 			run, err := e.measureCreation(ctx, o, fmt.Sprintf("%d SidecarSets, round %d", n, round+1), n > 0)
 			if err != nil {
-				return false, err
+				return nil, err
 			}
 			pr.floors, pr.runs = append(pr.floors, floor), append(pr.runs, run)
 		}
 		pairings = append(pairings, pr)
 	}
 
+	return pairings, nil
+}
+
+// printAdmission prints the admission measurements: throughput, latency,
+// webhook calls, the pod webhook's matchCondition, and CPU by component.
+func printAdmission(o webhookOptions, pairings []pairing) {
 	fmt.Printf("\nPod admission: %d pods, %d concurrent creators; with n SidecarSets, exactly one selects the pods (none with 0); median of %d rounds, each against a floor measured just before it (kwok dev cluster, 2 cores)\n\n",
 		o.pods, o.creators, o.rounds)
 	var rows [][]string
@@ -129,9 +156,12 @@ func benchWebhook(ctx context.Context, e *env, o webhookOptions) (bool, error) {
 			msf(median(pr.runs, func(c creation) float64 { return float64(c.p(99)) })),
 			fmt.Sprintf("%.0f", rate), fmt.Sprintf("%.0f", floorRate),
 			fmt.Sprintf("%.2f×", rateRatio), fmt.Sprintf("%.2f×", p50Ratio),
-			fmt.Sprintf("%.0f", calls/float64(o.pods)), webhook})
+			fmt.Sprintf("%.0f", calls/float64(o.pods)), webhook,
+			fmt.Sprintf("%d", pr.runs[len(pr.runs)-1].conditionBytes),
+			ms(time.Duration(median(pr.runs, func(c creation) float64 { return float64(c.conditionMean) })))})
 	}
-	table([]string{"", "p50", "p90", "p99", "pods/s", "floor pods/s", "pods/s vs floor", "p50 vs floor", "webhook calls per pod", "API server time in the webhook (mean)"}, rows)
+	table([]string{"", "p50", "p90", "p99", "pods/s", "floor pods/s", "pods/s vs floor", "p50 vs floor", "webhook calls per pod",
+		"API server time in the webhook (mean)", "matchCondition (bytes)", "matchCondition evaluation (mean)"}, rows)
 
 	fmt.Printf("\nCPU time per pod created, by component (median of the rounds; where the cost goes)\n\n")
 	components := []string{"kube-apiserver", "etcd", "manager", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
@@ -153,13 +183,6 @@ func benchWebhook(ctx context.Context, e *env, o webhookOptions) (bool, error) {
 	}
 	table(append([]string{""}, components...), rows)
 	fmt.Printf("\nBesides the bench's SidecarSets, the cluster holds the seed example's and the bench's probe SidecarSet; neither selects the measured pods.\n")
-
-	last := pairings[len(pairings)-1]
-	rate := medianPairs(last, func(r, f creation) float64 { return r.podsPerSecond() / f.podsPerSecond() })
-	p50 := medianPairs(last, func(r, f creation) float64 { return float64(r.p(50)) / float64(f.p(50)) })
-	ok := rate >= 0.7 && p50 <= 1.3
-	fmt.Printf("\nTarget at %s: throughput ≥ 0.7× floor (%.2f×), p50 ≤ 1.3× floor (%.2f×): %s\n", last.label, rate, p50, verdict(ok))
-	return ok, nil
 }
 
 // median returns the median of a value over measurements.
@@ -279,6 +302,12 @@ func (e *env) measureCreation(ctx context.Context, o webhookOptions, label strin
 	if c1 > c0 {
 		r.apiserverMean = time.Duration((s1 - s0) / (c1 - c0) * float64(time.Second))
 	}
+	// Every pod webhook's matchConditions, per pod created.
+	eval := map[string]string{"kind": "webhook", "operation": "CREATE"}
+	e0, _ := before.Sum("apiserver_admission_match_condition_evaluation_seconds", eval)
+	e1, _ := after.Sum("apiserver_admission_match_condition_evaluation_seconds", eval)
+	r.conditionMean = time.Duration((e1 - e0) / float64(o.pods) * float64(time.Second))
+	r.conditionBytes = e.podConditionBytes(ctx)
 
 	pods := &corev1.PodList{}
 	if err := e.client.List(ctx, pods, client.InNamespace(webhookNamespace)); err != nil {
@@ -466,4 +495,23 @@ func (e *env) waitWebhookCalled(ctx context.Context, called bool) error {
 		_, c1 := m1.Sum("apiserver_admission_webhook_admission_duration_seconds", match)
 		return (c1 > c0) == called, nil
 	})
+}
+
+// podConditionBytes is the length of the required pod webhook's
+// matchCondition (0 when it cannot be read).
+func (e *env) podConditionBytes(ctx context.Context) int {
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := e.client.Get(ctx, client.ObjectKey{Name: podWebhookConfig}, cfg); err != nil {
+		return 0
+	}
+	for _, w := range cfg.Webhooks {
+		if w.Name == podWebhookName {
+			n := 0
+			for _, c := range w.MatchConditions {
+				n += len(c.Expression)
+			}
+			return n
+		}
+	}
+	return 0
 }

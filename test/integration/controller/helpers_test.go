@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
@@ -134,12 +135,18 @@ func getSidecarSet(ctx context.Context, g gomega.Gomega, name string) *appsv1alp
 
 // expectSettled waits until a SidecarSet's status describes its current
 // generation with a Progressing reason and status counts. A rollout in any
-// reason but Updating has nothing to patch until something changes.
+// reason but Updating has nothing to patch until something changes. A
+// complete rollout has no Progressing condition, only Updated (True).
 func expectSettled(ctx context.Context, name, reason string, want counts) {
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
 		s := getSidecarSet(ctx, g, name)
 		g.Expect(s.Status.ObservedGeneration).To(gomega.Equal(s.Generation), "status of an older generation")
 		c := meta.FindStatusCondition(s.Status.Conditions, appsv1alpha1.SidecarSetConditionProgressing)
+		if c == nil && reason == appsv1alpha1.ReasonRolloutComplete {
+			c = meta.FindStatusCondition(s.Status.Conditions, appsv1alpha1.SidecarSetConditionUpdated)
+			g.Expect(c).NotTo(gomega.BeNil(), "neither a Progressing nor an Updated condition")
+			g.Expect(c.Status).To(gomega.Equal(metav1.ConditionTrue), "Updated: %s", c.Message)
+		}
 		g.Expect(c).NotTo(gomega.BeNil(), "no Progressing condition")
 		g.Expect(c.Reason).To(gomega.Equal(reason), "Progressing: %s", c.Message)
 		st := s.Status

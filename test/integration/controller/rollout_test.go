@@ -170,7 +170,9 @@ var _ = ginkgo.Describe("The SidecarSet controller", func() {
 				{by: "restarting the third pod's sidecar", do: kubelet, reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
 			}),
 		ginkgo.Entry("paused: no pod is upgraded until the rollout is resumed",
-			setup{pods: 3, settled: appsv1alpha1.ReasonPaused, strategy: func(s *builder.SidecarSetWrapper) *builder.SidecarSetWrapper {
+			// Nothing to roll out yet: complete (no Progressing condition),
+			// paused or not.
+			setup{pods: 3, strategy: func(s *builder.SidecarSetWrapper) *builder.SidecarSetWrapper {
 				return s.MaxUnavailable(intstr.FromInt32(3)).Paused(true)
 			}},
 			[]step{

@@ -17,13 +17,19 @@ var _ = ginkgo.Describe("The SidecarSet CRD", func() {
 		v := crd.Spec.Versions[0]
 		gomega.Expect(v.Name).To(gomega.Equal("v1alpha1"))
 		gomega.Expect(v.Subresources.Status).NotTo(gomega.BeNil())
-		var columns []string
+		var columns, wide []string
 		for _, c := range v.AdditionalPrinterColumns {
+			if c.Priority > 0 {
+				wide = append(wide, c.Name+"="+c.JSONPath)
+				continue
+			}
 			columns = append(columns, c.Name+"="+c.JSONPath)
 		}
+		// The default columns are the manual's; the wide output adds ours.
 		gomega.Expect(columns).To(gomega.Equal([]string{
 			"MATCHED=.status.matchedPods", "UPDATED=.status.updatedPods", "READY=.status.readyPods", "AGE=.metadata.creationTimestamp",
 		}))
+		gomega.Expect(wide).To(gomega.Equal([]string{"NOT-INJECTED=.status.notInjectedPods"}))
 	})
 
 	ginkgo.It("should show the printer columns in kubectl get sidecarsets", func(ctx ginkgo.SpecContext) {

@@ -1,0 +1,586 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/promtext"
+)
+
+// The scale benchmark's objects.
+const (
+	scaleLabel     = "sidecarset-bench-scale"
+	scaleApp       = "scale"
+	scaleRollout   = "scale-rollout"
+	scaleNamespace = "scale-%03d"
+	scaleNSLabel   = "bench-scale-ns"
+)
+
+type scaleOptions struct {
+	// sizes are the pod counts measured in turn (the last is the scale).
+	sizes []int
+	// namespaces hold the pods, one Deployment each.
+	namespaces int
+	// sidecarSets exist while the pods are measured; selecting of them
+	// select pods.
+	sidecarSets, selecting int
+	writers                int
+	webhook                webhookOptions
+	managerMetrics         string
+	healthAddr             string
+}
+
+// sizeRun is what was measured at one number of pods.
+type sizeRun struct {
+	pods     int
+	rollouts []rolloutRun
+	idle     idleFigures
+	calls    float64 // API requests per reconcile
+}
+
+// idleFigures is the manager at rest with the pods and SidecarSets.
+type idleFigures struct {
+	anon, file, heap float64 // MiB
+	cpu              time.Duration
+	window           time.Duration
+}
+
+// startFigures is the manager's start at the largest size.
+type startFigures struct {
+	ready, firstStatus time.Duration
+}
+
+// benchScale measures admission with up to sidecarSets SidecarSets, then,
+// for each size, rollouts, the manager at idle and its API calls per
+// reconcile with sidecarSets SidecarSets (selecting of them selecting
+// pods), and last the manager's start at the largest size. Every figure is
+// printed next to its floor or reference, with the targets' verdicts.
+func benchScale(ctx context.Context, e *env, o scaleOptions) (bool, error) {
+	if err := e.requireNodes(ctx, o.sizes[len(o.sizes)-1]); err != nil {
+		return false, err
+	}
+	pairings, err := e.measureAdmission(ctx, o.webhook)
+	if err != nil {
+		return false, fmt.Errorf("admission: %w", err)
+	}
+	printAdmission(o.webhook, pairings)
+
+	defer e.cleanScale(context.WithoutCancel(ctx), o)
+	if err := e.createScaleObjects(ctx, o); err != nil {
+		return false, err
+	}
+	w, err := e.watchPods(ctx, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = scaleLabel + "=true" }))
+	if err != nil {
+		return false, err
+	}
+	defer w.stop()
+	var runs []sizeRun
+	image := 1
+	for _, size := range o.sizes {
+		r := sizeRun{pods: size}
+		if err := e.scaleTo(ctx, o, size); err != nil {
+			return false, err
+		}
+		if err := w.wait(ctx, size, fmt.Sprintf("busybox:1.%d", image), 15*time.Minute); err != nil {
+			return false, fmt.Errorf("waiting for %d injected pods: %w", size, err)
+		}
+		if err := e.waitStatusUpdated(ctx, scaleRollout, size); err != nil {
+			return false, err
+		}
+		for _, mu := range []string{"100%", "10%"} {
+			run, err := e.scaleRolloutRun(ctx, w, o, size, mu, &image)
+			if err != nil {
+				return false, err
+			}
+			r.rollouts = append(r.rollouts, run)
+		}
+		if r.idle, err = e.idleFigures(ctx, o); err != nil {
+			return false, err
+		}
+		if r.calls, err = e.callsPerReconcile(ctx, o); err != nil {
+			return false, err
+		}
+		runs = append(runs, r)
+		fmt.Printf("bench: %d pods measured\n", size)
+	}
+	start, err := e.restartManager(ctx, o)
+	if err != nil {
+		return false, fmt.Errorf("restarting the manager: %w", err)
+	}
+	return printScale(o, pairings, runs, start), nil
+}
+
+// requireNodes fails unless the cluster has room for the pods (110 each).
+func (e *env) requireNodes(ctx context.Context, pods int) error {
+	nodes := &corev1.NodeList{}
+	if err := e.client.List(ctx, nodes); err != nil {
+		return err
+	}
+	need := int(math.Ceil(float64(pods)*1.05/110)) + 2
+	if len(nodes.Items) < need {
+		return fmt.Errorf("%d nodes, %d pods need %d: run `make bench-scale`, which starts the dev cluster with enough", len(nodes.Items), pods, need)
+	}
+	return nil
+}
+
+// scaleSidecarSet is the i-th SidecarSet of the scale run. The first
+// injects the sidecar the rollouts upgrade into every pod; the next
+// selecting-1 select pods in mixed ways (matchLabels, expressions,
+// spec.namespace, namespaceSelector) and never update; the rest select no
+// pod.
+func scaleSidecarSet(i int, o scaleOptions) *appsv1alpha1.SidecarSet {
+	s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%04d", i), Labels: map[string]string{scaleLabel: "true"}}}
+	s.Spec.UpdateStrategy.Type = appsv1alpha1.NotUpdateSidecarSetStrategyType
+	container := func(name string) []appsv1alpha1.SidecarContainer {
+		return []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: name, Image: "busybox:1.36"}}}
+	}
+	ns := fmt.Sprintf(scaleNamespace, i%o.namespaces)
+	switch {
+	case i == 0:
+		s.Name = scaleRollout
+		s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": scaleApp}}
+		s.Spec.Containers = []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: agent, Image: "busybox:1.1"}}}
+		s.Spec.UpdateStrategy = appsv1alpha1.SidecarSetUpdateStrategy{Type: appsv1alpha1.RollingUpdateSidecarSetStrategyType}
+	case i < o.selecting:
+		name := fmt.Sprintf("extra-%02d", i)
+		s.Spec.Containers = container(name)
+		switch i % 4 {
+		case 0:
+			s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": scaleApp, "shard": strconv.Itoa(i)}}
+		case 1:
+			s.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: "shard", Operator: metav1.LabelSelectorOpIn, Values: []string{strconv.Itoa(i)}},
+				{Key: "canary", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+		case 2:
+			s.Spec.Namespace = ns
+			s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"shard": strconv.Itoa(i)}}
+		default:
+			s.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{scaleNSLabel: ns}}
+			s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"shard": strconv.Itoa(i)}}
+		}
+	default:
+		s.Spec.Containers = container("idle")
+		s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": fmt.Sprintf("idle-%04d", i)}}
+	}
+	return s
+}
+
+// createScaleObjects creates the namespaces, their (empty) Deployments and
+// the SidecarSets, 20 at a time, and waits until the controller has seen
+// every SidecarSet.
+func (e *env) createScaleObjects(ctx context.Context, o scaleOptions) error {
+	var jobs []func() error
+	for i := range o.namespaces {
+		name := fmt.Sprintf(scaleNamespace, i)
+		jobs = append(jobs, func() error {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{scaleLabel: "true", scaleNSLabel: name}}}
+			if err := e.client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			return nil
+		})
+	}
+	if err := parallel(jobs); err != nil {
+		return fmt.Errorf("creating namespaces: %w", err)
+	}
+	jobs = nil
+	for i := range o.sidecarSets {
+		jobs = append(jobs, func() error {
+			if err := e.client.Create(ctx, scaleSidecarSet(i, o)); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			return nil
+		})
+	}
+	start := time.Now()
+	if err := parallel(jobs); err != nil {
+		return fmt.Errorf("creating SidecarSets: %w", err)
+	}
+	fmt.Printf("bench: %d SidecarSets created in %.0f s\n", o.sidecarSets, time.Since(start).Seconds())
+	jobs = nil
+	for i := range o.namespaces {
+		ns := fmt.Sprintf(scaleNamespace, i)
+		jobs = append(jobs, func() error {
+			return client.IgnoreAlreadyExists(e.client.Create(ctx, scaleDeployment(ns, i, 0)))
+		})
+	}
+	if err := parallel(jobs); err != nil {
+		return fmt.Errorf("creating Deployments: %w", err)
+	}
+	return wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list := &appsv1alpha1.SidecarSetList{}
+		if err := e.client.List(ctx, list, client.MatchingLabels{scaleLabel: "true"}); err != nil {
+			return false, err
+		}
+		for _, s := range list.Items {
+			if s.Status.ObservedGeneration != s.Generation {
+				return false, nil
+			}
+		}
+		return len(list.Items) == o.sidecarSets, nil
+	})
+}
+
+// scaleDeployment is the Deployment of the i-th namespace: its pods carry
+// the shard label some selecting SidecarSets look for.
+func scaleDeployment(ns string, i int, replicas int32) *appsv1.Deployment {
+	podLabels := map[string]string{"app": scaleApp, "shard": strconv.Itoa(i % 50), scaleLabel: "true"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: scaleApp, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": scaleApp}},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.25"}}},
+			},
+		},
+	}
+}
+
+// scaleTo spreads size pods over the namespaces' Deployments.
+func (e *env) scaleTo(ctx context.Context, o scaleOptions, size int) error {
+	var jobs []func() error
+	for i := range o.namespaces {
+		replicas := int32(size / o.namespaces)
+		if i < size%o.namespaces {
+			replicas++
+		}
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: scaleApp, Namespace: fmt.Sprintf(scaleNamespace, i)}}
+		jobs = append(jobs, func() error {
+			patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+			return e.client.Patch(ctx, d, client.RawPatch(types.MergePatchType, []byte(patch)))
+		})
+	}
+	return parallel(jobs)
+}
+
+// scaleRolloutRun upgrades every pod's sidecar with the operator, then
+// with the floor client (the rollout paused), at one maxUnavailable.
+func (e *env) scaleRolloutRun(ctx context.Context, w *podWatch, o scaleOptions, size int, mu string, image *int) (rolloutRun, error) {
+	run := rolloutRun{pods: size, maxUnavailable: mu}
+	*image++
+	next := fmt.Sprintf("busybox:1.%d", *image)
+	before, err := e.apiserverMetrics(ctx)
+	if err != nil {
+		return run, err
+	}
+	start := time.Now()
+	if err := e.setSidecarSet(ctx, scaleRollout, next, mu, false); err != nil {
+		return run, err
+	}
+	if err := w.wait(ctx, size, next, 30*time.Minute); err != nil {
+		return run, fmt.Errorf("operator rollout to %s: %w", next, err)
+	}
+	if err := e.waitStatusUpdated(ctx, scaleRollout, size); err != nil {
+		return run, err
+	}
+	run.ours = time.Since(start)
+	after, err := e.apiserverMetrics(ctx)
+	if err != nil {
+		return run, err
+	}
+	run.writesPerPod = (podWrites(after) - podWrites(before)) / float64(size)
+
+	*image++
+	next = fmt.Sprintf("busybox:1.%d", *image)
+	if err := e.setSidecarSet(ctx, scaleRollout, "", mu, true); err != nil {
+		return run, err
+	}
+	window := size
+	if mu == "10%" {
+		window = int(math.Ceil(float64(size) * 0.1))
+	}
+	start = time.Now()
+	if err := e.floorRollout(ctx, w, next, window, o.writers); err != nil {
+		return run, err
+	}
+	run.floor = time.Since(start)
+	if err := e.setSidecarSet(ctx, scaleRollout, next, mu, false); err != nil {
+		return run, err
+	}
+	return run, e.waitStatusUpdated(ctx, scaleRollout, size)
+}
+
+// managerScrape reads the manager's own /metrics.
+func (e *env) managerScrape(ctx context.Context, o scaleOptions) (promtext.Scrape, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.managerMetrics+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the manager's metrics: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return promtext.Parse(raw)
+}
+
+// idleFigures samples the manager at rest: after 15 s of quiet, its CPU
+// over 30 s, its resident memory and its live heap (the lowest heap in use
+// seen, which is right after a garbage collection).
+func (e *env) idleFigures(ctx context.Context, o scaleOptions) (idleFigures, error) {
+	var f idleFigures
+	select {
+	case <-ctx.Done():
+		return f, ctx.Err()
+	case <-time.After(15 * time.Second):
+	}
+	f.window = 30 * time.Second
+	cpu0 := e.cpuSnapshot()
+	f.heap = math.MaxFloat64
+	deadline := time.Now().Add(f.window)
+	for time.Now().Before(deadline) {
+		m, err := e.managerMemory()
+		if err != nil {
+			return f, err
+		}
+		f.anon, f.file = max(f.anon, m["RssAnon"]), max(f.file, m["RssFile"])
+		s, err := e.managerScrape(ctx, o)
+		if err != nil {
+			return f, err
+		}
+		if heap, _ := s.Sum("go_memstats_heap_inuse_bytes", nil); heap > 0 {
+			f.heap = min(f.heap, heap/(1<<20))
+		}
+		time.Sleep(time.Second)
+	}
+	f.cpu = e.cpuSnapshot().since(cpu0)["manager"]
+	return f, nil
+}
+
+// callsPerReconcile touches every selecting SidecarSet (an annotation,
+// which the controller reconciles) and divides the manager's API requests
+// by its reconciles meanwhile.
+func (e *env) callsPerReconcile(ctx context.Context, o scaleOptions) (float64, error) {
+	before, err := e.managerScrape(ctx, o)
+	if err != nil {
+		return 0, err
+	}
+	r0, _ := before.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "sidecarset"})
+	q0, _ := before.Sum("rest_client_requests_total", nil)
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 10)
+	for i := range o.selecting {
+		s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: scaleSidecarSet(i, o).Name}}
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"bench.sidecarset-operator.dev/touched":%q}}}`, stamp)
+		if err := e.client.Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			return 0, err
+		}
+	}
+	var calls float64
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, false, func(ctx context.Context) (bool, error) {
+		after, err := e.managerScrape(ctx, o)
+		if err != nil {
+			return false, err
+		}
+		r1, _ := after.Sum("controller_runtime_reconcile_total", map[string]string{"controller": "sidecarset"})
+		q1, _ := after.Sum("rest_client_requests_total", nil)
+		if r1-r0 < float64(o.selecting) {
+			return false, nil
+		}
+		calls = (q1 - q0) / (r1 - r0)
+		return true, nil
+	})
+	return calls, err
+}
+
+// restartManager stops the dev manager, changes a SidecarSet's spec while
+// none runs, starts it again with the same command line, and measures the
+// time until it is ready (webhooks serving) and until that SidecarSet's
+// status describes the change (its first status write).
+func (e *env) restartManager(ctx context.Context, o scaleOptions) (startFigures, error) {
+	var f startFigures
+	data, err := os.ReadFile(e.pidFile)
+	if err != nil {
+		return f, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return f, err
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return f, err
+	}
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return f, err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return syscall.Kill(pid, 0) != nil, nil
+	}); err != nil {
+		return f, fmt.Errorf("the manager did not stop: %w", err)
+	}
+	s := &appsv1alpha1.SidecarSet{}
+	if err := e.client.Get(ctx, client.ObjectKey{Name: scaleRollout}, s); err != nil {
+		return f, err
+	}
+	patch := client.MergeFrom(s.DeepCopy())
+	s.Spec.UpdateStrategy.MaxUnavailable = new(intstr.FromString("25%"))
+	if err := e.client.Patch(ctx, s, patch); err != nil {
+		return f, err
+	}
+	generation := s.Generation
+
+	logFile, err := os.OpenFile(e.pidFile[:strings.LastIndex(e.pidFile, "/")+1]+"manager.log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return f, err
+	}
+	defer func() { _ = logFile.Close() }()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return f, err
+	}
+	if err := os.WriteFile(e.pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
+		return f, err
+	}
+	_ = cmd.Process.Release()
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if f.ready == 0 {
+			if resp, err := http.Get("http://" + o.healthAddr + "/readyz"); err == nil {
+				_ = resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					f.ready = time.Since(start)
+				}
+			}
+		}
+		if f.firstStatus == 0 {
+			got := &appsv1alpha1.SidecarSet{}
+			if err := e.client.Get(ctx, client.ObjectKey{Name: scaleRollout}, got); err == nil && got.Status.ObservedGeneration == generation {
+				f.firstStatus = time.Since(start)
+			}
+		}
+		return f.ready > 0 && f.firstStatus > 0, nil
+	})
+	return f, err
+}
+
+// cleanScale deletes the scale run's SidecarSets and namespaces.
+func (e *env) cleanScale(ctx context.Context, o scaleOptions) {
+	_ = e.client.DeleteAllOf(ctx, &appsv1alpha1.SidecarSet{}, client.MatchingLabels{scaleLabel: "true"})
+	for i := range o.namespaces {
+		_ = e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf(scaleNamespace, i)}})
+	}
+}
+
+// parallelism is how many API requests the scale set-up issues at once.
+const parallelism = 20
+
+// parallel runs the jobs, parallelism at a time, and returns the first
+// error.
+func parallel(jobs []func() error) error {
+	work := make(chan func() error)
+	errs := make(chan error, len(jobs))
+	var wg sync.WaitGroup
+	for range parallelism {
+		wg.Go(func() {
+			for job := range work {
+				if err := job(); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	for _, j := range jobs {
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// printScale prints the scale run's tables and the targets' verdicts, and
+// reports whether every target was met.
+func printScale(o scaleOptions, pairings []pairing, runs []sizeRun, start startFigures) bool {
+	largest := runs[len(runs)-1]
+	fmt.Printf("\nScale: %d SidecarSets (%d selecting pods), pods in %d namespaces (Deployments); rollouts of the sidecar every pod carries, against a client patching the same pods at the same parallelism (%d) and window\n\n",
+		o.sidecarSets, o.selecting, o.namespaces, o.writers)
+	var rows [][]string
+	for _, r := range runs {
+		for _, ro := range r.rollouts {
+			rows = append(rows, []string{strconv.Itoa(r.pods), ro.maxUnavailable, fmt.Sprintf("%.1f s", ro.ours.Seconds()),
+				fmt.Sprintf("%.1f s", ro.floor.Seconds()), fmt.Sprintf("%.2f×", ro.ours.Seconds()/ro.floor.Seconds()), fmt.Sprintf("%.2f", ro.writesPerPod)})
+		}
+	}
+	table([]string{"pods", "maxUnavailable", "operator", "floor", "operator vs floor", "pod writes per upgraded pod"}, rows)
+
+	fmt.Printf("\nThe manager at rest, by number of pods (RSS: anonymous + file-backed; live heap: the least heap in use seen over %s; CPU over the same window)\n\n", runs[0].idle.window)
+	rows = nil
+	for _, r := range runs {
+		rows = append(rows, []string{strconv.Itoa(r.pods), fmt.Sprintf("%.0f MiB", r.idle.anon+r.idle.file),
+			fmt.Sprintf("%.0f + %.0f MiB", r.idle.anon, r.idle.file), fmt.Sprintf("%.1f MiB", r.idle.heap),
+			fmt.Sprintf("%.2f MiB", r.idle.heap/(float64(r.pods)/1000)),
+			fmt.Sprintf("%.1f%%", 100*r.idle.cpu.Seconds()/r.idle.window.Seconds()), fmt.Sprintf("%.1f", r.calls)})
+	}
+	table([]string{"pods", "RSS", "anonymous + file", "live heap", "live heap per 1000 pods", "CPU at idle", "API requests per reconcile"}, rows)
+	fmt.Printf("\nManager start with %d pods and %d SidecarSets: webhooks serving after %.1f s, first status written after %.1f s\n",
+		largest.pods, o.sidecarSets, start.ready.Seconds(), start.firstStatus.Seconds())
+
+	byCount := map[string]pairing{}
+	for _, pr := range pairings {
+		byCount[pr.label] = pr
+	}
+	rate := func(label string) float64 {
+		return median(byCount[label].runs, func(c creation) float64 { return c.podsPerSecond() })
+	}
+	perPod := func(label, component string) time.Duration {
+		return time.Duration(median(byCount[label].runs, func(c creation) float64 { return float64(c.cpu[component]) / float64(len(c.latencies)) }))
+	}
+	one, most := "1 SidecarSets", fmt.Sprintf("%d SidecarSets", o.webhook.counts[len(o.webhook.counts)-1])
+
+	type target struct {
+		what string
+		ok   bool
+	}
+	var targets []target
+	for _, ro := range largest.rollouts {
+		ratio := ro.ours.Seconds() / ro.floor.Seconds()
+		targets = append(targets, target{fmt.Sprintf("rollout of %d pods at %s ≤ 1.2× the floor: %.2f×", largest.pods, ro.maxUnavailable, ratio), ratio <= 1.2})
+	}
+	admission := rate(most) / rate(one)
+	targets = append(targets,
+		target{fmt.Sprintf("admission with %s within 10%% of 1 SidecarSet: %.0f vs %.0f pods/s (%.2f×)", most, rate(most), rate(one), admission), admission >= 0.9},
+		target{fmt.Sprintf("operator CPU per injected pod ≤ 0.5 ms: %s (the API server: %s)", ms(perPod(one, "manager")), ms(perPod(one, "kube-apiserver"))), perPod(one, "manager") <= 500*time.Microsecond},
+		target{fmt.Sprintf("manager RSS with %d pods and %d SidecarSets ≤ 150 MiB: %.0f MiB", largest.pods, o.sidecarSets, largest.idle.anon+largest.idle.file), largest.idle.anon+largest.idle.file <= 150},
+		target{fmt.Sprintf("live heap per 1000 pods ≤ 5 MiB: %.2f MiB", largest.idle.heap/(float64(largest.pods)/1000)), largest.idle.heap/(float64(largest.pods)/1000) <= 5},
+		target{fmt.Sprintf("manager ready ≤ 10 s after start: webhooks %.1f s, first status %.1f s", start.ready.Seconds(), start.firstStatus.Seconds()),
+			start.ready <= 10*time.Second && start.firstStatus <= 10*time.Second},
+	)
+	fmt.Printf("\nTargets\n\n")
+	ok := true
+	for _, t := range targets {
+		fmt.Printf("- %s: %s\n", t.what, verdict(t.ok))
+		ok = ok && t.ok
+	}
+	return ok
+}
