@@ -127,6 +127,10 @@ func main() {
 
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS, restConfig.Burst = float32(o.apiQPS), o.apiBurst
+	// The watch streams of every pod would be gzipped by the API server and
+	// gunzipped here: CPU on both sides (5% of the manager's while pods are
+	// created, in a profile) for a connection inside the cluster.
+	restConfig.DisableCompression = true
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsOpts,

@@ -9,9 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
@@ -88,5 +91,33 @@ func TestPodInjector_ServeHTTP_RefusesWhatIsNotAPodReview(t *testing.T) {
 				t.Fatalf("response %+v: want a 400 refusal saying %q", resp, tc.want)
 			}
 		})
+	}
+}
+
+// The one-pass decoder reads a pod exactly as encoding/json does, the API
+// types' own decoders included (times, quantities, int-or-strings, raw
+// managed fields).
+func TestDecodePodReview_AsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	pod := deploymentPod()
+	pod.CreationTimestamp = metav1.Now().Rfc3339Copy()
+	pod.Spec.Containers[0].LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+		Path: "/healthz", Port: intstr.FromString("http")}}}
+	body := admissionReviewBody(t, pod)
+	req := httptest.NewRequest(http.MethodPost, PodInjectionPath, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	got, err := decodePodReview(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want podReview
+	if err := json.Unmarshal(body, &want); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Request, got); diff != "" {
+		t.Errorf("decoded request (-encoding/json +ours):\n%s", diff)
+	}
+	if !apiequality.Semantic.DeepEqual(got.Object, pod) {
+		t.Errorf("the decoded pod differs from the one sent")
 	}
 }

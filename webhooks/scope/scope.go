@@ -22,8 +22,8 @@
 // The expression stays under MaxExpressionLength. When the exact form is
 // longer, it is compacted in steps that only ever widen SidecarSets' terms,
 // never drop one: first each selector is reduced to one label requirement
-// that every pod it selects meets, then to label keys, and last to the
-// namespaces alone. The summary says which step was needed, so the widening
+// that every pod it selects meets, then the values of a key to their common
+// prefixes, then to label keys, and last to the namespaces alone. The summary says which step was needed, so the widening
 // is reported, never silent.
 //
 // The package is pure: SidecarSets in, expressions out.
@@ -60,6 +60,10 @@ const (
 	Exact Level = "Exact"
 	// NecessaryLabel means each selector is reduced to one label requirement.
 	NecessaryLabel Level = "NecessaryLabel"
+	// ValuePrefixes means, further, that the values of a label key that
+	// share a prefix ending in '-', '.' or '_' are tested by that prefix
+	// (app=shop-0001 ... shop-4999 become app starting with "shop-").
+	ValuePrefixes Level = "ValuePrefixes"
 	// LabelKeys means each selector is reduced to one label key.
 	LabelKeys Level = "LabelKeys"
 	// Namespaces means selectors are dropped; only namespaces are tested.
@@ -260,7 +264,7 @@ func condition(terms []term) Condition {
 	if len(terms) == 0 {
 		return c
 	}
-	for _, level := range []Level{Exact, NecessaryLabel, LabelKeys, Namespaces} {
+	for _, level := range []Level{Exact, NecessaryLabel, ValuePrefixes, LabelKeys, Namespaces} {
 		c.Level = level
 		c.Expression = render(terms, level)
 		if len(c.Expression) <= MaxExpressionLength {
@@ -309,7 +313,12 @@ func render(terms []term, level Level) string {
 		g := groups[ns]
 		var alts []string
 		for _, k := range slices.Sorted(maps.Keys(g.in)) {
-			alts = append(alts, test(requirement{key: k, op: metav1.LabelSelectorOpIn, values: slices.Sorted(maps.Keys(g.in[k]))}))
+			values := slices.Sorted(maps.Keys(g.in[k]))
+			if level == ValuePrefixes {
+				alts = append(alts, prefixTest(k, values))
+				continue
+			}
+			alts = append(alts, test(requirement{key: k, op: metav1.LabelSelectorOpIn, values: values}))
 		}
 		alts = append(alts, slices.Sorted(maps.Keys(g.other))...)
 		labeled = append(labeled, and(ns, or(alts)))
@@ -334,7 +343,7 @@ type group struct {
 // requirements select every pod the originals select.
 func compact(reqs []requirement, level Level) []requirement {
 	switch level {
-	case NecessaryLabel, LabelKeys:
+	case NecessaryLabel, ValuePrefixes, LabelKeys:
 		for _, r := range reqs {
 			if r.op != metav1.LabelSelectorOpIn && r.op != metav1.LabelSelectorOpExists {
 				continue
@@ -381,6 +390,33 @@ func test(r requirement) string {
 	default: // DoesNotExist
 		return "!(" + has + ")"
 	}
+}
+
+// prefixTest tests a label key for values, the values that share a prefix
+// ending in a separator ('-', '.', '_') by that prefix, the others exactly.
+func prefixTest(key string, values []string) string {
+	byPrefix := map[string][]string{}
+	for _, v := range values {
+		prefix := v
+		if i := strings.LastIndexAny(v, "-._"); i >= 0 {
+			prefix = v[:i+1]
+		}
+		byPrefix[prefix] = append(byPrefix[prefix], v)
+	}
+	var exact []string
+	var alts []string
+	value := fmt.Sprintf("%s['%s']", labelsVar, key)
+	for _, prefix := range slices.Sorted(maps.Keys(byPrefix)) {
+		if vs := byPrefix[prefix]; len(vs) > 1 {
+			alts = append(alts, fmt.Sprintf("%s.startsWith('%s')", value, prefix))
+		} else {
+			exact = append(exact, vs[0])
+		}
+	}
+	if len(exact) > 0 {
+		alts = append([]string{fmt.Sprintf("%s in %s", value, list(exact))}, alts...)
+	}
+	return fmt.Sprintf("('%s' in %s && %s)", key, labelsVar, or(alts))
 }
 
 func conjunction(reqs []requirement) string {

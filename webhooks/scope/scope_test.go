@@ -360,7 +360,14 @@ func TestBuild_CompactsInsteadOfDropping(t *testing.T) {
 			}
 			return sets
 		}, NecessaryLabel},
-		{"many long values become their keys", func() []*appsv1alpha1.SidecarSet {
+		{"many values sharing a prefix become the prefix", func() []*appsv1alpha1.SidecarSet {
+			var sets []*appsv1alpha1.SidecarSet
+			for i := range 6000 {
+				sets = append(sets, set(fmt.Sprintf("s%d", i), labels("app", fmt.Sprintf("a-much-longer-application-name-%04d", i))))
+			}
+			return sets
+		}, ValuePrefixes},
+		{"many long values without a separator become their keys", func() []*appsv1alpha1.SidecarSet {
 			var sets []*appsv1alpha1.SidecarSet
 			for i := range 6000 {
 				sets = append(sets, set(fmt.Sprintf("s%d", i), labels("app", fmt.Sprintf("%s%04d", long, i))))

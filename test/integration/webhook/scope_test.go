@@ -127,7 +127,9 @@ var _ = ginkgo.Describe("The pod webhooks' scope", func() {
 			gomega.Expect(k8s.Create(ctx, probe, client.DryRunAll)).To(gomega.Succeed(), "5000 SidecarSets: %d characters", len(sc.Required.Expression))
 		},
 		ginkgo.Entry("exact with short label values", "app-%04d", scope.Exact),
-		ginkgo.Entry("widened to label keys per namespace when the values exceed the API server's 100 000 characters",
-			"a-much-longer-application-name-%04d", scope.LabelKeys),
+		ginkgo.Entry("widened to the values' prefix when they exceed the API server's 100 000 characters",
+			"a-much-longer-application-name-%04d", scope.ValuePrefixes),
+		ginkgo.Entry("widened to label keys per namespace when even that is too long",
+			"amuchlongerapplicationnamewithoutanyseparator%04d", scope.LabelKeys),
 	)
 })
