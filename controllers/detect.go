@@ -273,6 +273,11 @@ func podMatters(oldObj, obj any) bool {
 // observe decides, for one pod, the SidecarSets that select it and that it
 // misses, and records the difference.
 func (d *Detector) observe(ctx context.Context, pod *corev1.Pod) {
+	start := time.Now()
+	defer func() {
+		detectorSeconds.Add(time.Since(start).Seconds())
+		detectorPods.Inc()
+	}()
 	key := client.ObjectKeyFromObject(pod)
 	missing, err := d.missing(ctx, pod)
 	if err != nil {

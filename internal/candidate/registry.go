@@ -62,7 +62,11 @@ func NewRegistry() *Registry {
 // Upsert adds or replaces a SidecarSet. The object is copied and defaulted;
 // the caller keeps ownership of s.
 func (r *Registry) Upsert(s *appsv1alpha1.SidecarSet) error {
-	copied := s.DeepCopy()
+	// What injection reads: the metadata, the spec and the latest revision
+	// (recorded on pods). The rest of the status stays out of the copy.
+	copied := &appsv1alpha1.SidecarSet{TypeMeta: s.TypeMeta, ObjectMeta: *s.ObjectMeta.DeepCopy(), Spec: *s.Spec.DeepCopy()}
+	copied.ManagedFields = nil
+	copied.Status.LatestRevision = s.Status.LatestRevision
 	appsv1alpha1.SetDefaults(copied)
 	hashes, err := appsv1alpha1.ComputeHashes(&copied.Spec)
 	if err != nil {

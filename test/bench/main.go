@@ -44,6 +44,8 @@ type env struct {
 	clientset kubernetes.Interface
 	// pidFile holds the dev manager's process ID (for its memory).
 	pidFile string
+	// managerMetrics is the dev manager's metrics address.
+	managerMetrics string
 }
 
 func main() {
@@ -76,12 +78,15 @@ func run() int {
 	fs.IntVar(&so.namespaces, "namespaces", 100, "Namespaces the pods are spread over, one Deployment each (scale).")
 	fs.IntVar(&so.sidecarSets, "scale-sidecarsets", 5000, "SidecarSets present while the pods are measured (scale).")
 	fs.IntVar(&so.selecting, "selecting", 50, "How many of them select pods (scale).")
-	fs.StringVar(&so.managerMetrics, "manager-metrics", "127.0.0.1:8080", "The dev manager's metrics address (scale).")
+	managerMetrics := fs.String("manager-metrics", "127.0.0.1:8080", "The dev manager's metrics address (plain HTTP, as make dev serves it).")
 	fs.StringVar(&so.healthAddr, "manager-health", "127.0.0.1:8081", "The dev manager's health probe address (scale).")
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		return 2
 	}
 	for c := range strings.SplitSeq(*counts, ",") {
+		if strings.TrimSpace(c) == "" {
+			continue // none: the scale benchmark skips admission
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(c))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench: --sidecarsets:", err)
@@ -98,6 +103,9 @@ func run() int {
 		so.sizes = append(so.sizes, n)
 	}
 	so.writers, so.webhook = ro.writers, wo
+	// The scale run profiles the manager at rest only, not its admissions.
+	so.pprofAddr, so.profileDir = prof.managerAddr, prof.dir
+	so.webhook.profile = &profiler{}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
@@ -106,7 +114,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	e.pidFile = *pidFile
+	e.pidFile, e.managerMetrics = *pidFile, *managerMetrics
 	var ok bool
 	switch verb {
 	case "webhook":

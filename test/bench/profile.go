@@ -57,8 +57,15 @@ func (p *profiler) start(ctx context.Context, e *env, label string) func() {
 }
 
 func (p *profiler) write(path string, raw []byte, err error) {
+	writeProfile(path, raw, err)
+}
+
+// writeProfile saves a profile, or says why it could not be taken.
+func writeProfile(path string, raw []byte, err error) {
 	if err == nil {
-		err = os.WriteFile(path, raw, 0o600)
+		if err = os.MkdirAll(filepath.Dir(path), 0o750); err == nil {
+			err = os.WriteFile(path, raw, 0o600)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: profile %s: %v\n", path, err)
