@@ -224,7 +224,7 @@ whose tag ends in "invalid" never becomes ready.
 
   make dev        rebuilds and restarts the operator on the same cluster
   make dev-down   removes the cluster and stops the operator
-`, clusterName, nodes, rel(e.managerLog()), kc)
+`, clusterName, e.nodes, rel(e.managerLog()), kc)
 }
 
 func step(format string, args ...any) {
