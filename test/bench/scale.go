@@ -82,6 +82,11 @@ func benchScale(ctx context.Context, e *env, o scaleOptions) (bool, error) {
 	if err := e.requireNodes(ctx, o.sizes[len(o.sizes)-1]); err != nil {
 		return false, err
 	}
+	// A run interrupted before its deferred clean-up leaves thousands of
+	// SidecarSets and pods behind; they would skew every figure.
+	if err := e.removeScaleLeftovers(ctx, o); err != nil {
+		return false, err
+	}
 	var pairings []pairing
 	if len(o.webhook.counts) > 0 {
 		var err error
@@ -524,6 +529,27 @@ func (e *env) cleanScale(ctx context.Context, o scaleOptions) {
 	for i := range o.namespaces {
 		_ = e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf(scaleNamespace, i)}})
 	}
+}
+
+// removeScaleLeftovers deletes what an interrupted run left and waits until
+// it is gone.
+func (e *env) removeScaleLeftovers(ctx context.Context, o scaleOptions) error {
+	e.cleanScale(ctx, o)
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var sets appsv1alpha1.SidecarSetList
+		if err := e.client.List(ctx, &sets, client.MatchingLabels{scaleLabel: "true"}); err != nil {
+			return false, err
+		}
+		var namespaces corev1.NamespaceList
+		if err := e.client.List(ctx, &namespaces, client.MatchingLabels{scaleLabel: "true"}); err != nil {
+			return false, err
+		}
+		return len(sets.Items) == 0 && len(namespaces.Items) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("removing an earlier run's SidecarSets and namespaces: %w", err)
+	}
+	return nil
 }
 
 // parallelism is how many API requests the scale set-up issues at once.
