@@ -5,10 +5,12 @@ package main
 import (
 	"crypto/tls"
 	"flag"
+	"math"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -111,6 +113,11 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	setupLog := ctrl.Log.WithName("setup")
+	if limit, err := setup.SetMemoryLimit(memlimit.FromCgroup); err != nil {
+		setupLog.Error(err, "Unable to read the container's memory limit; the Go runtime has no soft limit")
+	} else if limit != math.MaxInt64 {
+		setupLog.Info("Go soft memory limit", "bytes", limit)
+	}
 	o.certs.Namespace = o.namespace
 	if o.certs.DNSName == "" {
 		o.certs.DNSName = *webhookService + "." + o.namespace + ".svc"

@@ -1,0 +1,90 @@
+package setup
+
+import (
+	"math"
+	"os"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+)
+
+func TestSetMemoryLimit(t *testing.T) {
+	previous := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(previous) })
+	for _, name := range []string{"GOMEMLIMIT", "AUTOMEMLIMIT"} {
+		if v, ok := os.LookupEnv(name); ok {
+			_ = os.Unsetenv(name)
+			t.Cleanup(func() { _ = os.Setenv(name, v) })
+		}
+	}
+
+	t.Run("a container limit leaves room for what the Go runtime does not count", func(t *testing.T) {
+		limit := uint64(512 << 20)
+		got, err := SetMemoryLimit(memlimit.Limit(limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(float64(limit) * memoryLimitRatio)
+		if got != want || debug.SetMemoryLimit(-1) != want {
+			t.Fatalf("soft limit %d (runtime %d), want %d", got, debug.SetMemoryLimit(-1), want)
+		}
+	})
+
+	t.Run("an explicit GOMEMLIMIT wins", func(t *testing.T) {
+		debug.SetMemoryLimit(300 << 20)
+		t.Setenv("GOMEMLIMIT", "300MiB")
+		got, err := SetMemoryLimit(memlimit.Limit(512 << 20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != 300<<20 || debug.SetMemoryLimit(-1) != 300<<20 {
+			t.Fatalf("soft limit %d, want the GOMEMLIMIT of 300MiB kept", got)
+		}
+	})
+
+	t.Run("no container limit sets none", func(t *testing.T) {
+		debug.SetMemoryLimit(previous)
+		got, err := SetMemoryLimit(func() (uint64, error) { return 0, memlimit.ErrNoLimit })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != math.MaxInt64 {
+			t.Fatalf("soft limit %d without a container limit, want none", got)
+		}
+	})
+}
+
+// TestShippedMemoryLimit keeps the Deployment's memory limit above what the
+// manager needs at the scale make bench-scale measures (10 000 pods and
+// 5 000 SidecarSets: 162 MiB of live heap): twice the live heap, for the
+// collector's headroom, plus 64 MiB for the binary's mapped pages and what
+// the soft limit does not count. The 256 MiB shipped before was below it.
+func TestShippedMemoryLimit(t *testing.T) {
+	const liveHeapAtScale = 162 << 20
+	raw, err := os.ReadFile("../../config/manager/manager.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for doc := range strings.SplitSeq(string(raw), "\n---") {
+		var d appsv1.Deployment
+		if err := yaml.Unmarshal([]byte(doc), &d); err != nil || d.Kind != "Deployment" {
+			continue
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			limit := c.Resources.Limits.Memory()
+			if limit.IsZero() {
+				t.Fatalf("container %s has no memory limit", c.Name)
+			}
+			if want := int64(2*liveHeapAtScale + 64<<20); limit.Value() < want {
+				t.Errorf("container %s: memory limit %s, want at least %d MiB", c.Name, limit, want>>20)
+			}
+		}
+		return
+	}
+	t.Fatal("no Deployment in config/manager/manager.yaml")
+}
