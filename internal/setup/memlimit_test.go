@@ -16,11 +16,10 @@ import (
 func TestSetMemoryLimit(t *testing.T) {
 	previous := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(previous) })
+	// Unset, whatever the caller's environment says; t.Setenv restores it.
 	for _, name := range []string{"GOMEMLIMIT", "AUTOMEMLIMIT"} {
-		if v, ok := os.LookupEnv(name); ok {
-			_ = os.Unsetenv(name)
-			t.Cleanup(func() { _ = os.Setenv(name, v) })
-		}
+		t.Setenv(name, "")
+		_ = os.Unsetenv(name)
 	}
 
 	t.Run("a container limit leaves room for what the Go runtime does not count", func(t *testing.T) {
