@@ -23,8 +23,9 @@
 // longer, it is compacted in steps that only ever widen SidecarSets' terms,
 // never drop one: first each selector is reduced to one label requirement
 // that every pod it selects meets, then the values of a key to their common
-// prefixes, then to label keys, and last to the namespaces alone. The summary says which step was needed, so the widening
-// is reported, never silent.
+// prefixes, then to label keys, and last to the namespaces alone. The
+// summary says which step was needed, so the widening is reported, never
+// silent.
 //
 // The package is pure: SidecarSets in, expressions out.
 package scope
@@ -374,9 +375,13 @@ func matchesNoLabels(reqs []requirement) bool {
 const labelsVar = "object.metadata.labels"
 
 // test renders one requirement over present labels.
+// hasLabel and labelValue are the CEL for a pod's label key: present, and
+// its value.
+func hasLabel(key string) string   { return fmt.Sprintf("'%s' in %s", key, labelsVar) }
+func labelValue(key string) string { return fmt.Sprintf("%s['%s']", labelsVar, key) }
+
 func test(r requirement) string {
-	has := fmt.Sprintf("'%s' in %s", r.key, labelsVar)
-	value := fmt.Sprintf("%s['%s']", labelsVar, r.key)
+	has, value := hasLabel(r.key), labelValue(r.key)
 	switch r.op {
 	case metav1.LabelSelectorOpIn:
 		if len(r.values) == 1 {
@@ -405,7 +410,7 @@ func prefixTest(key string, values []string) string {
 	}
 	var exact []string
 	var alts []string
-	value := fmt.Sprintf("%s['%s']", labelsVar, key)
+	value := labelValue(key)
 	for _, prefix := range slices.Sorted(maps.Keys(byPrefix)) {
 		if vs := byPrefix[prefix]; len(vs) > 1 {
 			alts = append(alts, fmt.Sprintf("%s.startsWith('%s')", value, prefix))
@@ -416,7 +421,7 @@ func prefixTest(key string, values []string) string {
 	if len(exact) > 0 {
 		alts = append([]string{fmt.Sprintf("%s in %s", value, list(exact))}, alts...)
 	}
-	return fmt.Sprintf("('%s' in %s && %s)", key, labelsVar, or(alts))
+	return fmt.Sprintf("(%s && %s)", hasLabel(key), or(alts))
 }
 
 func conjunction(reqs []requirement) string {
