@@ -70,10 +70,11 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD, RBAC and webhook manifests from the Go markers.
+manifests: $(CONTROLLER_GEN) ## Generate the CRD (trimmed by hack/crd), RBAC and webhook manifests from the Go markers.
 	$(CONTROLLER_GEN) rbac:roleName=sidecarset-operator-manager crd webhook paths="./..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac \
 		output:webhook:artifacts:config=config/webhook
+	go run ./hack/crd --file=config/crd/bases/apps.kruise.io_sidecarsets.yaml
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the deepcopy code.

@@ -19,7 +19,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 )
@@ -74,7 +74,7 @@ func (d *Detector) Start(ctx context.Context) error {
 	d.bySet, d.byPod, d.changed = map[string]map[types.NamespacedName]string{}, map[types.NamespacedName][]string{}, map[string]bool{}
 	d.mu.Unlock()
 	log := ctrl.LoggerFrom(ctx).WithName("not-injected-detector")
-	sets, err := d.Cache.GetInformer(ctx, &appsv1alpha1.SidecarSet{})
+	sets, err := d.Cache.GetInformer(ctx, &appsv1beta1.SidecarSet{})
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (d *Detector) flush() {
 }
 
 func (d *Detector) sidecarSetChanged(ctx context.Context, obj any) {
-	s, ok := obj.(*appsv1alpha1.SidecarSet)
+	s, ok := obj.(*appsv1beta1.SidecarSet)
 	if !ok {
 		return
 	}
@@ -173,8 +173,8 @@ func (d *Detector) sidecarSetChanged(ctx context.Context, obj any) {
 // sidecarSetUpdated rescans only when what selects or injects changed: the
 // spec (generation), or the canary annotations.
 func (d *Detector) sidecarSetUpdated(ctx context.Context, oldObj, obj any) {
-	o, ok1 := oldObj.(*appsv1alpha1.SidecarSet)
-	s, ok2 := obj.(*appsv1alpha1.SidecarSet)
+	o, ok1 := oldObj.(*appsv1beta1.SidecarSet)
+	s, ok2 := obj.(*appsv1beta1.SidecarSet)
 	if ok1 && ok2 && o.Generation == s.Generation && maps.Equal(o.Annotations, s.Annotations) {
 		return
 	}
@@ -185,7 +185,7 @@ func (d *Detector) sidecarSetDeleted(obj any) {
 	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
-	s, ok := obj.(*appsv1alpha1.SidecarSet)
+	s, ok := obj.(*appsv1beta1.SidecarSet)
 	if !ok {
 		return
 	}
@@ -204,23 +204,26 @@ func (d *Detector) sidecarSetDeleted(obj any) {
 // rescan looks again at the pods a SidecarSet's selector matches, after it
 // changed: the ones it no longer misses are dropped, the others decided
 // again.
-func (d *Detector) rescan(ctx context.Context, s *appsv1alpha1.SidecarSet) {
+func (d *Detector) rescan(ctx context.Context, s *appsv1beta1.SidecarSet) {
 	d.mu.Lock()
 	previous := slices.Collect(maps.Keys(d.bySet[s.Name]))
 	d.mu.Unlock()
 	var pods []*corev1.Pod
 	if sel, err := metav1.LabelSelectorAsSelector(s.Spec.Selector); err == nil && !match.IsEmpty(s.Spec.Selector) {
-		list := &corev1.PodList{}
-		opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy}
-		if s.Spec.Namespace != "" {
-			opts = append(opts, client.InNamespace(s.Spec.Namespace))
-		}
-		if err := d.Cache.List(ctx, list, opts...); err != nil {
-			ctrl.LoggerFrom(ctx).Error(err, "Listing the pods of a SidecarSet", "sidecarSet", s.Name)
-			return
-		}
-		for i := range list.Items {
-			pods = append(pods, &list.Items[i])
+		// A SidecarSet pinned to namespaces by name lists only theirs.
+		for _, ns := range match.IndexValues(s) {
+			list := &corev1.PodList{}
+			opts := []client.ListOption{client.MatchingLabelsSelector{Selector: sel}, client.UnsafeDisableDeepCopy}
+			if ns != match.ClusterScope {
+				opts = append(opts, client.InNamespace(ns))
+			}
+			if err := d.Cache.List(ctx, list, opts...); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "Listing the pods of a SidecarSet", "sidecarSet", s.Name)
+				return
+			}
+			for i := range list.Items {
+				pods = append(pods, &list.Items[i])
+			}
 		}
 	}
 	seen := map[types.NamespacedName]bool{}
@@ -265,7 +268,7 @@ func podMatters(oldObj, obj any) bool {
 		return true
 	}
 	return !maps.Equal(o.Labels, p.Labels) ||
-		o.Annotations[appsv1alpha1.SidecarSetHashAnnotation] != p.Annotations[appsv1alpha1.SidecarSetHashAnnotation] ||
+		o.Annotations[appsv1beta1.SidecarSetHashAnnotation] != p.Annotations[appsv1beta1.SidecarSetHashAnnotation] ||
 		match.PodActive(o) != match.PodActive(p) ||
 		len(o.Spec.Containers) != len(p.Spec.Containers) || len(o.Spec.InitContainers) != len(p.Spec.InitContainers)
 }
@@ -340,7 +343,7 @@ func (d *Detector) missing(ctx context.Context, pod *corev1.Pod) (map[string]str
 			return nil, err
 		}
 	}
-	var selected []*appsv1alpha1.SidecarSet
+	var selected []*appsv1beta1.SidecarSet
 	for _, e := range entries {
 		s := e.SidecarSet
 		if !match.InjectsSomething(s) || !e.Matches(pod.Labels) {
@@ -360,7 +363,7 @@ func (d *Detector) missing(ctx context.Context, pod *corev1.Pod) (map[string]str
 			replaced[base] = true
 		}
 	}
-	recorded, err := podstate.DecodeHashes(pod.Annotations[appsv1alpha1.SidecarSetHashAnnotation])
+	recorded, err := podstate.DecodeHashes(pod.Annotations[appsv1beta1.SidecarSetHashAnnotation])
 	if err != nil {
 		recorded = nil // unreadable: as if nothing were recorded
 	}

@@ -7,14 +7,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 )
 
 // announce emits the SidecarSet's events on transitions only: a rollout
 // starts, completes, a new set of pods turns out not upgradable, or
 // upgrades leave out other patchPodMetadata annotations than before.
-func (r *SidecarSetReconciler) announce(obj, s *appsv1alpha1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1alpha1.SidecarSetStatus,
+func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1beta1.SidecarSetStatus,
 	notInjected []NotInjectedPod, detected bool) {
 	prev, _ := r.notes.Load(s.Name)
 	note, _ := prev.(noteState)

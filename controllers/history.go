@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 )
 
@@ -41,7 +41,7 @@ type historyPlan struct {
 // new one is created; the history is cut to revisionHistoryLimit (at least
 // 1), oldest first, never deleting the latest revision or an active one (a
 // revision a pod records, or the pinned one).
-func planHistory(s *appsv1alpha1.SidecarSet, namespace string, existing []appsv1.ControllerRevision, active sets.Set[string], collisionCount int32) (historyPlan, error) {
+func planHistory(s *appsv1beta1.SidecarSet, namespace string, existing []appsv1.ControllerRevision, active sets.Set[string], collisionCount int32) (historyPlan, error) {
 	revs := make([]*appsv1.ControllerRevision, 0, len(existing))
 	for i := range existing {
 		r := &existing[i]
@@ -103,8 +103,8 @@ func planHistory(s *appsv1alpha1.SidecarSet, namespace string, existing []appsv1
 
 // customVersionToLabel returns the SidecarSet's custom version when a
 // revision does not carry it yet, else "".
-func customVersionToLabel(s *appsv1alpha1.SidecarSet, rev *appsv1.ControllerRevision) string {
-	if v := s.Labels[appsv1alpha1.SidecarSetCustomVersionLabel]; v != "" && rev.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] != v {
+func customVersionToLabel(s *appsv1beta1.SidecarSet, rev *appsv1.ControllerRevision) string {
+	if v := s.Spec.CustomVersion; v != "" && rev.Labels[appsv1beta1.SidecarSetCustomVersionLabel] != v {
 		return v
 	}
 	return ""
@@ -114,7 +114,7 @@ func customVersionToLabel(s *appsv1alpha1.SidecarSet, rev *appsv1.ControllerRevi
 // pods record, the pinned revisionName, and the revision the pinned
 // customVersion resolves to, exactly as the pod webhook resolves it
 // (revision.NewestWithCustomVersion: the newest one this SidecarSet owns).
-func activeRevisions(s *appsv1alpha1.SidecarSet, podRevisions []string, existing []appsv1.ControllerRevision) sets.Set[string] {
+func activeRevisions(s *appsv1beta1.SidecarSet, podRevisions []string, existing []appsv1.ControllerRevision) sets.Set[string] {
 	active := sets.New(podRevisions...)
 	pin := s.Spec.InjectionStrategy.Revision
 	if pin == nil {
@@ -134,12 +134,9 @@ func activeRevisions(s *appsv1alpha1.SidecarSet, podRevisions []string, existing
 // syncHistory records the current spec as a ControllerRevision and returns
 // its name and the collision count to persist. A name collision with a
 // different revision bumps the count and asks for a retry.
-func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1alpha1.SidecarSet, podRevisions []string) (string, int32, error) {
+func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1beta1.SidecarSet, podRevisions []string) (string, int32, error) {
 	list := &appsv1.ControllerRevisionList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(r.Namespace), client.MatchingFields{fieldindex.RevisionBySidecarSet: s.Name}); err != nil {
-		return "", 0, err
-	}
-	if err := r.adoptRevisions(ctx, s, list.Items); err != nil {
 		return "", 0, err
 	}
 	var collisions int32
@@ -171,7 +168,7 @@ func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1alpha1.
 			plan.Relabel = customVersionToLabel(s, existing)
 			if revision.ControllerUID(existing) != s.UID {
 				patch := client.MergeFrom(existing.DeepCopy())
-				existing.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(s, appsv1alpha1.GroupVersion.WithKind("SidecarSet"))}
+				existing.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(s, appsv1beta1.GroupVersion.WithKind("SidecarSet"))}
 				if err := r.Client.Patch(ctx, existing, patch); err != nil {
 					return "", collisions, fmt.Errorf("adopting revision %s: %w", existing.Name, err)
 				}
@@ -191,7 +188,7 @@ func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1alpha1.
 		if latest.Labels == nil {
 			latest.Labels = map[string]string{}
 		}
-		latest.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] = plan.Relabel
+		latest.Labels[appsv1beta1.SidecarSetCustomVersionLabel] = plan.Relabel
 		if err := r.Client.Patch(ctx, latest, patch); err != nil {
 			return "", collisions, fmt.Errorf("labelling revision %s: %w", latest.Name, err)
 		}

@@ -16,18 +16,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 )
 
 // proxySet is the SidecarSet "proxy" (UID uid-now) of the history tests,
 // with one container.
-func proxySet(image string) *appsv1alpha1.SidecarSet {
-	return &appsv1alpha1.SidecarSet{
+func proxySet(image string) *appsv1beta1.SidecarSet {
+	return &appsv1beta1.SidecarSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"},
-		Spec: appsv1alpha1.SidecarSetSpec{
+		Spec: appsv1beta1.SidecarSetSpec{
 			Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "proxy", Image: image}}},
+			Containers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "proxy", Image: image}}},
 		},
 	}
 }
@@ -38,10 +38,10 @@ func proxySet(image string) *appsv1alpha1.SidecarSet {
 func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 	t.Parallel()
 	const ns = "kruise-system"
-	sidecarSet := func(version string) *appsv1alpha1.SidecarSet {
+	sidecarSet := func(version string) *appsv1beta1.SidecarSet {
 		s := proxySet("envoy:v1")
 		if version != "" {
-			s.Labels = map[string]string{appsv1alpha1.SidecarSetCustomVersionLabel: version}
+			s.Spec.CustomVersion = version
 		}
 		return s
 	}
@@ -77,7 +77,7 @@ func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 			t.Parallel()
 			scheme := runtime.NewScheme()
 			utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-			utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+			utilruntime.Must(appsv1beta1.AddToScheme(scheme))
 			b := fake.NewClientBuilder().WithScheme(scheme).
 				WithIndex(&appsv1.ControllerRevision{}, fieldindex.RevisionBySidecarSet, fieldindex.RevisionSidecarSet)
 			if tc.existing != nil {
@@ -95,7 +95,7 @@ func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 			if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
 				t.Fatalf("getting the latest revision %s: %v", name, err)
 			}
-			if diff := cmp.Diff(tc.want, got.Labels[appsv1alpha1.SidecarSetCustomVersionLabel]); diff != "" {
+			if diff := cmp.Diff(tc.want, got.Labels[appsv1beta1.SidecarSetCustomVersionLabel]); diff != "" {
 				t.Errorf("custom version label (-want +got):\n%s", diff)
 			}
 			if owner := metav1.GetControllerOf(got); owner == nil || owner.UID != s.UID {
@@ -113,7 +113,7 @@ func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 func TestPlanHistory_KeepsTheOwnedRevisionOfThePinnedCustomVersion(t *testing.T) {
 	t.Parallel()
 	const ns = "kruise-system"
-	spec := func(image string) *appsv1alpha1.SidecarSet {
+	spec := func(image string) *appsv1beta1.SidecarSet {
 		s := proxySet(image)
 		s.Spec.RevisionHistoryLimit = new(int32(1))
 		return s
@@ -122,7 +122,7 @@ func TestPlanHistory_KeepsTheOwnedRevisionOfThePinnedCustomVersion(t *testing.T)
 		t.Helper()
 		s := spec(image)
 		if version != "" {
-			s.Labels = map[string]string{appsv1alpha1.SidecarSetCustomVersionLabel: version}
+			s.Spec.CustomVersion = version
 		}
 		rev, err := revision.New(s, ns, number, new(int32))
 		if err != nil {
@@ -137,7 +137,7 @@ func TestPlanHistory_KeepsTheOwnedRevisionOfThePinnedCustomVersion(t *testing.T)
 	existing := []appsv1.ControllerRevision{pinned, latest, foreign}
 
 	s := spec("envoy:v2")
-	s.Spec.InjectionStrategy.Revision = &appsv1alpha1.SidecarSetInjectRevision{CustomVersion: new("v1")}
+	s.Spec.InjectionStrategy.Revision = &appsv1beta1.SidecarSetInjectRevision{CustomVersion: new("v1")}
 	plan, err := planHistory(s, ns, existing, activeRevisions(s, nil, existing), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestPlanHistory_KeepsTheOwnedRevisionOfThePinnedCustomVersion(t *testing.T)
 func TestPlanHistory(t *testing.T) {
 	t.Parallel()
 	const ns = "kruise-system"
-	set := func(image string, limit int32) *appsv1alpha1.SidecarSet {
+	set := func(image string, limit int32) *appsv1beta1.SidecarSet {
 		s := proxySet(image)
 		s.Spec.RevisionHistoryLimit = &limit
 		return s
@@ -182,7 +182,7 @@ func TestPlanHistory(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		set      *appsv1alpha1.SidecarSet
+		set      *appsv1beta1.SidecarSet
 		existing []appsv1.ControllerRevision
 		active   []string
 		want     want

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Events about the pods a SidecarSet selects that run without its sidecars.
@@ -52,10 +52,10 @@ func notInjectedMessage(pods []NotInjectedPod) string {
 // and, while it is not zero, the Injected condition. Until the detector has
 // looked at every pod, the previous values stay. It returns the pods, or
 // nil when they are not known yet.
-func (r *SidecarSetReconciler) setNotInjected(obj *appsv1alpha1.SidecarSet, st *appsv1alpha1.SidecarSetStatus) ([]NotInjectedPod, bool) {
+func (r *SidecarSetReconciler) setNotInjected(obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatus) ([]NotInjectedPod, bool) {
 	if r.Detector == nil || !r.Detector.Synced() {
 		st.NotInjectedPods = obj.Status.NotInjectedPods
-		if c := meta.FindStatusCondition(obj.Status.Conditions, appsv1alpha1.SidecarSetConditionInjected); c != nil {
+		if c := meta.FindStatusCondition(obj.Status.Conditions, appsv1beta1.SidecarSetConditionInjected); c != nil {
 			meta.SetStatusCondition(&st.Conditions, *c)
 		}
 		return nil, false
@@ -63,19 +63,19 @@ func (r *SidecarSetReconciler) setNotInjected(obj *appsv1alpha1.SidecarSet, st *
 	pods := r.Detector.NotInjected(obj.Name)
 	st.NotInjectedPods = int32(len(pods))
 	if len(pods) == 0 {
-		meta.RemoveStatusCondition(&st.Conditions, appsv1alpha1.SidecarSetConditionInjected)
+		meta.RemoveStatusCondition(&st.Conditions, appsv1beta1.SidecarSetConditionInjected)
 		return pods, true
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: appsv1alpha1.SidecarSetConditionInjected, Status: metav1.ConditionFalse,
-		Reason: appsv1alpha1.ReasonPodsNotInjected, Message: notInjectedMessage(pods), ObservedGeneration: obj.Generation,
+		Type: appsv1beta1.SidecarSetConditionInjected, Status: metav1.ConditionFalse,
+		Reason: appsv1beta1.ReasonPodsNotInjected, Message: notInjectedMessage(pods), ObservedGeneration: obj.Generation,
 	})
 	return pods, true
 }
 
 // announceNotInjected emits an event when the set of pods changes: a
 // warning naming them, or a note when none is left.
-func (r *SidecarSetReconciler) announceNotInjected(obj *appsv1alpha1.SidecarSet, pods []NotInjectedPod, note *noteState) {
+func (r *SidecarSetReconciler) announceNotInjected(obj *appsv1beta1.SidecarSet, pods []NotInjectedPod, note *noteState) {
 	var keys []string
 	for _, p := range pods {
 		keys = append(keys, p.Pod.String()+":"+p.Reason)

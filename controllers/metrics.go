@@ -4,7 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Prometheus metrics of the rollout, served on the manager's metrics endpoint.
@@ -38,7 +38,7 @@ func init() {
 // recordStatusMetrics sets a SidecarSet's pod gauges. A SidecarSet that
 // selects no pod has none: with thousands of SidecarSets, most of them
 // idle, their all-zero series were a fifth of the manager's live heap.
-func recordStatusMetrics(set string, st *appsv1alpha1.SidecarSetStatus, notUpgradable int) {
+func recordStatusMetrics(set string, st *appsv1beta1.SidecarSetStatus, notUpgradable int) {
 	if st.MatchedPods == 0 && st.NotInjectedPods == 0 && notUpgradable == 0 {
 		rolloutPods.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
 		return

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Pod updates reach a rolling SidecarSet at once, and a settled one (or a
@@ -20,7 +20,7 @@ func TestPodHandler_DelaysWhatOnlyMovesCounts(t *testing.T) {
 	pod := func(rv string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 			Name: "p", Namespace: "ns", ResourceVersion: rv,
-			Annotations: map[string]string{appsv1alpha1.SidecarSetListAnnotation: "rolling,settled"},
+			Annotations: map[string]string{appsv1beta1.SidecarSetListAnnotation: "rolling,settled"},
 		}}
 	}
 	r := &SidecarSetReconciler{inflight: newInFlight()}

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 )
@@ -20,7 +20,7 @@ import (
 // matchedPods returns the SidecarSet's pods: active pods listing it in
 // their kruise.io/sidecarset-injected-list (found through the cache index,
 // never by listing every pod), whose labels and namespace it still selects.
-func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1alpha1.SidecarSet) ([]*corev1.Pod, error) {
+func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1beta1.SidecarSet) ([]*corev1.Pod, error) {
 	list := &corev1.PodList{}
 	if err := r.Client.List(ctx, list, client.MatchingFields{fieldindex.PodBySidecarSet: s.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1alpha1.
 // namespaceLabels reads a namespace's labels, only when the SidecarSet's
 // namespace selection needs more than the name. A namespace gone from the
 // cache has no labels: its pods are on their way out.
-func (r *SidecarSetReconciler) namespaceLabels(ctx context.Context, s *appsv1alpha1.SidecarSet, name string) (map[string]string, error) {
+func (r *SidecarSetReconciler) namespaceLabels(ctx context.Context, s *appsv1beta1.SidecarSet, name string) (map[string]string, error) {
 	if !match.NeedsNamespaceLabels(s) {
 		return nil, nil
 	}
@@ -93,7 +93,7 @@ var podChanged = predicate.Funcs{
 }
 
 func injected(o client.Object) bool {
-	return o.GetAnnotations()[appsv1alpha1.SidecarSetListAnnotation] != ""
+	return o.GetAnnotations()[appsv1beta1.SidecarSetListAnnotation] != ""
 }
 
 // relevantPodChange is the pure part of podChanged.
@@ -207,7 +207,7 @@ func trimStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 // namespaceToSidecarSets maps a namespace label change to the SidecarSets
 // whose namespaceSelector may now select it, or stop selecting it.
 func (r *SidecarSetReconciler) namespaceToSidecarSets(ctx context.Context, _ client.Object) []reconcile.Request {
-	list := &appsv1alpha1.SidecarSetList{}
+	list := &appsv1beta1.SidecarSetList{}
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}

@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
@@ -125,18 +125,18 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.Detector != nil {
 		// The detector's changes come in as reconcile requests.
-		detected := make(chan event.TypedGenericEvent[*appsv1alpha1.SidecarSet], 1024)
+		detected := make(chan event.TypedGenericEvent[*appsv1beta1.SidecarSet], 1024)
 		r.Detector.Notify = func(name string) {
-			detected <- event.TypedGenericEvent[*appsv1alpha1.SidecarSet]{Object: &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+			detected <- event.TypedGenericEvent[*appsv1beta1.SidecarSet]{Object: &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
 		}
-		b = b.WatchesRawSource(source.Channel(detected, &handler.TypedEnqueueRequestForObject[*appsv1alpha1.SidecarSet]{}))
+		b = b.WatchesRawSource(source.Channel(detected, &handler.TypedEnqueueRequestForObject[*appsv1beta1.SidecarSet]{}))
 		if err := mgr.Add(r.Detector); err != nil {
 			return err
 		}
 	}
 	return b.
 		Named("sidecarset").
-		For(&appsv1alpha1.SidecarSet{}, builder.WithPredicates(predicate.Or(
+		For(&appsv1beta1.SidecarSet{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&appsv1.ControllerRevision{}).
 		Watches(&corev1.Pod{}, r.podHandler(), builder.WithPredicates(podChanged)).
@@ -196,7 +196,7 @@ func (r *SidecarSetReconciler) isSettled(name string) bool {
 // round's in-place upgrades.
 func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	obj := &appsv1alpha1.SidecarSet{}
+	obj := &appsv1beta1.SidecarSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.inflight.forgetSet(req.Name)
@@ -214,8 +214,8 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{RequeueAfter: whitelistWait}, nil
 	}
 	s := obj.DeepCopy()
-	appsv1alpha1.SetDefaults(s)
-	hashes, err := appsv1alpha1.ComputeHashes(&s.Spec)
+	appsv1beta1.SetDefaults(s)
+	hashes, err := appsv1beta1.ComputeHashes(&s.Spec)
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
@@ -226,7 +226,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	latest, collisions, historyErr := r.syncHistory(ctx, s, recordedRevisions(s.Name, pods, r.states.read))
 	if historyErr != nil && latest == "" {
 		// Persist a bumped collision count before retrying.
-		if r.patchStatus(ctx, obj, func(st *appsv1alpha1.SidecarSetStatus) { st.CollisionCount = &collisions }) != nil {
+		if r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { st.CollisionCount = &collisions }) != nil {
 			log.V(2).Info("Could not record the collision count")
 		}
 		return reconcile.Result{}, historyErr
@@ -247,15 +247,11 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	status := plan.Status
 	status.ObservedGeneration = obj.Generation
 	status.LatestRevision = latest
-	// collisionCount is written only once a name collided: OpenKruise writes
-	// 0 too, and it would be the first line of the status, before the
-	// counts (see rollout.setConditions). Absent reads as 0 everywhere.
-	status.CollisionCount = nil
-	if collisions != 0 {
-		status.CollisionCount = &collisions
-	}
+	// collisionCount is always written, 0 included, as OpenKruise does
+	// (kubectl describe shows "Collision Count: 0", as the manual does).
+	status.CollisionCount = &collisions
 	notInjected, detected := r.setNotInjected(obj, &status)
-	if err := r.patchStatus(ctx, obj, func(st *appsv1alpha1.SidecarSetStatus) { *st = status }); err != nil {
+	if err := r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { *st = status }); err != nil {
 		return reconcile.Result{}, err
 	}
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable))
@@ -282,7 +278,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 // patchStatus writes the status if it changed. The patch carries the whole
 // status (it is small): a diff would leave out the counts that are zero,
 // which the schema requires.
-func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1alpha1.SidecarSet, mutate func(*appsv1alpha1.SidecarSetStatus)) error {
+func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1beta1.SidecarSet, mutate func(*appsv1beta1.SidecarSetStatus)) error {
 	updated := obj.DeepCopy()
 	mutate(&updated.Status)
 	if equality.Semantic.DeepEqual(obj.Status, updated.Status) {
@@ -302,7 +298,7 @@ func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1alpha
 // Every status field is in it: a field that encodes as omitted (an optional
 // field at its zero value, such as updatedReadyPods 0) is sent as null, so
 // that the API server clears it instead of keeping its stale value.
-func statusMergePatch(st *appsv1alpha1.SidecarSetStatus) ([]byte, error) {
+func statusMergePatch(st *appsv1beta1.SidecarSetStatus) ([]byte, error) {
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return nil, err
@@ -311,7 +307,7 @@ func statusMergePatch(st *appsv1alpha1.SidecarSetStatus) ([]byte, error) {
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, err
 	}
-	for f := range reflect.TypeFor[appsv1alpha1.SidecarSetStatus]().Fields() {
+	for f := range reflect.TypeFor[appsv1beta1.SidecarSetStatus]().Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if _, ok := fields[name]; !ok && name != "" && name != "-" {
 			fields[name] = json.RawMessage("null")
@@ -400,7 +396,7 @@ func (r *SidecarSetReconciler) writeConditions(ctx context.Context, conds []roll
 			return err
 		}
 		if err := r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch)); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("writing the %s condition of pod %s: %w", appsv1alpha1.SidecarSetUpgradableCondition, c.Pod, err))
+			errs = append(errs, fmt.Errorf("writing the %s condition of pod %s: %w", appsv1beta1.SidecarSetUpgradableCondition, c.Pod, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // check is a valid validation to build test policies from.
@@ -171,8 +171,8 @@ func TestCompileRules_BrokenRuleFileFailsLoudly(t *testing.T) {
 
 func TestEvaluate_MessagesAndFieldPaths(t *testing.T) {
 	t.Parallel()
-	withName := func(name string) *appsv1alpha1.SidecarSet {
-		return &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	withName := func(name string) *appsv1beta1.SidecarSet {
+		return &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	}
 	failing := func(v Validation) Validation {
 		v.Name, v.Expression, v.FieldPath = "v", "false", "spec.containers"
@@ -187,7 +187,7 @@ func TestEvaluate_MessagesAndFieldPaths(t *testing.T) {
 	tests := []struct {
 		name       string
 		validation Validation
-		obj        *appsv1alpha1.SidecarSet
+		obj        *appsv1beta1.SidecarSet
 		want       field.ErrorList
 	}{{
 		name:       "without messageExpression the static message is used",
@@ -269,7 +269,7 @@ func TestEvaluate_WarningsAndMatchConditions(t *testing.T) {
 	tests := []struct {
 		name         string
 		policy       Policy
-		obj, old     *appsv1alpha1.SidecarSet
+		obj, old     *appsv1beta1.SidecarSet
 		wantErrors   int
 		wantWarnings []string
 	}{{
@@ -304,7 +304,7 @@ func TestEvaluate_WarningsAndMatchConditions(t *testing.T) {
 		policy: Policy{Name: "p", Warnings: []Validation{{
 			Name: "w", Expression: "oldObject == null || oldObject.metadata.name == 'old'", Message: "update", FieldPath: "metadata",
 		}}},
-		old:          &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "other"}},
+		old:          &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "other"}},
 		wantWarnings: []string{"metadata: update"},
 	}}
 	for _, tc := range tests {

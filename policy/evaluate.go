@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Result is what Evaluate found.
@@ -32,7 +32,7 @@ type Result struct {
 // Validate evaluates every policy against a SidecarSet and, on update, its
 // previous version (old is nil on create), and returns the field errors and
 // the warnings. See Evaluate, which also reports the cost.
-func (r *Rules) Validate(ctx context.Context, obj, old *appsv1alpha1.SidecarSet) (field.ErrorList, []string, error) {
+func (r *Rules) Validate(ctx context.Context, obj, old *appsv1beta1.SidecarSet) (field.ErrorList, []string, error) {
 	res, err := r.Evaluate(ctx, obj, old)
 	return res.Errors, res.Warnings, err
 }
@@ -43,7 +43,7 @@ func (r *Rules) Validate(ctx context.Context, obj, old *appsv1alpha1.SidecarSet)
 // context; a runtime error), and the Result then holds what was found
 // before. The cost budget bounds the work in CEL units, not in time: pass a
 // context with a deadline shorter than the webhook timeout.
-func (r *Rules) Evaluate(ctx context.Context, obj, old *appsv1alpha1.SidecarSet) (Result, error) {
+func (r *Rules) Evaluate(ctx context.Context, obj, old *appsv1beta1.SidecarSet) (Result, error) {
 	objVal, err := r.toValue(obj)
 	if err != nil {
 		return Result{}, fmt.Errorf("converting the SidecarSet: %w", err)
@@ -66,7 +66,7 @@ func (r *Rules) Evaluate(ctx context.Context, obj, old *appsv1alpha1.SidecarSet)
 	return res, err
 }
 
-func (r *Rules) toValue(obj *appsv1alpha1.SidecarSet) (ref.Val, error) {
+func (r *Rules) toValue(obj *appsv1beta1.SidecarSet) (ref.Val, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return nil, err

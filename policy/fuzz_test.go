@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // The seed corpora are under testdata/fuzz/<FuzzName>; `go test` runs them,
@@ -27,9 +27,9 @@ func FuzzWhitelist(f *testing.F) {
 			}
 			return
 		}
-		s := &appsv1alpha1.SidecarSet{
+		s := &appsv1beta1.SidecarSet{
 			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{labelKey: labelValue}},
-			Spec: appsv1alpha1.SidecarSetSpec{PatchPodMetadata: []appsv1alpha1.SidecarSetPatchPodMetadata{
+			Spec: appsv1beta1.SidecarSetSpec{PatchPodMetadata: []appsv1beta1.SidecarSetPatchPodMetadata{
 				{Annotations: map[string]string{key: "v", key + "-2": "v"}},
 			}},
 		}
@@ -52,7 +52,7 @@ func FuzzWhitelist(f *testing.F) {
 // limit, and within the request budget (plus the one evaluation that may
 // overrun it).
 func FuzzRules(f *testing.F) {
-	for _, s := range []*appsv1alpha1.SidecarSet{validSidecarSet(), everyRuleFails(), everyRuleFailsOnCanary()} {
+	for _, s := range []*appsv1beta1.SidecarSet{validSidecarSet(), everyRuleFails(), everyRuleFailsOnCanary()} {
 		data, err := json.Marshal(s)
 		if err != nil {
 			f.Fatal(err)
@@ -61,11 +61,11 @@ func FuzzRules(f *testing.F) {
 	}
 	rules := mustShippedRules(f)
 	f.Fuzz(func(t *testing.T, objData, oldData []byte) {
-		var obj appsv1alpha1.SidecarSet
+		var obj appsv1beta1.SidecarSet
 		if json.Unmarshal(objData, &obj) != nil {
 			return
 		}
-		var old *appsv1alpha1.SidecarSet
+		var old *appsv1beta1.SidecarSet
 		if json.Unmarshal(oldData, &old) != nil {
 			return
 		}

@@ -8,7 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // TestRules_StaticEstimates checks that every shipped expression has a
@@ -61,7 +61,7 @@ func TestRules_StaticEstimates(t *testing.T) {
 
 // atTheBounds is a valid SidecarSet with every list at the size the
 // estimator assumes.
-func atTheBounds() *appsv1alpha1.SidecarSet {
+func atTheBounds() *appsv1beta1.SidecarSet {
 	s := validSidecarSet()
 	s.Spec.Volumes = nil
 	for i := range maxVolumes {
@@ -69,7 +69,7 @@ func atTheBounds() *appsv1alpha1.SidecarSet {
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"},
 		}})
 	}
-	sidecar := func(prefix string, i int) appsv1alpha1.SidecarContainer {
+	sidecar := func(prefix string, i int) appsv1beta1.SidecarContainer {
 		c := container(fmt.Sprintf("%s-%d", prefix, i), "x:1")
 		for j := range maxVolumeMounts {
 			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: fmt.Sprintf("volume-%d", j), MountPath: fmt.Sprintf("/mnt/%d", j)})
@@ -90,7 +90,7 @@ func atTheBounds() *appsv1alpha1.SidecarSet {
 		for j := range maxPatchAnnotations {
 			annotations[fmt.Sprintf("example.com/key-%d-%d", i, j)] = "v"
 		}
-		s.Spec.PatchPodMetadata = append(s.Spec.PatchPodMetadata, appsv1alpha1.SidecarSetPatchPodMetadata{Annotations: annotations})
+		s.Spec.PatchPodMetadata = append(s.Spec.PatchPodMetadata, appsv1beta1.SidecarSetPatchPodMetadata{Annotations: annotations})
 	}
 	return s
 }

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Snapshot is the whitelist in force, immutable. Requests read one
@@ -30,7 +30,7 @@ type Snapshot struct {
 
 // Check returns the field errors of a SidecarSet's patchPodMetadata under
 // this snapshot (see Keys).
-func (s *Snapshot) Check(defaultsAllowed bool, ss *appsv1alpha1.SidecarSet) field.ErrorList {
+func (s *Snapshot) Check(defaultsAllowed bool, ss *appsv1beta1.SidecarSet) field.ErrorList {
 	if len(ss.Spec.PatchPodMetadata) == 0 {
 		return nil
 	}
@@ -96,7 +96,7 @@ func (s *Store) Update(cm *corev1.ConfigMap) error {
 		s.current.Store(&Snapshot{})
 		return nil
 	}
-	data, ok := cm.Data[appsv1alpha1.PatchPodMetadataWhiteListKey]
+	data, ok := cm.Data[appsv1beta1.PatchPodMetadataWhiteListKey]
 	if !ok {
 		s.current.Store(&Snapshot{Version: cm.ResourceVersion})
 		return nil

@@ -10,16 +10,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func configMap(resourceVersion string, whitelist *string) *corev1.ConfigMap {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-		Namespace: "kruise-system", Name: appsv1alpha1.ConfigurationConfigMapName, ResourceVersion: resourceVersion,
+		Namespace: "kruise-system", Name: appsv1beta1.ConfigurationConfigMapName, ResourceVersion: resourceVersion,
 	}}
 	cm.Data = map[string]string{"other": "x"}
 	if whitelist != nil {
-		cm.Data[appsv1alpha1.PatchPodMetadataWhiteListKey] = *whitelist
+		cm.Data[appsv1beta1.PatchPodMetadataWhiteListKey] = *whitelist
 	}
 	return cm
 }
@@ -31,7 +31,7 @@ func TestStore_Updates(t *testing.T) {
 	good := `{"rules":[{"allowedAnnotationKeyExprs":["^oom-score$"]}]}`
 	other := `{"rules":[{"allowedAnnotationKeyExprs":["^other$"]}]}`
 	malformed := `{"rules":[{"annotationKeyExprs":["^oom-score$"]}]}`
-	obj := &appsv1alpha1.SidecarSet{Spec: appsv1alpha1.SidecarSetSpec{PatchPodMetadata: []appsv1alpha1.SidecarSetPatchPodMetadata{
+	obj := &appsv1beta1.SidecarSet{Spec: appsv1beta1.SidecarSetSpec{PatchPodMetadata: []appsv1beta1.SidecarSetPatchPodMetadata{
 		{Annotations: map[string]string{"oom-score": "1"}},
 	}}}
 	notFound := "SidecarSet patch metadata whitelist not found"
@@ -125,7 +125,7 @@ func TestStore_Updates(t *testing.T) {
 func TestSnapshot_CheckWithoutPatchPodMetadata(t *testing.T) {
 	t.Parallel()
 	snap := &Snapshot{Present: true, LoadError: errors.New("malformed")}
-	if diff := cmp.Diff(field.ErrorList(nil), snap.Check(false, &appsv1alpha1.SidecarSet{})); diff != "" {
+	if diff := cmp.Diff(field.ErrorList(nil), snap.Check(false, &appsv1beta1.SidecarSet{})); diff != "" {
 		t.Errorf("Check (-want +got):\n%s", diff)
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Limits of a whitelist, so that a ConfigMap cannot make admission slow.
@@ -77,10 +77,10 @@ func ParseWhitelist(data string) (*Whitelist, error) {
 		Rules []json.RawMessage `json:"rules"`
 	}
 	if err := decodeStrict([]byte(data), &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", appsv1alpha1.PatchPodMetadataWhiteListKey, err)
+		return nil, fmt.Errorf("%s: %w", appsv1beta1.PatchPodMetadataWhiteListKey, err)
 	}
 	if len(doc.Rules) > MaxWhitelistRules {
-		return nil, fmt.Errorf("%s: %d rules, the limit is %d", appsv1alpha1.PatchPodMetadataWhiteListKey, len(doc.Rules), MaxWhitelistRules)
+		return nil, fmt.Errorf("%s: %d rules, the limit is %d", appsv1beta1.PatchPodMetadataWhiteListKey, len(doc.Rules), MaxWhitelistRules)
 	}
 	w := &Whitelist{}
 	if len(doc.Rules) == 0 {
@@ -181,7 +181,7 @@ func (k Keys) Check(key string) error {
 // fieldErrors are the field errors of a SidecarSet's patchPodMetadata under
 // the decision: one for the whole field when no key is allowed, else one per
 // key not allowed.
-func (k Keys) fieldErrors(patches []appsv1alpha1.SidecarSetPatchPodMetadata) field.ErrorList {
+func (k Keys) fieldErrors(patches []appsv1beta1.SidecarSetPatchPodMetadata) field.ErrorList {
 	if len(patches) == 0 || k.all {
 		return nil
 	}
@@ -213,7 +213,7 @@ func whitelistKeys(w *Whitelist, defaultsAllowed bool, setLabels map[string]stri
 		return Keys{none: fmt.Sprintf(
 			"SidecarSet patch metadata whitelist not found: the %s ConfigMap or its %s key is missing; "+
 				"add a rule allowing these annotation keys, or turn on the SidecarSetPatchPodMetadataDefaultsAllowed feature gate",
-			appsv1alpha1.ConfigurationConfigMapName, appsv1alpha1.PatchPodMetadataWhiteListKey)}
+			appsv1beta1.ConfigurationConfigMapName, appsv1beta1.PatchPodMetadataWhiteListKey)}
 	}
 	var applying []int
 	var patterns []*regexp.Regexp

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // seedWhitelist is the example of the OpenKruise documentation.
@@ -149,16 +149,16 @@ func TestParseWhitelist_Warnings(t *testing.T) {
 
 // checkWith checks a SidecarSet under a snapshot of a whitelist (nil: the
 // ConfigMap is missing).
-func checkWith(w *Whitelist, defaultsAllowed bool, s *appsv1alpha1.SidecarSet) field.ErrorList {
+func checkWith(w *Whitelist, defaultsAllowed bool, s *appsv1beta1.SidecarSet) field.ErrorList {
 	return (&Snapshot{Whitelist: w, Present: w != nil}).Check(defaultsAllowed, s)
 }
 
 func TestSnapshotCheck_Whitelist(t *testing.T) {
 	t.Parallel()
-	sidecarSet := func(labels map[string]string, patches ...map[string]string) *appsv1alpha1.SidecarSet {
-		s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "s", Labels: labels}}
+	sidecarSet := func(labels map[string]string, patches ...map[string]string) *appsv1beta1.SidecarSet {
+		s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "s", Labels: labels}}
 		for _, p := range patches {
-			s.Spec.PatchPodMetadata = append(s.Spec.PatchPodMetadata, appsv1alpha1.SidecarSetPatchPodMetadata{Annotations: p})
+			s.Spec.PatchPodMetadata = append(s.Spec.PatchPodMetadata, appsv1beta1.SidecarSetPatchPodMetadata{Annotations: p})
 		}
 		return s
 	}
@@ -172,7 +172,7 @@ func TestSnapshotCheck_Whitelist(t *testing.T) {
 		name            string
 		whitelist       string // "" for none
 		defaultsAllowed bool
-		obj             *appsv1alpha1.SidecarSet
+		obj             *appsv1beta1.SidecarSet
 		want            field.ErrorList
 	}{{
 		name: "a SidecarSet without patchPodMetadata needs no whitelist",

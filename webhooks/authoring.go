@@ -2,8 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -14,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -24,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 )
 
@@ -63,7 +62,7 @@ func NewSubjectAccessReviewAuthorizer(c authorizationv1client.AuthorizationV1Int
 
 // check returns nil if the request is allowed, or the error to deny it
 // with.
-func (a *AuthoringPolicy) check(ctx context.Context) error {
+func (a *AuthoringPolicy) check(ctx context.Context, s, old *appsv1beta1.SidecarSet) error {
 	req, err := admission.RequestFromContext(ctx)
 	if err != nil {
 		return apierrors.NewInternalError(err)
@@ -80,12 +79,12 @@ func (a *AuthoringPolicy) check(ctx context.Context) error {
 		return nil
 	}
 	r := authoring.Request{Operation: apiadmission.Operation(req.Operation), User: userInfo(req.UserInfo), DryRun: req.DryRun != nil && *req.DryRun}
-	if r.Object, err = decode(req.Object.Raw); err != nil {
-		return apierrors.NewBadRequest(err.Error())
+	if r.Object, err = toUnstructured(s); err != nil {
+		return apierrors.NewInternalError(err)
 	}
-	if req.Operation == admissionv1.Update {
-		if r.OldObject, err = decode(req.OldObject.Raw); err != nil {
-			return apierrors.NewBadRequest(err.Error())
+	if old != nil {
+		if r.OldObject, err = toUnstructured(old); err != nil {
+			return apierrors.NewInternalError(err)
 		}
 	}
 	denial, err := a.Policy.Evaluate(ctx, r, a.Authorizer)
@@ -96,7 +95,7 @@ func (a *AuthoringPolicy) check(ctx context.Context) error {
 		return nil
 	}
 	// Worded as the API server words a policy's denial, saying who judged.
-	status := apierrors.NewForbidden(appsv1alpha1.GroupVersion.WithResource("sidecarsets").GroupResource(), req.Name,
+	status := apierrors.NewForbidden(appsv1beta1.GroupVersion.WithResource("sidecarsets").GroupResource(), req.Name,
 		fmt.Errorf("ValidatingAdmissionPolicy '%s' (evaluated by the operator's webhook: the policy or its binding is not installed) denied request: %s",
 			a.Policy.Name(), denial.Message))
 	status.ErrStatus.Reason = denial.Reason
@@ -131,15 +130,16 @@ func statusCode(reason metav1.StatusReason) int32 {
 	return http.StatusUnprocessableEntity
 }
 
-func decode(raw []byte) (*unstructured.Unstructured, error) {
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(raw, &u.Object); err != nil {
-		return nil, fmt.Errorf("decoding the SidecarSet: %w", err)
+// toUnstructured gives the policy a SidecarSet as the API server would: its
+// apps.kruise.io/v1beta1 form (the policy matches that version).
+func toUnstructured(s *appsv1beta1.SidecarSet) (*unstructured.Unstructured, error) {
+	typed := s.DeepCopy()
+	typed.APIVersion, typed.Kind = appsv1beta1.GroupVersion.String(), "SidecarSet"
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		return nil, fmt.Errorf("converting the SidecarSet: %w", err)
 	}
-	if u.Object == nil {
-		return nil, errors.New("decoding the SidecarSet: no object")
-	}
-	return u, nil
+	return &unstructured.Unstructured{Object: obj}, nil
 }
 
 func userInfo(u authenticationv1.UserInfo) user.Info {

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // EventInjectionFailed is the event on a best-effort SidecarSet that could
@@ -35,7 +35,7 @@ type FailureEvents struct {
 }
 
 type failureCount struct {
-	set     *appsv1alpha1.SidecarSet
+	set     *appsv1beta1.SidecarSet
 	pods    int
 	lastPod string
 	lastMsg string
@@ -47,7 +47,7 @@ func NewFailureEvents(recorder events.EventRecorder) *FailureEvents {
 }
 
 // Report counts one pod admitted without a best-effort SidecarSet.
-func (f *FailureEvents) Report(set *appsv1alpha1.SidecarSet, pod, message string) {
+func (f *FailureEvents) Report(set *appsv1beta1.SidecarSet, pod, message string) {
 	if f == nil {
 		return
 	}

@@ -23,15 +23,28 @@ package webhooks
 // +kubebuilder:webhookconfiguration:mutating=false,name=sidecarset-operator-validating
 // +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=3,reinvocationPolicy=IfNeeded,matchPolicy=Equivalent,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system,patch=`{"objectSelector":{"matchExpressions":[{"key":"app.kubernetes.io/name","operator":"NotIn","values":["sidecarset-operator"]}]},"matchConditions":[{"name":"sidecarset-selectors","expression":"false"}]}`
 // +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod-best-effort.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=1,reinvocationPolicy=IfNeeded,matchPolicy=Equivalent,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system,patch=`{"objectSelector":{"matchExpressions":[{"key":"app.kubernetes.io/name","operator":"NotIn","values":["sidecarset-operator"]}]},"matchConditions":[{"name":"sidecarset-selectors","expression":"false"}]}`
-// +kubebuilder:webhook:path=/mutate-apps-kruise-io-v1alpha1-sidecarset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1,name=msidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
-// +kubebuilder:webhook:path=/validate-apps-kruise-io-v1alpha1-sidecarset,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1,name=vsidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
+// +kubebuilder:webhook:path=/mutate-apps-kruise-io-sidecarset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1;v1beta1,name=msidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-sidecarset,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1;v1beta1,name=vsidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
 
-// Paths of the webhooks (the SidecarSet ones are controller-runtime's
-// generated paths for apps.kruise.io/v1alpha1 SidecarSet).
+// Paths of the webhooks. The SidecarSet ones are OpenKruise 1.9's, one for
+// both versions; the server also answers at the v1alpha1 paths of earlier
+// releases, so that configurations written by them keep working during an
+// upgrade. The conversion webhook serves the CRD's conversion between
+// v1alpha1 and v1beta1.
 const (
-	PodInjectionPath       = "/mutate-pod"
-	SidecarSetDefaultPath  = "/mutate-apps-kruise-io-v1alpha1-sidecarset"
-	SidecarSetValidatePath = "/validate-apps-kruise-io-v1alpha1-sidecarset"
-	MutatingConfigName     = "sidecarset-operator-mutating"
-	ValidatingConfigName   = "sidecarset-operator-validating"
+	PodInjectionPath             = "/mutate-pod"
+	SidecarSetDefaultPath        = "/mutate-apps-kruise-io-sidecarset"
+	SidecarSetValidatePath       = "/validate-apps-kruise-io-sidecarset"
+	LegacySidecarSetDefaultPath  = "/mutate-apps-kruise-io-v1alpha1-sidecarset"
+	LegacySidecarSetValidatePath = "/validate-apps-kruise-io-v1alpha1-sidecarset"
+	ConversionPath               = "/convert"
+	MutatingConfigName           = "sidecarset-operator-mutating"
+	ValidatingConfigName         = "sidecarset-operator-validating"
 )
+
+// RoutedPaths are the paths the shipped configurations route to (the
+// webhook configurations and the CRD's conversion); the server also answers
+// at the legacy paths.
+func RoutedPaths() []string {
+	return []string{PodInjectionPath, SidecarSetDefaultPath, SidecarSetValidatePath, ConversionPath}
+}

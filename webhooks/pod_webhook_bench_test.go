@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
@@ -118,13 +118,13 @@ func BenchmarkPodInjector_Handle(b *testing.B) {
 		b.Run(fmt.Sprintf("sidecarsets=%d", n), func(b *testing.B) {
 			registry := candidate.NewRegistry()
 			for i := range n {
-				s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("agent-%04d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
+				s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("agent-%04d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
 				app := fmt.Sprintf("other-%04d", i)
 				if i == 0 {
 					app = "web"
 				}
 				s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
-				s.Spec.Containers = []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "log-agent", Image: "agent:1.0",
+				s.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "log-agent", Image: "agent:1.0",
 					VolumeMounts: []corev1.VolumeMount{{Name: "logs", MountPath: "/logs"}}}}}
 				s.Spec.Volumes = []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 				if err := registry.Upsert(s); err != nil {

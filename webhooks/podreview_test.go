@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
@@ -40,9 +40,9 @@ func serve(t *testing.T, h http.Handler, method, contentType string, body []byte
 func TestPodInjector_ServeHTTP_InjectsFromOneDecode(t *testing.T) {
 	t.Parallel()
 	registry := candidate.NewRegistry()
-	s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
+	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
 	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
-	s.Spec.Containers = []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "agent:1.0"}}}
+	s.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "agent:1.0"}}}
 	if err := registry.Upsert(s); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
@@ -78,7 +78,7 @@ func (r *PodWebhookScope) SetupWithManager(mgr ctrl.Manager) error {
 	ours := predicate.NewPredicateFuncs(r.isOurs)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("pod-webhook-scope").
-		Watches(&appsv1alpha1.SidecarSet{}, enqueue).
+		Watches(&appsv1beta1.SidecarSet{}, enqueue).
 		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, enqueue, builder.WithPredicates(ours)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
 		Complete(r)
@@ -111,11 +111,11 @@ func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (r
 // writes them into the webhook configurations where they differ. A write
 // conflict is errScopeConflict.
 func (r *PodWebhookScope) Sync(ctx context.Context) error {
-	list := &appsv1alpha1.SidecarSetList{}
+	list := &appsv1beta1.SidecarSetList{}
 	if err := r.Client.List(ctx, list); err != nil {
 		return err
 	}
-	sets := make([]*appsv1alpha1.SidecarSet, len(list.Items))
+	sets := make([]*appsv1beta1.SidecarSet, len(list.Items))
 	for i := range list.Items {
 		sets[i] = &list.Items[i]
 	}

@@ -6,7 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
@@ -24,7 +24,7 @@ type pinnedCache struct {
 
 const pinnedCacheSize = 256
 
-func (c *pinnedCache) restore(s *appsv1alpha1.SidecarSet, rev *appsv1.ControllerRevision) (*inject.Pinned, error) {
+func (c *pinnedCache) restore(s *appsv1beta1.SidecarSet, rev *appsv1.ControllerRevision) (*inject.Pinned, error) {
 	key := s.Name + "/" + string(s.UID) + "/" + s.ResourceVersion + "/" + rev.Name + "/" + string(rev.UID) + "/" + rev.ResourceVersion
 	c.mu.Lock()
 	if p, ok := c.entries[key]; ok {
@@ -39,9 +39,9 @@ func (c *pinnedCache) restore(s *appsv1alpha1.SidecarSet, rev *appsv1.Controller
 	}
 	p := &inject.Pinned{
 		SidecarSet: restored,
-		Hashes: appsv1alpha1.Hashes{
-			Hash:         restored.Annotations[appsv1alpha1.SidecarSetHashAnnotation],
-			WithoutImage: restored.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation],
+		Hashes: appsv1beta1.Hashes{
+			Hash:         restored.Annotations[appsv1beta1.SidecarSetHashAnnotation],
+			WithoutImage: restored.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation],
 		},
 		RevisionName: rev.Name,
 		Resources:    resources.CompileSpec(&restored.Spec),

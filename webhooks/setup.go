@@ -20,8 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
@@ -84,15 +86,22 @@ func AddServer(mgr manager.Manager, o Options, certReady <-chan struct{}) (*Serv
 // NeedLeaderElection is false: every replica serves the webhooks.
 func (s *Server) NeedLeaderElection() bool { return false }
 
-// Start waits for the certificate and for the SidecarSet cache, then
-// registers the handlers and starts the webhook server. Serving before the
-// registry has every SidecarSet would admit pods without their sidecars.
+// Start waits for the certificate, starts the webhook server with the
+// conversion webhook, waits for the SidecarSet cache, then registers the
+// admission handlers. Admitting pods before the registry has every
+// SidecarSet would admit them without their sidecars (until then the pod
+// path answers 404, which the API server treats as the webhook being
+// unreachable).
 func (s *Server) Start(ctx context.Context) error {
 	select {
 	case <-s.certReady:
 	case <-ctx.Done():
 		return nil
 	}
+	// The conversion webhook serves first: the API server may need it to
+	// list the SidecarSets (those stored as v1alpha1) for the cache.
+	srv := s.mgr.GetWebhookServer()
+	srv.Register(ConversionPath, conversion.NewWebhookHandler(s.mgr.GetScheme(), conversion.NewRegistry()))
 	registry := s.opts.Registry
 	if registry == nil {
 		registry = candidate.NewRegistry()
@@ -124,7 +133,6 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.opts.Scope != nil {
 		writeScopeBeforeServing(ctx, s.opts.Scope)
 	}
-	srv := s.mgr.GetWebhookServer()
 	srv.Register(PodInjectionPath, &PodInjector{
 		Registry:                     registry,
 		Reader:                       s.mgr.GetCache(),
@@ -144,12 +152,13 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.opts.Authoring != nil {
 		validator.Authoring = &AuthoringPolicy{Policy: s.opts.Authoring, Reader: s.mgr.GetCache(), Authorizer: s.opts.Authorizer}
 	}
-	err = ctrl.NewWebhookManagedBy(s.mgr, &appsv1alpha1.SidecarSet{}).
-		WithDefaulter(SidecarSetDefaulter{}).
-		WithValidator(validator).
-		Complete()
-	if err != nil {
-		return fmt.Errorf("registering the SidecarSet webhooks: %w", err)
+	// Both versions, at OpenKruise 1.9's paths and at the v1alpha1 paths of
+	// earlier releases (webhook configurations not yet updated).
+	for _, path := range []string{SidecarSetDefaultPath, LegacySidecarSetDefaultPath} {
+		srv.Register(path, &admission.Webhook{Handler: SidecarSetDefaulter{}})
+	}
+	for _, path := range []string{SidecarSetValidatePath, LegacySidecarSetValidatePath} {
+		srv.Register(path, &admission.Webhook{Handler: validator})
 	}
 	s.started.Store(true)
 	ctrl.LoggerFrom(ctx).Info("Serving the webhooks", "sidecarSets", registry.Len())
@@ -194,13 +203,13 @@ func (s *Server) ReadyCheck() healthz.Checker {
 // watchSidecarSets keeps the registry in step with the SidecarSet informer;
 // the returned function reports when the registry has every SidecarSet.
 func (s *Server) watchSidecarSets(ctx context.Context, registry *candidate.Registry) (toolscache.InformerSynced, error) {
-	informer, err := s.mgr.GetCache().GetInformer(ctx, &appsv1alpha1.SidecarSet{})
+	informer, err := s.mgr.GetCache().GetInformer(ctx, &appsv1beta1.SidecarSet{})
 	if err != nil {
 		return nil, err
 	}
 	log := ctrl.LoggerFrom(ctx).WithName("sidecarset-registry")
 	upsert := func(obj any) {
-		if ss, ok := obj.(*appsv1alpha1.SidecarSet); ok {
+		if ss, ok := obj.(*appsv1beta1.SidecarSet); ok {
 			if err := registry.Upsert(ss); err != nil {
 				log.Error(err, "Indexing a SidecarSet", "sidecarSet", ss.Name)
 			}
@@ -213,7 +222,7 @@ func (s *Server) watchSidecarSets(ctx context.Context, registry *candidate.Regis
 			if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = tombstone.Obj
 			}
-			if ss, ok := obj.(*appsv1alpha1.SidecarSet); ok {
+			if ss, ok := obj.(*appsv1beta1.SidecarSet); ok {
 				registry.Delete(ss.Name)
 			}
 		},

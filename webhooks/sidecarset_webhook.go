@@ -2,47 +2,92 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
 	"slices"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/validation"
+	sidecarsetvalidation "github.com/sidecarset-operator/sidecarset-operator/webhooks/validation"
 )
 
 // SidecarSetDefaulter fills in a SidecarSet's defaults and records its two
 // hashes in the kruise.io/sidecarset-hash annotations, exactly as OpenKruise
-// does. The controller never trusts these annotations (it recomputes the
-// hashes from the spec); they are written for compatibility.
+// does, in the version of the request (v1alpha1 or v1beta1). The controller
+// never trusts these annotations (it recomputes the hashes from the spec);
+// they are written for compatibility.
 type SidecarSetDefaulter struct{}
 
-var _ admission.Defaulter[*appsv1alpha1.SidecarSet] = SidecarSetDefaulter{}
+var _ admission.Handler = SidecarSetDefaulter{}
 
-// Default defaults the SidecarSet in place.
-func (SidecarSetDefaulter) Default(_ context.Context, s *appsv1alpha1.SidecarSet) error {
-	appsv1alpha1.SetDefaults(s)
-	hashes, err := appsv1alpha1.ComputeHashes(&s.Spec)
+// Handle answers a CREATE or UPDATE of a SidecarSet with the patch that
+// defaults it.
+func (SidecarSetDefaulter) Handle(_ context.Context, req admission.Request) admission.Response {
+	var obj runtime.Object
+	switch req.Kind.Version {
+	case appsv1alpha1.GroupVersion.Version:
+		s := &appsv1alpha1.SidecarSet{}
+		if err := json.Unmarshal(req.Object.Raw, s); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		appsv1alpha1.SetDefaults(s)
+		if err := annotateHashes(&s.ObjectMeta, s.Spec.Containers, s.Spec.InitContainers); err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		obj = s
+	case appsv1beta1.GroupVersion.Version:
+		s := &appsv1beta1.SidecarSet{}
+		if err := json.Unmarshal(req.Object.Raw, s); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		appsv1beta1.SetDefaults(s)
+		if err := annotateHashes(&s.ObjectMeta, s.Spec.Containers, s.Spec.InitContainers); err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		obj = s
+	default:
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("unsupported SidecarSet version %q", req.Kind.Version))
+	}
+	defaulted, err := json.Marshal(obj)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	return admission.PatchResponseFromRaw(req.Object.Raw, defaulted)
+}
+
+// annotateHashes records the sidecars' two hashes on the SidecarSet.
+func annotateHashes(meta *metav1.ObjectMeta, containers, initContainers []appsv1beta1.SidecarContainer) error {
+	hashes, err := appsv1beta1.ComputeHashes(&appsv1beta1.SidecarSetSpec{Containers: containers, InitContainers: initContainers})
 	if err != nil {
 		return err
 	}
-	if s.Annotations == nil {
-		s.Annotations = map[string]string{}
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
 	}
-	s.Annotations[appsv1alpha1.SidecarSetHashAnnotation] = hashes.Hash
-	s.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation] = hashes.WithoutImage
+	meta.Annotations[appsv1beta1.SidecarSetHashAnnotation] = hashes.Hash
+	meta.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation] = hashes.WithoutImage
 	return nil
 }
 
-// SidecarSetValidator validates SidecarSets beyond what the CRD schema can:
-// the authoring policy where the API server does not enforce it
-// (policy/authoring), Go checks (pure, webhooks/validation), the compiled
-// CEL rules and the patchPodMetadata whitelist (policy), and conflicts with
-// the other SidecarSets.
+// SidecarSetValidator validates SidecarSets beyond what the CRD schema can,
+// in either version, on the v1beta1 form (as OpenKruise 1.9 does: a
+// v1alpha1 object is converted first): the authoring policy where the API
+// server does not enforce it (policy/authoring), Go checks (pure,
+// webhooks/validation), the compiled CEL rules and the patchPodMetadata
+// whitelist (policy), and conflicts with the other SidecarSets.
 type SidecarSetValidator struct {
 	// Reader is the cache: SidecarSets and ControllerRevisions.
 	Reader client.Reader
@@ -59,37 +104,102 @@ type SidecarSetValidator struct {
 	Authoring *AuthoringPolicy
 }
 
-var _ admission.Validator[*appsv1alpha1.SidecarSet] = &SidecarSetValidator{}
+var _ admission.Handler = &SidecarSetValidator{}
 
-// ValidateCreate validates a new SidecarSet.
-func (v *SidecarSetValidator) ValidateCreate(ctx context.Context, s *appsv1alpha1.SidecarSet) (admission.Warnings, error) {
-	return v.validate(ctx, s, nil, "create")
+// Handle validates a CREATE or UPDATE of a SidecarSet; other operations
+// are allowed.
+func (v *SidecarSetValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	var operation string
+	switch req.Operation {
+	case admissionv1.Create:
+		operation = "create"
+	case admissionv1.Update:
+		operation = "update"
+	default:
+		return admission.Allowed("")
+	}
+	// The authoring policy reads the request (its user) from the context.
+	ctx = admission.NewContextWithRequest(ctx, req)
+	s, warnings, errs, err := DecodeSidecarSet(req.Kind.Version, req.Object.Raw)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	var old *appsv1beta1.SidecarSet
+	if req.Operation == admissionv1.Update {
+		if old, _, _, err = DecodeSidecarSet(req.Kind.Version, req.OldObject.Raw); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+	}
+	more, err := v.validate(ctx, s, old, errs, operation)
+	warnings = append(warnings, more...)
+	if err != nil {
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
+				Allowed: false, Result: new(status.Status()), Warnings: warnings,
+			}}
+		}
+		return admission.Errored(http.StatusInternalServerError, err).WithWarnings(warnings...)
+	}
+	return admission.Allowed("").WithWarnings(warnings...)
 }
 
-// ValidateUpdate validates a changed SidecarSet.
-func (v *SidecarSetValidator) ValidateUpdate(ctx context.Context, old, s *appsv1alpha1.SidecarSet) (admission.Warnings, error) {
-	return v.validate(ctx, s, old, "update")
+// DecodeSidecarSet decodes a SidecarSet written in the given version into
+// its v1beta1 form, as the API server's conversion does, with the warnings
+// and errors that belong to what was written: in v1alpha1, a namespace that
+// is not a namespace name, or a namespaceSelector that spec.namespace
+// overrides; in v1beta1, the v1alpha1 custom-version label that v1beta1
+// ignores.
+func DecodeSidecarSet(version string, raw []byte) (*appsv1beta1.SidecarSet, []string, field.ErrorList, error) {
+	hub := &appsv1beta1.SidecarSet{}
+	var warnings []string
+	var errs field.ErrorList
+	switch version {
+	case appsv1alpha1.GroupVersion.Version:
+		s := &appsv1alpha1.SidecarSet{}
+		if err := json.Unmarshal(raw, s); err != nil {
+			return nil, nil, nil, fmt.Errorf("decoding the SidecarSet: %w", err)
+		}
+		if ns := s.Spec.Namespace; ns != "" {
+			for _, msg := range validation.IsDNS1123Label(ns) {
+				errs = append(errs, field.Invalid(field.NewPath("spec", "namespace"), ns, msg))
+			}
+			if s.Spec.NamespaceSelector != nil {
+				warnings = append(warnings, fmt.Sprintf("spec.namespaceSelector is dropped: spec.namespace %q wins "+
+					"(it is stored as the namespaceSelector {matchLabels: {%s: %s}}); remove one of them", ns, appsv1beta1.NamespaceNameLabel, ns))
+			}
+		}
+		if err := s.ConvertTo(hub); err != nil {
+			return nil, nil, nil, err
+		}
+	case appsv1beta1.GroupVersion.Version:
+		if err := json.Unmarshal(raw, hub); err != nil {
+			return nil, nil, nil, fmt.Errorf("decoding the SidecarSet: %w", err)
+		}
+		if label, ok := hub.Labels[appsv1beta1.SidecarSetCustomVersionLabel]; ok && label != hub.Spec.CustomVersion {
+			warnings = append(warnings, fmt.Sprintf("metadata.labels[%s]: the label is ignored in apps.kruise.io/v1beta1, where spec.customVersion (%q) "+
+				"is the custom version; set spec.customVersion instead", appsv1beta1.SidecarSetCustomVersionLabel, hub.Spec.CustomVersion))
+		}
+	default:
+		return nil, nil, nil, fmt.Errorf("unsupported SidecarSet version %q", version)
+	}
+	return hub, warnings, errs, nil
 }
 
-// ValidateDelete allows every deletion.
-func (v *SidecarSetValidator) ValidateDelete(context.Context, *appsv1alpha1.SidecarSet) (admission.Warnings, error) {
-	return nil, nil
-}
-
-func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1alpha1.SidecarSet, operation string) (admission.Warnings, error) {
+func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1beta1.SidecarSet, errs field.ErrorList, operation string) ([]string, error) {
 	// Who may inject what comes first, as where the API server evaluates
 	// the policy (before any webhook).
 	if v.Authoring != nil {
-		if err := v.Authoring.check(ctx); err != nil {
+		if err := v.Authoring.check(ctx, s, old); err != nil {
 			sidecarSetRejections.WithLabelValues(operation).Inc()
 			return nil, err
 		}
 	}
-	list := &appsv1alpha1.SidecarSetList{}
+	list := &appsv1beta1.SidecarSetList{}
 	if err := v.Reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	others := make([]*appsv1alpha1.SidecarSet, 0, len(list.Items))
+	others := make([]*appsv1beta1.SidecarSet, 0, len(list.Items))
 	for i := range list.Items {
 		if list.Items[i].Name != s.Name {
 			others = append(others, &list.Items[i])
@@ -97,7 +207,8 @@ func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1alpha1
 	}
 	_, pinErr := lookup.PinnedRevision(ctx, v.Reader, v.Namespace, s)
 
-	errs, warnings := validation.ValidateSidecarSet(s, old, validation.Options{Others: others, PinnedRevisionError: pinErr, Namespace: v.Namespace})
+	specErrs, warnings := sidecarsetvalidation.ValidateSidecarSet(s, old, sidecarsetvalidation.Options{Others: others, PinnedRevisionError: pinErr, Namespace: v.Namespace})
+	errs = append(errs, specErrs...)
 	ruleErrs, ruleWarnings, err := v.Rules.Validate(ctx, s, old)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
@@ -118,7 +229,7 @@ func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1alpha1
 			}
 			return 0
 		})
-		return warnings, apierrors.NewInvalid(appsv1alpha1.GroupVersion.WithKind("SidecarSet").GroupKind(), s.Name, errs)
+		return warnings, apierrors.NewInvalid(appsv1beta1.GroupVersion.WithKind("SidecarSet").GroupKind(), s.Name, errs)
 	}
 	return warnings, nil
 }

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
@@ -82,7 +82,7 @@ func (w *whitelistWatcher) Reconcile(ctx context.Context, _ reconcile.Request) (
 		policyReloads.WithLabelValues("error").Inc()
 		log.Error(load.invalid, "Malformed whitelist: the last good one stays in force", "configMap", w.key)
 		w.recorder.Eventf(load.configMap, nil, corev1.EventTypeWarning, "InvalidWhitelist", "Reload",
-			"%s is malformed, the last good whitelist stays in force: %v", appsv1alpha1.PatchPodMetadataWhiteListKey, load.invalid)
+			"%s is malformed, the last good whitelist stays in force: %v", appsv1beta1.PatchPodMetadataWhiteListKey, load.invalid)
 	default:
 		policyReloads.WithLabelValues("success").Inc()
 		log.Info("Loaded the patchPodMetadata whitelist", "configMap", w.key, "resourceVersion", load.configMap.ResourceVersion)
@@ -122,5 +122,5 @@ func loadWhitelist(ctx context.Context, reader client.Reader, store *policy.Stor
 
 // whitelistKey is the kruise-configuration ConfigMap of a namespace.
 func whitelistKey(namespace string) types.NamespacedName {
-	return types.NamespacedName{Namespace: namespace, Name: appsv1alpha1.ConfigurationConfigMapName}
+	return types.NamespacedName{Namespace: namespace, Name: appsv1beta1.ConfigurationConfigMapName}
 }

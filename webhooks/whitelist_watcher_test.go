@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
@@ -28,11 +28,11 @@ func TestLoadWhitelist_AppliesTheConfigMapInForce(t *testing.T) {
 	configMap := func(whitelist string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
-			Data:       map[string]string{appsv1alpha1.PatchPodMetadataWhiteListKey: whitelist},
+			Data:       map[string]string{appsv1beta1.PatchPodMetadataWhiteListKey: whitelist},
 		}
 	}
-	withPatch := &appsv1alpha1.SidecarSet{Spec: appsv1alpha1.SidecarSetSpec{PatchPodMetadata: []appsv1alpha1.SidecarSetPatchPodMetadata{
-		{Annotations: map[string]string{"oom-score": "1"}, PatchPolicy: appsv1alpha1.SidecarSetRetainPatchPolicy}}}}
+	withPatch := &appsv1beta1.SidecarSet{Spec: appsv1beta1.SidecarSetSpec{PatchPodMetadata: []appsv1beta1.SidecarSetPatchPodMetadata{
+		{Annotations: map[string]string{"oom-score": "1"}, PatchPolicy: appsv1beta1.SidecarSetRetainPatchPolicy}}}}
 	readFailure := errors.New("cache stopped")
 
 	tests := []struct {

@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Reasons a pod that a SidecarSet selects runs without its sidecars (the
@@ -30,7 +30,7 @@ const (
 
 // InjectsSomething reports whether a SidecarSet has sidecars to inject: one
 // with only patchPodMetadata never leaves a pod without its sidecars.
-func InjectsSomething(s *appsv1alpha1.SidecarSet) bool {
+func InjectsSomething(s *appsv1beta1.SidecarSet) bool {
 	return len(s.Spec.Containers)+len(s.Spec.InitContainers) > 0
 }
 
@@ -42,7 +42,7 @@ func InjectsSomething(s *appsv1alpha1.SidecarSet) bool {
 // one of its containers, or both twins' first for a hot-upgrade sidecar.
 // The reasons are checked in order: a name conflict, created before the
 // SidecarSet, paused, and otherwise admitted without it.
-func NotInjected(s *appsv1alpha1.SidecarSet, pod *corev1.Pod, recorded podstate.Hashes) string {
+func NotInjected(s *appsv1beta1.SidecarSet, pod *corev1.Pod, recorded podstate.Hashes) string {
 	if !InjectsSomething(s) {
 		return ""
 	}
@@ -88,9 +88,9 @@ func present(names map[string]bool, sidecar string) bool {
 	return names[sidecar] || names[twin]
 }
 
-func sidecarNames(s *appsv1alpha1.SidecarSet) []string {
+func sidecarNames(s *appsv1beta1.SidecarSet) []string {
 	var names []string
-	for _, list := range [][]appsv1alpha1.SidecarContainer{s.Spec.InitContainers, s.Spec.Containers} {
+	for _, list := range [][]appsv1beta1.SidecarContainer{s.Spec.InitContainers, s.Spec.Containers} {
 		for i := range list {
 			names = append(names, list[i].Name)
 		}

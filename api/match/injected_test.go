@@ -8,15 +8,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestNotInjected(t *testing.T) {
 	t.Parallel()
 	created := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	set := func(mutate ...func(*appsv1alpha1.SidecarSet)) *appsv1alpha1.SidecarSet {
-		s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "mesh", CreationTimestamp: metav1.NewTime(created)}}
-		s.Spec.Containers = []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "proxy"}}}
+	set := func(mutate ...func(*appsv1beta1.SidecarSet)) *appsv1beta1.SidecarSet {
+		s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "mesh", CreationTimestamp: metav1.NewTime(created)}}
+		s.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "proxy"}}}
 		for _, m := range mutate {
 			m(s)
 		}
@@ -33,12 +33,12 @@ func TestNotInjected(t *testing.T) {
 		return podstate.Hashes{"mesh": {Hash: "h", SidecarSetName: "mesh", SidecarList: list}}
 	}
 	after, before := created.Add(time.Minute), created.Add(-time.Minute)
-	hot := func(s *appsv1alpha1.SidecarSet) {
-		s.Spec.Containers[0].UpgradeStrategy = appsv1alpha1.SidecarContainerUpgradeStrategy{UpgradeType: appsv1alpha1.SidecarContainerHotUpgrade}
+	hot := func(s *appsv1beta1.SidecarSet) {
+		s.Spec.Containers[0].UpgradeStrategy = appsv1beta1.SidecarContainerUpgradeStrategy{UpgradeType: appsv1beta1.SidecarContainerHotUpgrade}
 	}
 	tests := []struct {
 		name     string
-		set      *appsv1alpha1.SidecarSet
+		set      *appsv1beta1.SidecarSet
 		pod      *corev1.Pod
 		recorded podstate.Hashes
 		want     string
@@ -49,10 +49,10 @@ func TestNotInjected(t *testing.T) {
 		{"recorded but the sidecar is missing (annotations written by hand)", set(), pod(after, "app"), recorded("proxy"), NotInjectedAtAdmission},
 		{"created before the SidecarSet", set(), pod(before, "app"), nil, NotInjectedCreatedBefore},
 		{"created in the same second as the SidecarSet (both stored to the second)", set(), pod(created, "app"), nil, NotInjectedCreatedBefore},
-		{"injection paused", set(func(s *appsv1alpha1.SidecarSet) { s.Spec.InjectionStrategy.Paused = true }), pod(after, "app"), nil, NotInjectedPaused},
+		{"injection paused", set(func(s *appsv1beta1.SidecarSet) { s.Spec.InjectionStrategy.Paused = true }), pod(after, "app"), nil, NotInjectedPaused},
 		{"the pod has its own container of the sidecar's name", set(), pod(after, "proxy", "app"), nil, NotInjectedNameConflict},
 		{"created after, not injected: admitted without it", set(), pod(after, "app"), nil, NotInjectedAtAdmission},
-		{"a SidecarSet with only patchPodMetadata never misses a pod", set(func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers = nil }),
+		{"a SidecarSet with only patchPodMetadata never misses a pod", set(func(s *appsv1beta1.SidecarSet) { s.Spec.Containers = nil }),
 			pod(after, "app"), nil, ""},
 	}
 	for _, tc := range tests {

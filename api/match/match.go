@@ -12,31 +12,43 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // NamespaceNameLabel is the label every namespace carries with its own name.
-const NamespaceNameLabel = "kubernetes.io/metadata.name"
+const NamespaceNameLabel = appsv1beta1.NamespaceNameLabel
 
 // ClusterScope is the namespace-index value of a SidecarSet that is not
 // pinned to one namespace.
 const ClusterScope = "clusterScope"
 
-// NamespaceSelector returns the effective namespace selector of a
-// SidecarSet: spec.namespace as a selector on kubernetes.io/metadata.name,
-// else spec.namespaceSelector, else nil (every namespace).
-func NamespaceSelector(s *appsv1alpha1.SidecarSet) *metav1.LabelSelector {
-	if s.Spec.Namespace != "" {
-		return &metav1.LabelSelector{MatchLabels: map[string]string{NamespaceNameLabel: s.Spec.Namespace}}
-	}
+// NamespaceSelector returns the namespace selector of a SidecarSet, nil for
+// every namespace. (v1alpha1's spec.namespace arrives here as a selector on
+// kubernetes.io/metadata.name.)
+func NamespaceSelector(s *appsv1beta1.SidecarSet) *metav1.LabelSelector {
 	return s.Spec.NamespaceSelector
 }
 
 // NeedsNamespaceLabels reports whether deciding if a SidecarSet selects a
-// namespace takes the namespace's labels: it has a namespaceSelector and no
-// spec.namespace (which wins, and needs only the name).
-func NeedsNamespaceLabels(s *appsv1alpha1.SidecarSet) bool {
-	return s.Spec.Namespace == "" && s.Spec.NamespaceSelector != nil
+// namespace takes the namespace's labels: its namespaceSelector has a
+// requirement on a label other than kubernetes.io/metadata.name (which
+// needs only the name).
+func NeedsNamespaceLabels(s *appsv1beta1.SidecarSet) bool {
+	sel := s.Spec.NamespaceSelector
+	if sel == nil {
+		return false
+	}
+	for k := range sel.MatchLabels {
+		if k != NamespaceNameLabel {
+			return true
+		}
+	}
+	for _, r := range sel.MatchExpressions {
+		if r.Key != NamespaceNameLabel {
+			return true
+		}
+	}
+	return false
 }
 
 // PodActive reports whether a pod can still run containers: it is not being
@@ -50,7 +62,7 @@ func PodActive(pod *corev1.Pod) bool {
 // Namespace reports whether a SidecarSet selects a namespace, given the
 // namespace's labels. The name is matched through kubernetes.io/metadata.name,
 // which is added to the labels if missing.
-func Namespace(s *appsv1alpha1.SidecarSet, name string, nsLabels map[string]string) (bool, error) {
+func Namespace(s *appsv1beta1.SidecarSet, name string, nsLabels map[string]string) (bool, error) {
 	sel := NamespaceSelector(s)
 	if sel == nil {
 		return true, nil
@@ -66,7 +78,7 @@ func Namespace(s *appsv1alpha1.SidecarSet, name string, nsLabels map[string]stri
 
 // Pod reports whether a SidecarSet's selector matches a pod's labels. A nil
 // or empty selector matches nothing.
-func Pod(s *appsv1alpha1.SidecarSet, podLabels map[string]string) (bool, error) {
+func Pod(s *appsv1beta1.SidecarSet, podLabels map[string]string) (bool, error) {
 	if IsEmpty(s.Spec.Selector) {
 		return false, nil
 	}
@@ -96,11 +108,11 @@ func IsEmpty(sel *metav1.LabelSelector) bool {
 }
 
 // IndexValues are the values under which a SidecarSet is indexed by
-// namespace: the namespaces it is pinned to (spec.namespace, or the values
-// of a namespaceSelector on kubernetes.io/metadata.name), else ClusterScope.
+// namespace: the namespaces it is pinned to (the values of a
+// namespaceSelector on kubernetes.io/metadata.name), else ClusterScope.
 // A pod's candidates are the SidecarSets indexed under its namespace plus
 // those indexed under ClusterScope.
-func IndexValues(s *appsv1alpha1.SidecarSet) []string {
+func IndexValues(s *appsv1beta1.SidecarSet) []string {
 	sel := NamespaceSelector(s)
 	if sel == nil {
 		return []string{ClusterScope}
@@ -119,11 +131,11 @@ func IndexValues(s *appsv1alpha1.SidecarSet) []string {
 // CanaryBase returns the base SidecarSet a canary SidecarSet replaces (its
 // apps.kruise.io/sidecarset-base annotation, when apps.kruise.io/sidecarset-canary
 // is "true"), or "". A canary naming itself replaces nothing.
-func CanaryBase(s *appsv1alpha1.SidecarSet) string {
-	if s.Annotations[appsv1alpha1.SidecarSetCanaryAnnotation] != "true" {
+func CanaryBase(s *appsv1beta1.SidecarSet) string {
+	if s.Annotations[appsv1beta1.SidecarSetCanaryAnnotation] != "true" {
 		return ""
 	}
-	if base := s.Annotations[appsv1alpha1.SidecarSetBaseAnnotation]; base != s.Name {
+	if base := s.Annotations[appsv1beta1.SidecarSetBaseAnnotation]; base != s.Name {
 		return base
 	}
 	return ""

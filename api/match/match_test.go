@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/expect"
 )
 
@@ -19,36 +19,34 @@ func TestNamespace(t *testing.T) {
 	prod := &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
 	tests := []struct {
 		name     string
-		spec     appsv1alpha1.SidecarSetSpec
+		spec     appsv1beta1.SidecarSetSpec
 		ns       string
 		nsLabels map[string]string
 		want     bool
 		wantErr  string
 	}{
 		{name: "no namespace restriction selects every namespace", ns: "anything", want: true},
-		{name: "spec.namespace selects its namespace by name, without labels",
-			spec: appsv1alpha1.SidecarSetSpec{Namespace: "team-a"}, ns: "team-a", want: true},
-		{name: "spec.namespace selects no other namespace",
-			spec: appsv1alpha1.SidecarSetSpec{Namespace: "team-a"}, ns: "team-b", nsLabels: map[string]string{"env": "prod"}},
-		{name: "spec.namespace wins over namespaceSelector",
-			spec: appsv1alpha1.SidecarSetSpec{Namespace: "team-a", NamespaceSelector: prod}, ns: "team-a", want: true},
+		{name: "a namespace by name is selected without labels",
+			spec: appsv1beta1.SidecarSetSpec{NamespaceSelector: appsv1beta1.SelectNamespace("team-a")}, ns: "team-a", want: true},
+		{name: "a namespace by name selects no other namespace",
+			spec: appsv1beta1.SidecarSetSpec{NamespaceSelector: appsv1beta1.SelectNamespace("team-a")}, ns: "team-b", nsLabels: map[string]string{"env": "prod"}},
 		{name: "namespaceSelector matches the namespace's labels",
-			spec: appsv1alpha1.SidecarSetSpec{NamespaceSelector: prod}, ns: "shop", nsLabels: map[string]string{"env": "prod"}, want: true},
+			spec: appsv1beta1.SidecarSetSpec{NamespaceSelector: prod}, ns: "shop", nsLabels: map[string]string{"env": "prod"}, want: true},
 		{name: "namespaceSelector does not match other labels",
-			spec: appsv1alpha1.SidecarSetSpec{NamespaceSelector: prod}, ns: "shop", nsLabels: map[string]string{"env": "dev"}},
+			spec: appsv1beta1.SidecarSetSpec{NamespaceSelector: prod}, ns: "shop", nsLabels: map[string]string{"env": "dev"}},
 		{name: "namespaceSelector on kubernetes.io/metadata.name matches even if the labels lack it",
-			spec: appsv1alpha1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			spec: appsv1beta1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 				{Key: NamespaceNameLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{"shop", "cart"}}}}},
 			ns: "cart", want: true},
 		{name: "an invalid namespaceSelector is an error",
-			spec: appsv1alpha1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			spec: appsv1beta1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 				{Key: "env", Operator: "Near"}}}},
 			ns: "shop", wantErr: `invalid namespaceSelector: "Near" is not a valid label selector operator`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := &appsv1alpha1.SidecarSet{Spec: tc.spec}
+			s := &appsv1beta1.SidecarSet{Spec: tc.spec}
 			got, err := Namespace(s, tc.ns, tc.nsLabels)
 			if expect.Error(t, err, tc.wantErr) {
 				return
@@ -68,15 +66,17 @@ func TestNeedsNamespaceLabels(t *testing.T) {
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
 	tests := []struct {
 		name string
-		spec appsv1alpha1.SidecarSetSpec
+		spec appsv1beta1.SidecarSetSpec
 		want bool
 	}{
 		{name: "no restriction needs no labels"},
-		{name: "spec.namespace needs only the name", spec: appsv1alpha1.SidecarSetSpec{Namespace: "a", NamespaceSelector: sel}},
-		{name: "a namespaceSelector needs the labels", spec: appsv1alpha1.SidecarSetSpec{NamespaceSelector: sel}, want: true},
+		{name: "a namespace by name needs only the name", spec: appsv1beta1.SidecarSetSpec{NamespaceSelector: appsv1beta1.SelectNamespace("a")}},
+		{name: "a name and a label need the labels", spec: appsv1beta1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{appsv1beta1.NamespaceNameLabel: "a", "env": "prod"}}}, want: true},
+		{name: "a namespaceSelector needs the labels", spec: appsv1beta1.SidecarSetSpec{NamespaceSelector: sel}, want: true},
 	}
 	for _, tc := range tests {
-		if got := NeedsNamespaceLabels(&appsv1alpha1.SidecarSet{Spec: tc.spec}); got != tc.want {
+		if got := NeedsNamespaceLabels(&appsv1beta1.SidecarSet{Spec: tc.spec}); got != tc.want {
 			t.Errorf("%s: NeedsNamespaceLabels = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -107,7 +107,7 @@ func TestPod(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Pod(&appsv1alpha1.SidecarSet{Spec: appsv1alpha1.SidecarSetSpec{Selector: tc.selector}}, tc.labels)
+			got, err := Pod(&appsv1beta1.SidecarSet{Spec: appsv1beta1.SidecarSetSpec{Selector: tc.selector}}, tc.labels)
 			if expect.Error(t, err, tc.wantErr) {
 				return
 			}

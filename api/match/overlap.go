@@ -4,14 +4,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Overlap reports whether some pod could be selected by both SidecarSets:
 // their pod selectors and their namespace selections must both be jointly
 // satisfiable. The analysis is exact for label selectors (unlike
 // OpenKruise's heuristic, which misses Exists against an unmentioned key).
-func Overlap(a, b *appsv1alpha1.SidecarSet) bool {
+func Overlap(a, b *appsv1beta1.SidecarSet) bool {
 	return SelectorsOverlap(NamespaceSelector(a), NamespaceSelector(b)) &&
 		SelectorsOverlap(a.Spec.Selector, b.Spec.Selector)
 }

@@ -5,7 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func req(key string, op metav1.LabelSelectorOperator, values ...string) metav1.LabelSelectorRequirement {
@@ -58,10 +58,12 @@ func TestSelectorsOverlap(t *testing.T) {
 
 func TestOverlap_NamespaceAndPodSelectors(t *testing.T) {
 	t.Parallel()
-	mk := func(ns string, nsSel *metav1.LabelSelector) *appsv1alpha1.SidecarSet {
-		return &appsv1alpha1.SidecarSet{Spec: appsv1alpha1.SidecarSetSpec{
+	mk := func(ns string, nsSel *metav1.LabelSelector) *appsv1beta1.SidecarSet {
+		if ns != "" {
+			nsSel = appsv1beta1.SelectNamespace(ns)
+		}
+		return &appsv1beta1.SidecarSet{Spec: appsv1beta1.SidecarSetSpec{
 			Selector:          &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}},
-			Namespace:         ns,
 			NamespaceSelector: nsSel,
 		}}
 	}
@@ -81,20 +83,19 @@ func TestIndexValues(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		spec appsv1alpha1.SidecarSetSpec
+		spec appsv1beta1.SidecarSetSpec
 		want []string
 	}{
-		{"no namespace restriction", appsv1alpha1.SidecarSetSpec{}, []string{ClusterScope}},
-		{"spec.namespace", appsv1alpha1.SidecarSetSpec{Namespace: "ns-1"}, []string{"ns-1"}},
-		{"matchLabels on the name", appsv1alpha1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{
+		{"no namespace restriction", appsv1beta1.SidecarSetSpec{}, []string{ClusterScope}},
+		{"matchLabels on the name", appsv1beta1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{
 			MatchLabels: map[string]string{NamespaceNameLabel: "ns-2"}}}, []string{"ns-2"}},
-		{"In on the name", appsv1alpha1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{
+		{"In on the name", appsv1beta1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{
 			MatchExpressions: []metav1.LabelSelectorRequirement{req(NamespaceNameLabel, metav1.LabelSelectorOpIn, "a", "b")}}}, []string{"a", "b"}},
-		{"other labels", appsv1alpha1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{
+		{"other labels", appsv1beta1.SidecarSetSpec{NamespaceSelector: &metav1.LabelSelector{
 			MatchLabels: map[string]string{"environment": "production"}}}, []string{ClusterScope}},
 	}
 	for _, tc := range tests {
-		got := IndexValues(&appsv1alpha1.SidecarSet{Spec: tc.spec})
+		got := IndexValues(&appsv1beta1.SidecarSet{Spec: tc.spec})
 		if len(got) != len(tc.want) {
 			t.Errorf("%s: IndexValues = %v, want %v", tc.name, got, tc.want)
 			continue

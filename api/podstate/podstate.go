@@ -15,7 +15,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // HashEntry is one SidecarSet's entry in the kruise.io/sidecarset-hash (or
@@ -77,18 +77,18 @@ type State struct {
 func Read(annotations map[string]string) (State, error) {
 	var s State
 	var err error
-	if s.Hashes, err = DecodeHashes(annotations[appsv1alpha1.SidecarSetHashAnnotation]); err != nil {
-		return State{}, annotationError(appsv1alpha1.SidecarSetHashAnnotation, err)
+	if s.Hashes, err = DecodeHashes(annotations[appsv1beta1.SidecarSetHashAnnotation]); err != nil {
+		return State{}, annotationError(appsv1beta1.SidecarSetHashAnnotation, err)
 	}
-	if s.HashesWithoutImage, err = DecodeHashes(annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation]); err != nil {
-		return State{}, annotationError(appsv1alpha1.SidecarSetHashWithoutImageAnnotation, err)
+	if s.HashesWithoutImage, err = DecodeHashes(annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation]); err != nil {
+		return State{}, annotationError(appsv1beta1.SidecarSetHashWithoutImageAnnotation, err)
 	}
-	s.Injected = DecodeInjectedList(annotations[appsv1alpha1.SidecarSetListAnnotation])
-	if s.InPlace, err = DecodeInPlaceState(annotations[appsv1alpha1.InPlaceUpdateStateAnnotation]); err != nil {
-		return State{}, annotationError(appsv1alpha1.InPlaceUpdateStateAnnotation, err)
+	s.Injected = DecodeInjectedList(annotations[appsv1beta1.SidecarSetListAnnotation])
+	if s.InPlace, err = DecodeInPlaceState(annotations[appsv1beta1.InPlaceUpdateStateAnnotation]); err != nil {
+		return State{}, annotationError(appsv1beta1.InPlaceUpdateStateAnnotation, err)
 	}
-	if s.WorkingHotUpgrade, err = decodeStringMap(annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation]); err != nil {
-		return State{}, annotationError(appsv1alpha1.WorkingHotUpgradeContainerAnnotation, err)
+	if s.WorkingHotUpgrade, err = decodeStringMap(annotations[appsv1beta1.WorkingHotUpgradeContainerAnnotation]); err != nil {
+		return State{}, annotationError(appsv1beta1.WorkingHotUpgradeContainerAnnotation, err)
 	}
 	return s, nil
 }
@@ -200,13 +200,13 @@ func HotUpgradeTwins(name string) (string, string) {
 
 // VersionKey is the annotation holding a hot-upgrade twin's version.
 func VersionKey(twin string) string {
-	return appsv1alpha1.HotUpgradeVersionAnnotationPrefix + twin
+	return appsv1beta1.HotUpgradeVersionAnnotationPrefix + twin
 }
 
 // VersionAltKey is the annotation holding the other twin's version, as seen
 // by this twin.
 func VersionAltKey(twin string) string {
-	return appsv1alpha1.HotUpgradeVersionAltAnnotationPrefix + twin
+	return appsv1beta1.HotUpgradeVersionAltAnnotationPrefix + twin
 }
 
 // DecodeUpgradable decodes the message of the SidecarSetUpgradable pod

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/expect"
 )
 
@@ -194,11 +194,11 @@ func TestRead(t *testing.T) {
 		{
 			name: "every annotation decoded",
 			annotations: map[string]string{
-				appsv1alpha1.SidecarSetHashAnnotation:             `{"proxy":"h1"}`,
-				appsv1alpha1.SidecarSetHashWithoutImageAnnotation: `{"proxy":"w1"}`,
-				appsv1alpha1.SidecarSetListAnnotation:             "proxy",
-				appsv1alpha1.InPlaceUpdateStateAnnotation:         `{"proxy":{"revision":"h0","updateTimestamp":null,"lastContainerStatuses":{}}}`,
-				appsv1alpha1.WorkingHotUpgradeContainerAnnotation: `{"envoy":"envoy-2"}`,
+				appsv1beta1.SidecarSetHashAnnotation:             `{"proxy":"h1"}`,
+				appsv1beta1.SidecarSetHashWithoutImageAnnotation: `{"proxy":"w1"}`,
+				appsv1beta1.SidecarSetListAnnotation:             "proxy",
+				appsv1beta1.InPlaceUpdateStateAnnotation:         `{"proxy":{"revision":"h0","updateTimestamp":null,"lastContainerStatuses":{}}}`,
+				appsv1beta1.WorkingHotUpgradeContainerAnnotation: `{"envoy":"envoy-2"}`,
 				"unrelated": "x",
 			},
 			want: State{
@@ -211,18 +211,18 @@ func TestRead(t *testing.T) {
 		},
 		{
 			name:        "a malformed without-image annotation is named",
-			annotations: map[string]string{appsv1alpha1.SidecarSetHashWithoutImageAnnotation: "[]"},
+			annotations: map[string]string{appsv1beta1.SidecarSetHashWithoutImageAnnotation: "[]"},
 			wantErr: "malformed annotation kruise.io/sidecarset-hash-without-image: neither a map of hash entries nor a map of hashes: " +
 				"json: cannot unmarshal array into Go value of type map[string]string",
 		},
 		{
 			name:        "a malformed in-place update state is named",
-			annotations: map[string]string{appsv1alpha1.InPlaceUpdateStateAnnotation: "{"},
+			annotations: map[string]string{appsv1beta1.InPlaceUpdateStateAnnotation: "{"},
 			wantErr:     "malformed annotation kruise.io/sidecarset-inplace-update-state: unexpected end of JSON input",
 		},
 		{
 			name:        "a malformed working-twin map is named",
-			annotations: map[string]string{appsv1alpha1.WorkingHotUpgradeContainerAnnotation: `{"envoy":1}`},
+			annotations: map[string]string{appsv1beta1.WorkingHotUpgradeContainerAnnotation: `{"envoy":1}`},
 			wantErr: "malformed annotation kruise.io/sidecarset-working-hotupgrade-container: " +
 				"json: cannot unmarshal number into Go value of type string",
 		},
@@ -302,27 +302,27 @@ func TestSidecarList(t *testing.T) {
 	always := corev1.ContainerRestartPolicyAlways
 	tests := []struct {
 		name string
-		spec appsv1alpha1.SidecarSetSpec
+		spec appsv1beta1.SidecarSetSpec
 		want []string
 	}{
 		{
 			name: "containers and native sidecars, sorted; plain init containers not listed",
-			spec: appsv1alpha1.SidecarSetSpec{
-				InitContainers: []appsv1alpha1.SidecarContainer{
+			spec: appsv1beta1.SidecarSetSpec{
+				InitContainers: []appsv1beta1.SidecarContainer{
 					{Container: corev1.Container{Name: "setup"}},
 					{Container: corev1.Container{Name: "mesh", RestartPolicy: &always}},
 				},
-				Containers: []appsv1alpha1.SidecarContainer{
+				Containers: []appsv1beta1.SidecarContainer{
 					{Container: corev1.Container{Name: "logger"}},
-					{Container: corev1.Container{Name: "envoy"}, UpgradeStrategy: appsv1alpha1.SidecarContainerUpgradeStrategy{
-						UpgradeType: appsv1alpha1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: "empty:1"}},
+					{Container: corev1.Container{Name: "envoy"}, UpgradeStrategy: appsv1beta1.SidecarContainerUpgradeStrategy{
+						UpgradeType: appsv1beta1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: "empty:1"}},
 				},
 			},
 			want: []string{"envoy", "logger", "mesh"},
 		},
 		{
 			name: "only plain init containers: no list",
-			spec: appsv1alpha1.SidecarSetSpec{InitContainers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "setup"}}}},
+			spec: appsv1beta1.SidecarSetSpec{InitContainers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "setup"}}}},
 		},
 	}
 	for _, tc := range tests {
@@ -339,7 +339,7 @@ func TestVersionEntries(t *testing.T) {
 	t.Parallel()
 	v := Version{
 		SidecarSet:         "proxy",
-		Hashes:             appsv1alpha1.Hashes{Hash: "h1", WithoutImage: "w1"},
+		Hashes:             appsv1beta1.Hashes{Hash: "h1", WithoutImage: "w1"},
 		SidecarList:        []string{"envoy"},
 		ControllerRevision: "proxy-1",
 	}

@@ -7,7 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Reserved reports whether a pod annotation key holds SidecarSet state: the
@@ -17,15 +17,15 @@ import (
 // hash, hide a SidecarSet from the controller, swap the working twin).
 func Reserved(key string) bool {
 	switch key {
-	case appsv1alpha1.SidecarSetHashAnnotation,
-		appsv1alpha1.SidecarSetHashWithoutImageAnnotation,
-		appsv1alpha1.SidecarSetListAnnotation,
-		appsv1alpha1.InPlaceUpdateStateAnnotation,
-		appsv1alpha1.WorkingHotUpgradeContainerAnnotation:
+	case appsv1beta1.SidecarSetHashAnnotation,
+		appsv1beta1.SidecarSetHashWithoutImageAnnotation,
+		appsv1beta1.SidecarSetListAnnotation,
+		appsv1beta1.InPlaceUpdateStateAnnotation,
+		appsv1beta1.WorkingHotUpgradeContainerAnnotation:
 		return true
 	}
-	return strings.HasPrefix(key, appsv1alpha1.HotUpgradeVersionAnnotationPrefix) ||
-		strings.HasPrefix(key, appsv1alpha1.HotUpgradeVersionAltAnnotationPrefix)
+	return strings.HasPrefix(key, appsv1beta1.HotUpgradeVersionAnnotationPrefix) ||
+		strings.HasPrefix(key, appsv1beta1.HotUpgradeVersionAltAnnotationPrefix)
 }
 
 // SidecarList is the sidecarList a pod records for a SidecarSet spec: the
@@ -33,10 +33,10 @@ func Reserved(key string) bool {
 // containers (a hot-upgrade sidecar by its base name, not its twins'). Plain
 // init containers are not listed; a spec without sidecars has a nil list
 // (recorded as null).
-func SidecarList(spec *appsv1alpha1.SidecarSetSpec) []string {
+func SidecarList(spec *appsv1beta1.SidecarSetSpec) []string {
 	var names []string
 	for i := range spec.InitContainers {
-		if appsv1alpha1.IsNativeSidecar(&spec.InitContainers[i].Container) {
+		if appsv1beta1.IsNativeSidecar(&spec.InitContainers[i].Container) {
 			names = append(names, spec.InitContainers[i].Name)
 		}
 	}
@@ -54,7 +54,7 @@ type Version struct {
 	SidecarSet string
 	// Hashes are the hashes of the version's spec (of the pinned revision
 	// when one was injected).
-	Hashes appsv1alpha1.Hashes
+	Hashes appsv1beta1.Hashes
 	// SidecarList is SidecarList of the version's spec.
 	SidecarList []string
 	// ControllerRevision names the version's ControllerRevision; it may be

@@ -6,7 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // ControllerUID is the UID of a revision's controller owner, or "" if it
@@ -26,7 +26,7 @@ func ControllerUID(rev *appsv1.ControllerRevision) types.UID {
 // reference existed). A revision controlled by another UID was left by an
 // earlier SidecarSet of the same name that garbage collection has not
 // reached yet; it is not this SidecarSet's history.
-func OwnedBy(rev *appsv1.ControllerRevision, s *appsv1alpha1.SidecarSet) bool {
+func OwnedBy(rev *appsv1.ControllerRevision, s *appsv1beta1.SidecarSet) bool {
 	uid := ControllerUID(rev)
 	return uid == "" || uid == s.UID
 }
@@ -34,8 +34,8 @@ func OwnedBy(rev *appsv1.ControllerRevision, s *appsv1alpha1.SidecarSet) bool {
 // CheckLabelled returns an error unless a revision carries the
 // kruise.io/sidecarset-name label of the SidecarSet: a revisionName pin may
 // only name one of the SidecarSet's own revisions.
-func CheckLabelled(rev *appsv1.ControllerRevision, s *appsv1alpha1.SidecarSet) error {
-	if owner := rev.Labels[appsv1alpha1.SidecarSetNameLabel]; owner != s.Name {
+func CheckLabelled(rev *appsv1.ControllerRevision, s *appsv1beta1.SidecarSet) error {
+	if owner := rev.Labels[appsv1beta1.SidecarSetNameLabel]; owner != s.Name {
 		return fmt.Errorf("ControllerRevision %s/%s belongs to SidecarSet %q, not %q", rev.Namespace, rev.Name, owner, s.Name)
 	}
 	return nil
@@ -46,12 +46,12 @@ func CheckLabelled(rev *appsv1.ControllerRevision, s *appsv1alpha1.SidecarSet) e
 // it (OwnedBy), the one with the highest revision number carrying the
 // custom-version label (the name breaks ties); nil if there is none. The
 // pod webhook injects it, and the controller's history keeps it.
-func NewestWithCustomVersion(s *appsv1alpha1.SidecarSet, version string, revs []appsv1.ControllerRevision) *appsv1.ControllerRevision {
+func NewestWithCustomVersion(s *appsv1beta1.SidecarSet, version string, revs []appsv1.ControllerRevision) *appsv1.ControllerRevision {
 	var newest *appsv1.ControllerRevision
 	for i := range revs {
 		r := &revs[i]
-		if r.Labels[appsv1alpha1.SidecarSetNameLabel] != s.Name || !OwnedBy(r, s) ||
-			r.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] != version {
+		if r.Labels[appsv1beta1.SidecarSetNameLabel] != s.Name || !OwnedBy(r, s) ||
+			r.Labels[appsv1beta1.SidecarSetCustomVersionLabel] != version {
 			continue
 		}
 		if newest == nil || r.Revision > newest.Revision || (r.Revision == newest.Revision && r.Name > newest.Name) {

@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/rand"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // HashLabel is the upstream controller-history hash label.
@@ -31,18 +31,18 @@ const maxNamePrefix = 223
 
 // Data is the part of a SidecarSet spec a revision records.
 type Data struct {
-	Containers       []appsv1alpha1.SidecarContainer           `json:"containers"`
-	InitContainers   []appsv1alpha1.SidecarContainer           `json:"initContainers"`
+	Containers       []appsv1beta1.SidecarContainer           `json:"containers"`
+	InitContainers   []appsv1beta1.SidecarContainer           `json:"initContainers"`
 	Volumes          []corev1.Volume                           `json:"volumes"`
 	ImagePullSecrets []corev1.LocalObjectReference             `json:"imagePullSecrets"`
-	PatchPodMetadata []appsv1alpha1.SidecarSetPatchPodMetadata `json:"patchPodMetadata"`
+	PatchPodMetadata []appsv1beta1.SidecarSetPatchPodMetadata `json:"patchPodMetadata"`
 }
 
 // Encode returns a revision's data for a SidecarSet: the JSON object
 // {"spec": {"$patch": "replace", containers, imagePullSecrets,
 // initContainers, patchPodMetadata, volumes}} with keys sorted at every level
 // and null for absent fields, exactly as OpenKruise writes it.
-func Encode(spec *appsv1alpha1.SidecarSetSpec) ([]byte, error) {
+func Encode(spec *appsv1beta1.SidecarSetSpec) ([]byte, error) {
 	typed, err := json.Marshal(Data{
 		Containers:       spec.Containers,
 		InitContainers:   spec.InitContainers,
@@ -79,7 +79,7 @@ func Decode(raw []byte) (Data, error) {
 // revision recorded; the rest of the spec (selectors, strategies) is the
 // live SidecarSet's. Its hash annotations and status.latestRevision describe
 // the revision.
-func Restore(live *appsv1alpha1.SidecarSet, rev *appsv1.ControllerRevision) (*appsv1alpha1.SidecarSet, error) {
+func Restore(live *appsv1beta1.SidecarSet, rev *appsv1.ControllerRevision) (*appsv1beta1.SidecarSet, error) {
 	data, err := Decode(rev.Data.Raw)
 	if err != nil {
 		return nil, fmt.Errorf("revision %s: %w", rev.Name, err)
@@ -94,16 +94,16 @@ func Restore(live *appsv1alpha1.SidecarSet, rev *appsv1.ControllerRevision) (*ap
 	if s.Annotations == nil {
 		s.Annotations = map[string]string{}
 	}
-	h, hw := rev.Annotations[appsv1alpha1.SidecarSetHashAnnotation], rev.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation]
+	h, hw := rev.Annotations[appsv1beta1.SidecarSetHashAnnotation], rev.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation]
 	if h == "" || hw == "" {
-		hashes, err := appsv1alpha1.ComputeHashes(&s.Spec)
+		hashes, err := appsv1beta1.ComputeHashes(&s.Spec)
 		if err != nil {
 			return nil, err
 		}
 		h, hw = hashes.Hash, hashes.WithoutImage
 	}
-	s.Annotations[appsv1alpha1.SidecarSetHashAnnotation] = h
-	s.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation] = hw
+	s.Annotations[appsv1beta1.SidecarSetHashAnnotation] = h
+	s.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation] = hw
 	return s, nil
 }
 
@@ -129,8 +129,10 @@ func Hash(data []byte, collisionCount *int32) string {
 }
 
 // New builds the ControllerRevision recording a SidecarSet's current spec,
-// labelled and annotated as OpenKruise does, in the given namespace.
-func New(s *appsv1alpha1.SidecarSet, namespace string, number int64, collisionCount *int32) (*appsv1.ControllerRevision, error) {
+// labelled and annotated as OpenKruise 1.9 does (the SidecarSet's labels,
+// its name, the data's hash and spec.customVersion), in the given
+// namespace, owned through apps.kruise.io/v1beta1.
+func New(s *appsv1beta1.SidecarSet, namespace string, number int64, collisionCount *int32) (*appsv1.ControllerRevision, error) {
 	data, err := Encode(&s.Spec)
 	if err != nil {
 		return nil, err
@@ -138,8 +140,11 @@ func New(s *appsv1alpha1.SidecarSet, namespace string, number int64, collisionCo
 	hash := Hash(data, collisionCount)
 	labels := make(map[string]string, len(s.Labels)+2)
 	maps.Copy(labels, s.Labels)
-	labels[appsv1alpha1.SidecarSetNameLabel] = s.Name
+	labels[appsv1beta1.SidecarSetNameLabel] = s.Name
 	labels[HashLabel] = hash
+	if s.Spec.CustomVersion != "" {
+		labels[appsv1beta1.SidecarSetCustomVersionLabel] = s.Spec.CustomVersion
+	}
 	// The SidecarSet's annotations are copied, as OpenKruise does, except
 	// kubectl's last-applied-configuration: it duplicates the whole object
 	// and only bloats every revision.
@@ -155,7 +160,7 @@ func New(s *appsv1alpha1.SidecarSet, namespace string, number int64, collisionCo
 			Namespace:       namespace,
 			Labels:          labels,
 			Annotations:     annotations,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s, appsv1alpha1.GroupVersion.WithKind("SidecarSet"))},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s, appsv1beta1.GroupVersion.WithKind("SidecarSet"))},
 		},
 		Data:     runtime.RawExtension{Raw: data},
 		Revision: number,

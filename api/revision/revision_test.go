@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // The expected values below are written from behavior.md 3.4 (the
@@ -27,12 +27,12 @@ const nginxData = `{"spec":{"$patch":"replace","containers":[{"image":"nginx:1.2
 	`"resources":{},"shareVolumePolicy":{},"upgradeStrategy":{}}],"imagePullSecrets":null,"initContainers":null,` +
 	`"patchPodMetadata":null,"volumes":null}}`
 
-func nginxSet() *appsv1alpha1.SidecarSet {
-	return &appsv1alpha1.SidecarSet{
+func nginxSet() *appsv1beta1.SidecarSet {
+	return &appsv1beta1.SidecarSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "nginx-sidecar", UID: "uid-1"},
-		Spec: appsv1alpha1.SidecarSetSpec{
+		Spec: appsv1beta1.SidecarSetSpec{
 			Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "nginx", Image: "nginx:1.25"}}},
+			Containers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "nginx", Image: "nginx:1.25"}}},
 		},
 	}
 }
@@ -42,7 +42,7 @@ func TestEncode_IsKruiseRevisionData(t *testing.T) {
 	s := nginxSet()
 	// Fields outside the five recorded ones change nothing.
 	s.Spec.UpdateStrategy.Paused = true
-	s.Spec.Namespace = "ns"
+	s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace("ns")
 	got, err := Encode(&s.Spec)
 	if err != nil {
 		t.Fatal(err)
@@ -52,8 +52,8 @@ func TestEncode_IsKruiseRevisionData(t *testing.T) {
 	}
 
 	s.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "regcred"}}
-	s.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{{
-		PatchPolicy: appsv1alpha1.SidecarSetRetainPatchPolicy, Annotations: map[string]string{"z": "1", "a": "2"},
+	s.Spec.PatchPodMetadata = []appsv1beta1.SidecarSetPatchPodMetadata{{
+		PatchPolicy: appsv1beta1.SidecarSetRetainPatchPolicy, Annotations: map[string]string{"z": "1", "a": "2"},
 	}}
 	got, err = Encode(&s.Spec)
 	if err != nil {
@@ -94,9 +94,10 @@ func TestName_UpstreamControllerHistoryHash(t *testing.T) {
 func TestNew_LabelsAnnotationsAndOwner(t *testing.T) {
 	t.Parallel()
 	s := nginxSet()
-	s.Labels = map[string]string{"team": "web", appsv1alpha1.SidecarSetCustomVersionLabel: "v1"}
+	s.Labels = map[string]string{"team": "web"}
+	s.Spec.CustomVersion = "v1"
 	s.Annotations = map[string]string{
-		appsv1alpha1.SidecarSetHashAnnotation:              "h",
+		appsv1beta1.SidecarSetHashAnnotation:              "h",
 		"kubectl.kubernetes.io/last-applied-configuration": "{...}",
 	}
 	got, err := New(s, "kruise-system", 7, new(int32(0)))
@@ -109,14 +110,14 @@ func TestNew_LabelsAnnotationsAndOwner(t *testing.T) {
 			Name:      "nginx-sidecar-5dd58f4f59",
 			Namespace: "kruise-system",
 			Labels: map[string]string{
-				"team": "web", appsv1alpha1.SidecarSetCustomVersionLabel: "v1",
+				"team": "web", appsv1beta1.SidecarSetCustomVersionLabel: "v1",
 				"kruise.io/sidecarset-name": "nginx-sidecar", "controller.kubernetes.io/hash": "5dd58f4f59",
 			},
 			// Every SidecarSet annotation but kubectl's last-applied copy
 			// (a deliberate difference from OpenKruise).
-			Annotations: map[string]string{appsv1alpha1.SidecarSetHashAnnotation: "h"},
+			Annotations: map[string]string{appsv1beta1.SidecarSetHashAnnotation: "h"},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "apps.kruise.io/v1alpha1", Kind: "SidecarSet", Name: "nginx-sidecar", UID: "uid-1",
+				APIVersion: "apps.kruise.io/v1beta1", Kind: "SidecarSet", Name: "nginx-sidecar", UID: "uid-1",
 				Controller: &controller, BlockOwnerDeletion: &controller,
 			}},
 		},
@@ -159,23 +160,23 @@ func TestDecodeAndRestore(t *testing.T) {
 	}
 	// Without hash annotations on the revision, they are recomputed from the
 	// restored spec (behavior.md 2.4).
-	wantHashes, err := appsv1alpha1.ComputeHashes(&old.Spec)
+	wantHashes, err := appsv1beta1.ComputeHashes(&old.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := restored.Annotations[appsv1alpha1.SidecarSetHashAnnotation]; got != wantHashes.Hash {
+	if got := restored.Annotations[appsv1beta1.SidecarSetHashAnnotation]; got != wantHashes.Hash {
 		t.Errorf("hash annotation %q, want %q", got, wantHashes.Hash)
 	}
 	if live.Spec.Containers[0].Image != "nginx:1.27" {
 		t.Error("Restore modified the live SidecarSet")
 	}
 	// With them, they are taken as recorded.
-	rev.Annotations = map[string]string{appsv1alpha1.SidecarSetHashAnnotation: "h1", appsv1alpha1.SidecarSetHashWithoutImageAnnotation: "w1"}
+	rev.Annotations = map[string]string{appsv1beta1.SidecarSetHashAnnotation: "h1", appsv1beta1.SidecarSetHashWithoutImageAnnotation: "w1"}
 	restored, err = Restore(live, rev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if restored.Annotations[appsv1alpha1.SidecarSetHashAnnotation] != "h1" || restored.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation] != "w1" {
+	if restored.Annotations[appsv1beta1.SidecarSetHashAnnotation] != "h1" || restored.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation] != "w1" {
 		t.Errorf("hash annotations %v, want the revision's h1 and w1", restored.Annotations)
 	}
 
@@ -190,11 +191,11 @@ func TestDecodeAndRestore(t *testing.T) {
 func revisionOf(name string, number int64, owner types.UID, version string) appsv1.ControllerRevision {
 	r := appsv1.ControllerRevision{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kruise-system",
-			Labels: map[string]string{appsv1alpha1.SidecarSetNameLabel: "proxy"}},
+			Labels: map[string]string{appsv1beta1.SidecarSetNameLabel: "proxy"}},
 		Revision: number,
 	}
 	if version != "" {
-		r.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] = version
+		r.Labels[appsv1beta1.SidecarSetCustomVersionLabel] = version
 	}
 	if owner != "" {
 		controller := true
@@ -208,7 +209,7 @@ func revisionOf(name string, number int64, owner types.UID, version string) apps
 
 func TestOwnedBy(t *testing.T) {
 	t.Parallel()
-	s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"}}
+	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"}}
 	tests := []struct {
 		name string
 		rev  appsv1.ControllerRevision
@@ -234,9 +235,9 @@ func TestOwnedBy(t *testing.T) {
 
 func TestNewestWithCustomVersion(t *testing.T) {
 	t.Parallel()
-	s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"}}
+	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"}}
 	other := revisionOf("other-v1", 9, "uid-now", "v1")
-	other.Labels[appsv1alpha1.SidecarSetNameLabel] = "other"
+	other.Labels[appsv1beta1.SidecarSetNameLabel] = "other"
 	tests := []struct {
 		name    string
 		revs    []appsv1.ControllerRevision
@@ -279,13 +280,13 @@ func TestNewestWithCustomVersion(t *testing.T) {
 
 func TestCheckLabelled(t *testing.T) {
 	t.Parallel()
-	s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "proxy"}}
+	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "proxy"}}
 	mine := revisionOf("proxy-1", 1, "", "")
 	if err := CheckLabelled(&mine, s); err != nil {
 		t.Errorf("its own revision: %v", err)
 	}
 	theirs := revisionOf("logger-1", 1, "", "")
-	theirs.Labels[appsv1alpha1.SidecarSetNameLabel] = "logger"
+	theirs.Labels[appsv1beta1.SidecarSetNameLabel] = "logger"
 	want := `ControllerRevision kruise-system/logger-1 belongs to SidecarSet "logger", not "proxy"`
 	if err := CheckLabelled(&theirs, s); err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestResolvePartition_Values(t *testing.T) {
@@ -203,8 +203,8 @@ func TestPlan_PartitionRollsOutToTheEnd(t *testing.T) {
 	if plan.Status.UpdatedPods != 50 || len(plan.Updates) != 0 {
 		t.Errorf("after the rollout: %d updated, %d more updates; want 50 and 0", plan.Status.UpdatedPods, len(plan.Updates))
 	}
-	if got := conditionReason(plan.Status.Conditions, appsv1alpha1.SidecarSetConditionProgressing); got != appsv1alpha1.ReasonPartitionHeld {
-		t.Errorf("Progressing reason = %s, want %s", got, appsv1alpha1.ReasonPartitionHeld)
+	if got := conditionReason(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing); got != appsv1beta1.ReasonPartitionHeld {
+		t.Errorf("Progressing reason = %s, want %s", got, appsv1beta1.ReasonPartitionHeld)
 	}
 }
 

@@ -9,22 +9,22 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 )
 
 // setView is the SidecarSet as the planner uses it, derived once per plan.
 type setView struct {
-	obj    *appsv1alpha1.SidecarSet
+	obj    *appsv1beta1.SidecarSet
 	name   string
-	hashes appsv1alpha1.Hashes
+	hashes appsv1beta1.Hashes
 	// names are the SidecarSet's container and native-sidecar names in a
 	// pod, both twins of a hot-upgrade sidecar included: consistency is
 	// checked over them.
 	names []string
 	// cold and hot split the upgradable sidecars (spec.containers and the
 	// native sidecars of spec.initContainers) by upgrade type.
-	cold []*appsv1alpha1.SidecarContainer
+	cold []*appsv1beta1.SidecarContainer
 	hot  []hotSidecar
 	// sidecarList is the sorted list recorded in the hash annotation
 	// (podstate.SidecarList).
@@ -47,11 +47,11 @@ type hotSidecar struct {
 	image, emptyImage  string
 }
 
-func newSetView(s *appsv1alpha1.SidecarSet, hashes appsv1alpha1.Hashes) *setView {
+func newSetView(s *appsv1beta1.SidecarSet, hashes appsv1beta1.Hashes) *setView {
 	v := &setView{obj: s, name: s.Name, hashes: hashes, sidecarList: podstate.SidecarList(&s.Spec),
 		decode: func(p *corev1.Pod) (podstate.State, error) { return podstate.Read(p.Annotations) }}
 	for i := range s.Spec.InitContainers {
-		if c := &s.Spec.InitContainers[i]; appsv1alpha1.IsNativeSidecar(&c.Container) {
+		if c := &s.Spec.InitContainers[i]; appsv1beta1.IsNativeSidecar(&c.Container) {
 			v.addSidecar(c)
 		}
 	}
@@ -67,8 +67,8 @@ func newSetView(s *appsv1alpha1.SidecarSet, hashes appsv1alpha1.Hashes) *setView
 // addSidecar adds one upgradable sidecar: a container, or a native sidecar
 // (an init container with restartPolicy Always). Plain init containers are
 // never added: they ran once and are not upgraded in place.
-func (s *setView) addSidecar(c *appsv1alpha1.SidecarContainer) {
-	if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
+func (s *setView) addSidecar(c *appsv1beta1.SidecarContainer) {
+	if c.UpgradeStrategy.UpgradeType == appsv1beta1.SidecarContainerHotUpgrade {
 		t1, t2 := podstate.HotUpgradeTwins(c.Name)
 		s.hot = append(s.hot, hotSidecar{
 			name: c.Name, twin1: t1, twin2: t2,
@@ -84,7 +84,7 @@ func (s *setView) addSidecar(c *appsv1alpha1.SidecarContainer) {
 // rolling reports whether the strategy lets the planner touch pods.
 func (s *setView) rolling() bool {
 	us := s.obj.Spec.UpdateStrategy
-	return us.Type != appsv1alpha1.NotUpdateSidecarSetStrategyType && !us.Paused
+	return us.Type != appsv1beta1.NotUpdateSidecarSetStrategyType && !us.Paused
 }
 
 // podView is one matched pod, its annotations decoded once, classified.

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestClassify_ConsistencyAndReadiness(t *testing.T) {
@@ -63,7 +63,7 @@ func TestSettleInFlight_Entries(t *testing.T) {
 		},
 	}
 	byUID := map[types.UID]*corev1.Pod{observed.UID: observed, pending.UID: pending, stale.UID: stale}
-	forget, expired, active := newSetView(s, appsv1alpha1.Hashes{Hash: h}).settleInFlight(in, byUID)
+	forget, expired, active := newSetView(s, appsv1beta1.Hashes{Hash: h}).settleInFlight(in, byUID)
 	got := struct {
 		Forget, Expired []types.UID
 		Active          map[types.UID]InFlight

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // The cluster simulation: the API server applying plans and the kubelet
@@ -105,7 +105,7 @@ func (c *cluster) kubelet(bad ...string) {
 }
 
 // unavailable counts the pods the planner sees as unavailable.
-func (c *cluster) unavailable(tb testing.TB, s *appsv1alpha1.SidecarSet) int {
+func (c *cluster) unavailable(tb testing.TB, s *appsv1beta1.SidecarSet) int {
 	tb.Helper()
 	set := newSetView(s, hashesOf(tb, s))
 	n := 0

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Completion of an in-place update.
@@ -133,7 +133,7 @@ func specContainer(pod *corev1.Pod, name string) *corev1.Container {
 	}
 	for i := range pod.Spec.InitContainers {
 		if c := &pod.Spec.InitContainers[i]; c.Name == name {
-			if appsv1alpha1.IsNativeSidecar(c) {
+			if appsv1beta1.IsNativeSidecar(c) {
 				return c
 			}
 			return nil
@@ -163,7 +163,7 @@ func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 func longRunningNames(pod *corev1.Pod) []string {
 	names := make([]string, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
 	for i := range pod.Spec.InitContainers {
-		if appsv1alpha1.IsNativeSidecar(&pod.Spec.InitContainers[i]) {
+		if appsv1beta1.IsNativeSidecar(&pod.Spec.InitContainers[i]) {
 			names = append(names, pod.Spec.InitContainers[i].Name)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
@@ -35,7 +35,7 @@ func imageID(image string) string {
 }
 
 // setWrapper builds a SidecarSet.
-type setWrapper struct{ appsv1alpha1.SidecarSet }
+type setWrapper struct{ appsv1beta1.SidecarSet }
 
 func makeSet(name string) *setWrapper {
 	s := &setWrapper{}
@@ -47,17 +47,17 @@ func makeSet(name string) *setWrapper {
 }
 
 func (s *setWrapper) cold(name, image string) *setWrapper {
-	s.Spec.Containers = append(s.Spec.Containers, appsv1alpha1.SidecarContainer{
+	s.Spec.Containers = append(s.Spec.Containers, appsv1beta1.SidecarContainer{
 		Container: corev1.Container{Name: name, Image: image},
 	})
 	return s
 }
 
 func (s *setWrapper) hot(name, image, empty string) *setWrapper {
-	s.Spec.Containers = append(s.Spec.Containers, appsv1alpha1.SidecarContainer{
+	s.Spec.Containers = append(s.Spec.Containers, appsv1beta1.SidecarContainer{
 		Container: corev1.Container{Name: name, Image: image},
-		UpgradeStrategy: appsv1alpha1.SidecarContainerUpgradeStrategy{
-			UpgradeType: appsv1alpha1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: empty,
+		UpgradeStrategy: appsv1beta1.SidecarContainerUpgradeStrategy{
+			UpgradeType: appsv1beta1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: empty,
 		},
 	})
 	return s
@@ -65,7 +65,7 @@ func (s *setWrapper) hot(name, image, empty string) *setWrapper {
 
 // image sets the image of a container or an init container.
 func (s *setWrapper) image(container, image string) *setWrapper {
-	for _, list := range [][]appsv1alpha1.SidecarContainer{s.Spec.Containers, s.Spec.InitContainers} {
+	for _, list := range [][]appsv1beta1.SidecarContainer{s.Spec.Containers, s.Spec.InitContainers} {
 		for i := range list {
 			if list[i].Name == container {
 				list[i].Image = image
@@ -106,7 +106,7 @@ func (s *setWrapper) paused() *setWrapper {
 }
 
 func (s *setWrapper) notUpdate() *setWrapper {
-	s.Spec.UpdateStrategy.Type = appsv1alpha1.NotUpdateSidecarSetStrategyType
+	s.Spec.UpdateStrategy.Type = appsv1beta1.NotUpdateSidecarSetStrategyType
 	return s
 }
 
@@ -115,12 +115,12 @@ func (s *setWrapper) resourceVersion(rv string) *setWrapper {
 	return s
 }
 
-func (s *setWrapper) patchMetadata(policy appsv1alpha1.SidecarSetPatchPolicyType, kv ...string) *setWrapper {
+func (s *setWrapper) patchMetadata(policy appsv1beta1.SidecarSetPatchPolicyType, kv ...string) *setWrapper {
 	m := map[string]string{}
 	for i := 0; i < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]
 	}
-	s.Spec.PatchPodMetadata = append(s.Spec.PatchPodMetadata, appsv1alpha1.SidecarSetPatchPodMetadata{Annotations: m, PatchPolicy: policy})
+	s.Spec.PatchPodMetadata = append(s.Spec.PatchPodMetadata, appsv1beta1.SidecarSetPatchPodMetadata{Annotations: m, PatchPolicy: policy})
 	return s
 }
 
@@ -130,9 +130,9 @@ func (s *setWrapper) conditions(c ...metav1.Condition) *setWrapper {
 }
 
 // obj returns a defaulted copy.
-func (s *setWrapper) obj() *appsv1alpha1.SidecarSet {
+func (s *setWrapper) obj() *appsv1beta1.SidecarSet {
 	o := s.DeepCopy()
-	appsv1alpha1.SetDefaults(o)
+	appsv1beta1.SetDefaults(o)
 	return o
 }
 
@@ -141,9 +141,9 @@ func (s *setWrapper) clone() *setWrapper {
 	return &setWrapper{*s.DeepCopy()}
 }
 
-func hashesOf(tb testing.TB, s *appsv1alpha1.SidecarSet) appsv1alpha1.Hashes {
+func hashesOf(tb testing.TB, s *appsv1beta1.SidecarSet) appsv1beta1.Hashes {
 	tb.Helper()
-	h, err := appsv1alpha1.ComputeHashes(&s.Spec)
+	h, err := appsv1beta1.ComputeHashes(&s.Spec)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -182,17 +182,17 @@ func runningStatus(name, image string) corev1.ContainerStatus {
 // injected makes the pod look injected by s: its init containers and
 // containers (twins for hot-upgrade sidecars, the first twin working) and
 // annotations.
-func (p *podWrapper) injected(tb testing.TB, s *appsv1alpha1.SidecarSet) *podWrapper {
+func (p *podWrapper) injected(tb testing.TB, s *appsv1beta1.SidecarSet) *podWrapper {
 	tb.Helper()
 	h := hashesOf(tb, s)
 	var list []string
 	for _, c := range s.Spec.InitContainers {
-		if !appsv1alpha1.IsNativeSidecar(&c.Container) {
+		if !appsv1beta1.IsNativeSidecar(&c.Container) {
 			p.plainInit(c.Name, c.Image)
 			continue
 		}
 		list = append(list, c.Name)
-		if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
+		if c.UpgradeStrategy.UpgradeType == appsv1beta1.SidecarContainerHotUpgrade {
 			t1, t2 := podstate.HotUpgradeTwins(c.Name)
 			p.native(t1, c.Image).native(t2, c.UpgradeStrategy.HotUpgradeEmptyImage)
 			p.twinAnnotations(c.Name)
@@ -202,7 +202,7 @@ func (p *podWrapper) injected(tb testing.TB, s *appsv1alpha1.SidecarSet) *podWra
 	}
 	for _, c := range s.Spec.Containers {
 		list = append(list, c.Name)
-		if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
+		if c.UpgradeStrategy.UpgradeType == appsv1beta1.SidecarContainerHotUpgrade {
 			t1, t2 := podstate.HotUpgradeTwins(c.Name)
 			p.container(t1, c.Image).container(t2, c.UpgradeStrategy.HotUpgradeEmptyImage)
 			p.twinAnnotations(c.Name)
@@ -212,7 +212,7 @@ func (p *podWrapper) injected(tb testing.TB, s *appsv1alpha1.SidecarSet) *podWra
 	}
 	slices.Sort(list)
 	p.setHash(s.Name, h.Hash, h.WithoutImage, list)
-	p.Annotations[appsv1alpha1.SidecarSetListAnnotation] = podstate.EncodeInjectedList([]string{s.Name})
+	p.Annotations[appsv1beta1.SidecarSetListAnnotation] = podstate.EncodeInjectedList([]string{s.Name})
 	return p
 }
 
@@ -228,12 +228,12 @@ func (p *podWrapper) twinAnnotations(sidecar string) {
 }
 
 func (p *podWrapper) setHash(set, hash, withoutImage string, list []string) *podWrapper {
-	hashes, _ := podstate.DecodeHashes(p.Annotations[appsv1alpha1.SidecarSetHashAnnotation])
+	hashes, _ := podstate.DecodeHashes(p.Annotations[appsv1beta1.SidecarSetHashAnnotation])
 	hashes[set] = podstate.HashEntry{UpdateTimestamp: metav1.NewTime(t0.Add(-time.Hour)), Hash: hash, SidecarSetName: set, SidecarList: list}
-	p.Annotations[appsv1alpha1.SidecarSetHashAnnotation] = hashes.Encode()
-	without, _ := podstate.DecodeHashes(p.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation])
+	p.Annotations[appsv1beta1.SidecarSetHashAnnotation] = hashes.Encode()
+	without, _ := podstate.DecodeHashes(p.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation])
 	without[set] = podstate.HashEntry{UpdateTimestamp: metav1.NewTime(t0.Add(-time.Hour)), Hash: withoutImage, SidecarSetName: set, SidecarList: list}
-	p.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation] = without.Encode()
+	p.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation] = without.Encode()
 	return p
 }
 
@@ -241,7 +241,7 @@ func (p *podWrapper) setHash(set, hash, withoutImage string, list []string) *pod
 // (containers and native sidecars): spec images and hash are s's, the
 // in-place state records the old imageIDs, and the statuses still show the
 // old containers.
-func (p *podWrapper) upgradedTo(tb testing.TB, s *appsv1alpha1.SidecarSet) *podWrapper {
+func (p *podWrapper) upgradedTo(tb testing.TB, s *appsv1beta1.SidecarSet) *podWrapper {
 	tb.Helper()
 	h := hashesOf(tb, s)
 	set := newSetView(s, h)
@@ -288,7 +288,7 @@ func (p *podWrapper) status(name string) *corev1.ContainerStatus {
 }
 
 func (p *podWrapper) inPlace(set string, imageIDs map[string]string) *podWrapper {
-	state, _ := podstate.DecodeInPlaceState(p.Annotations[appsv1alpha1.InPlaceUpdateStateAnnotation])
+	state, _ := podstate.DecodeInPlaceState(p.Annotations[appsv1beta1.InPlaceUpdateStateAnnotation])
 	e := state[set]
 	if e == nil {
 		e = &podstate.InPlaceUpdateState{Revision: "r", UpdateTimestamp: metav1.NewTime(t0.Add(-time.Hour))}
@@ -300,17 +300,17 @@ func (p *podWrapper) inPlace(set string, imageIDs map[string]string) *podWrapper
 		e.LastContainerStatuses[c] = podstate.ContainerStatus{ImageID: id}
 	}
 	state[set] = e
-	p.Annotations[appsv1alpha1.InPlaceUpdateStateAnnotation] = podstate.EncodeInPlaceState(state)
+	p.Annotations[appsv1beta1.InPlaceUpdateStateAnnotation] = podstate.EncodeInPlaceState(state)
 	return p
 }
 
 func (p *podWrapper) working(sidecar, twin string) *podWrapper {
 	m := map[string]string{}
-	if v := p.Annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation]; v != "" {
+	if v := p.Annotations[appsv1beta1.WorkingHotUpgradeContainerAnnotation]; v != "" {
 		_ = json.Unmarshal([]byte(v), &m)
 	}
 	m[sidecar] = twin
-	p.Annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation] = podstate.EncodeStringMap(m)
+	p.Annotations[appsv1beta1.WorkingHotUpgradeContainerAnnotation] = podstate.EncodeStringMap(m)
 	return p
 }
 
@@ -335,12 +335,12 @@ func (p *podWrapper) created(t time.Time) *podWrapper {
 }
 
 func (p *podWrapper) upgradableCondition(message string, status corev1.ConditionStatus) *podWrapper {
-	reason := appsv1alpha1.AllSidecarSetUpgradableReason
+	reason := appsv1beta1.AllSidecarSetUpgradableReason
 	if status == corev1.ConditionFalse {
-		reason = appsv1alpha1.UpdateImmutableFieldReason
+		reason = appsv1beta1.UpdateImmutableFieldReason
 	}
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
-		Type: appsv1alpha1.SidecarSetUpgradableCondition, Status: status, Reason: reason, Message: message,
+		Type: appsv1beta1.SidecarSetUpgradableCondition, Status: status, Reason: reason, Message: message,
 		LastTransitionTime: metav1.NewTime(t0.Add(-time.Hour)),
 	})
 	return p
@@ -355,7 +355,7 @@ func (p *podWrapper) obj() *corev1.Pod {
 var anyKey = podmeta.Whitelist{Snapshot: &policy.Snapshot{}, DefaultsAllowed: true}
 
 // input builds a planner input at t0, under a whitelist allowing any key.
-func input(tb testing.TB, s *appsv1alpha1.SidecarSet, pods ...*corev1.Pod) Input {
+func input(tb testing.TB, s *appsv1beta1.SidecarSet, pods ...*corev1.Pod) Input {
 	tb.Helper()
 	return Input{SidecarSet: s, Hashes: hashesOf(tb, s), LatestRevision: s.Name + "-rev", Pods: pods, Now: t0, Whitelist: anyKey}
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Hot upgrade.
@@ -65,7 +65,7 @@ func (s *setView) upgradeHot(c *change) {
 		c.anns[podstate.VersionAltKey(other)] = rv
 	}
 	if flipped {
-		c.anns[appsv1alpha1.WorkingHotUpgradeContainerAnnotation] = podstate.EncodeStringMap(working)
+		c.anns[appsv1beta1.WorkingHotUpgradeContainerAnnotation] = podstate.EncodeStringMap(working)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 const emptyImage = "proxy:empty"
@@ -227,7 +227,7 @@ func TestPlan_ResetsAndUpdatesShareARound(t *testing.T) {
 
 // upgradedHot makes the pod look hot-upgraded to s and its new twin running:
 // the second twin has s's image and works.
-func (p *podWrapper) upgradedHot(t *testing.T, s *appsv1alpha1.SidecarSet) *podWrapper {
+func (p *podWrapper) upgradedHot(t *testing.T, s *appsv1beta1.SidecarSet) *podWrapper {
 	t.Helper()
 	h := hashesOf(t, s)
 	p.spec("proxy-2").Image = s.Spec.Containers[0].Image

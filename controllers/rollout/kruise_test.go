@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/fixtures"
 )
 
@@ -18,16 +18,16 @@ import (
 // place state with the image IDs it recorded, hot-upgrade bookkeeping).
 func TestPlan_UpgradesOpenKruisePodsAsOpenKruiseDid(t *testing.T) {
 	t.Parallel()
-	sets := fixtures.MustList[appsv1alpha1.SidecarSet](t, "sidecarsets-upgraded.yaml")
-	injected := fixtures.MustList[corev1.Pod](t, "pods-injected.yaml")
-	upgraded := fixtures.MustList[corev1.Pod](t, "pods-upgraded.yaml")
+	sets := fixtures.MustSidecarSets(t, fixtures.Kruise18, "sidecarsets-upgraded.yaml")
+	injected := fixtures.MustList[corev1.Pod](t, fixtures.Kruise18, "pods-injected.yaml")
+	upgraded := fixtures.MustList[corev1.Pod](t, fixtures.Kruise18, "pods-upgraded.yaml")
 	for _, tc := range []struct{ pod, set string }{{"basic", "fx-basic"}, {"hot", "fx-hot"}} {
 		t.Run(tc.pod, func(t *testing.T) {
 			t.Parallel()
-			set := fixtures.MustNamed(t, sets, tc.set, func(s *appsv1alpha1.SidecarSet) string { return s.Name }).DeepCopy()
+			set := fixtures.MustNamed(t, sets, tc.set, func(s *appsv1beta1.SidecarSet) string { return s.Name }).DeepCopy()
 			want := fixtures.MustNamed(t, upgraded, tc.pod, func(p *corev1.Pod) string { return p.Name })
 			pod := fixtures.MustNamed(t, injected, tc.pod, func(p *corev1.Pod) string { return p.Name }).DeepCopy()
-			appsv1alpha1.SetDefaults(set)
+			appsv1beta1.SetDefaults(set)
 			// A hot upgrade records the SidecarSet's resourceVersion at the
 			// time: give it the one OpenKruise saw.
 			if v, ok := want.Annotations[podstate.VersionKey("sidecar-2")]; ok {
@@ -94,8 +94,8 @@ func kruiseRecord(tb testing.TB, pod *corev1.Pod) map[string]any {
 	for _, s := range st.InPlace {
 		s.UpdateTimestamp = metav1.Time{}
 	}
-	out[appsv1alpha1.SidecarSetHashAnnotation] = st.Hashes
-	out[appsv1alpha1.SidecarSetHashWithoutImageAnnotation] = st.HashesWithoutImage
-	out[appsv1alpha1.InPlaceUpdateStateAnnotation] = st.InPlace
+	out[appsv1beta1.SidecarSetHashAnnotation] = st.Hashes
+	out[appsv1beta1.SidecarSetHashWithoutImageAnnotation] = st.HashesWithoutImage
+	out[appsv1beta1.InPlaceUpdateStateAnnotation] = st.InPlace
 	return out
 }

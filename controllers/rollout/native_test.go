@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Native sidecars: init containers with restartPolicy Always, upgraded in
@@ -19,7 +19,7 @@ var always = corev1.ContainerRestartPolicyAlways
 
 // native adds a native sidecar to the SidecarSet's init containers.
 func (s *setWrapper) native(name, image string) *setWrapper {
-	s.Spec.InitContainers = append(s.Spec.InitContainers, appsv1alpha1.SidecarContainer{
+	s.Spec.InitContainers = append(s.Spec.InitContainers, appsv1beta1.SidecarContainer{
 		Container: corev1.Container{Name: name, Image: image, RestartPolicy: &always},
 	})
 	return s
@@ -28,15 +28,15 @@ func (s *setWrapper) native(name, image string) *setWrapper {
 // nativeHot adds a hot-upgrade native sidecar to the init containers.
 func (s *setWrapper) nativeHot(name, image, empty string) *setWrapper {
 	s.native(name, image)
-	s.Spec.InitContainers[len(s.Spec.InitContainers)-1].UpgradeStrategy = appsv1alpha1.SidecarContainerUpgradeStrategy{
-		UpgradeType: appsv1alpha1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: empty,
+	s.Spec.InitContainers[len(s.Spec.InitContainers)-1].UpgradeStrategy = appsv1beta1.SidecarContainerUpgradeStrategy{
+		UpgradeType: appsv1beta1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: empty,
 	}
 	return s
 }
 
 // plainInit adds a plain init container (no restartPolicy).
 func (s *setWrapper) plainInit(name, image string) *setWrapper {
-	s.Spec.InitContainers = append(s.Spec.InitContainers, appsv1alpha1.SidecarContainer{
+	s.Spec.InitContainers = append(s.Spec.InitContainers, appsv1beta1.SidecarContainer{
 		Container: corev1.Container{Name: name, Image: image},
 	})
 	return s
@@ -143,7 +143,7 @@ func TestPlan_NativeSidecarPatch(t *testing.T) {
 				t.Errorf("patched spec (-want +got):\n%s", diff)
 			}
 			var gotRecorded map[string]string
-			if ann, ok := patch.Metadata.Annotations[appsv1alpha1.InPlaceUpdateStateAnnotation]; ok {
+			if ann, ok := patch.Metadata.Annotations[appsv1beta1.InPlaceUpdateStateAnnotation]; ok {
 				state, err := podstate.DecodeInPlaceState(ann)
 				if err != nil {
 					t.Fatal(err)
@@ -180,7 +180,7 @@ func TestPlan_NativeSidecarCompletion(t *testing.T) {
 	bad := v1.clone().image("native", "native:bad")
 	type outcome struct {
 		Consistent, Finishing, Unavailable bool
-		Status                             appsv1alpha1.SidecarSetStatus
+		Status                             appsv1beta1.SidecarSetStatus
 	}
 	tests := []struct {
 		name string
@@ -190,17 +190,17 @@ func TestPlan_NativeSidecarCompletion(t *testing.T) {
 		{
 			name: "a pod on the old images never changed in place is consistent and ready",
 			pod:  makePod("p").injected(t, v1.obj()),
-			want: outcome{Consistent: true, Status: appsv1alpha1.SidecarSetStatus{MatchedPods: 1, ReadyPods: 1}},
+			want: outcome{Consistent: true, Status: appsv1beta1.SidecarSetStatus{MatchedPods: 1, ReadyPods: 1}},
 		},
 		{
 			name: "a native sidecar whose status still shows the old image is finishing its update",
 			pod:  makePod("p").injected(t, v1.obj()).upgradedTo(t, v2.obj()),
-			want: outcome{Finishing: true, Unavailable: true, Status: appsv1alpha1.SidecarSetStatus{MatchedPods: 1, UpdatedPods: 1}},
+			want: outcome{Finishing: true, Unavailable: true, Status: appsv1beta1.SidecarSetStatus{MatchedPods: 1, UpdatedPods: 1}},
 		},
 		{
 			name: "a native sidecar whose initContainerStatus shows the new image and imageID is complete",
 			pod:  makePod("p").injected(t, v1.obj()).upgradedTo(t, v2.obj()).completed(),
-			want: outcome{Consistent: true, Status: appsv1alpha1.SidecarSetStatus{
+			want: outcome{Consistent: true, Status: appsv1beta1.SidecarSetStatus{
 				MatchedPods: 1, UpdatedPods: 1, ReadyPods: 1, UpdatedReadyPods: 1,
 			}},
 		},
@@ -211,7 +211,7 @@ func TestPlan_NativeSidecarCompletion(t *testing.T) {
 				p.stuck("native")
 				return p
 			}(),
-			want: outcome{Unavailable: true, Status: appsv1alpha1.SidecarSetStatus{MatchedPods: 1}},
+			want: outcome{Unavailable: true, Status: appsv1beta1.SidecarSetStatus{MatchedPods: 1}},
 		},
 	}
 	for _, tc := range tests {
@@ -247,17 +247,17 @@ func TestPlan_NativeSidecarBadImageHeldByMaxUnavailable(t *testing.T) {
 		wantUnavailable int
 	}{
 		{name: "the bad image goes to one pod, the newest", set: bad,
-			wantUpdates: []string{"pod-3"}, wantReason: appsv1alpha1.ReasonUpdating, wantUnavailable: 1},
+			wantUpdates: []string{"pod-3"}, wantReason: appsv1beta1.ReasonUpdating, wantUnavailable: 1},
 		{name: "the stuck pod holds maxUnavailable and nothing else is upgraded", set: bad,
-			wantUpdates: []string{}, wantReason: appsv1alpha1.ReasonWaitingForUnavailablePods, wantUnavailable: 1},
+			wantUpdates: []string{}, wantReason: appsv1beta1.ReasonWaitingForUnavailablePods, wantUnavailable: 1},
 		{name: "the fix goes to the stuck pod first", set: fix,
-			wantUpdates: []string{"pod-3"}, wantReason: appsv1alpha1.ReasonUpdating, wantUnavailable: 1},
+			wantUpdates: []string{"pod-3"}, wantReason: appsv1beta1.ReasonUpdating, wantUnavailable: 1},
 		{name: "then to the next pod", set: fix,
-			wantUpdates: []string{"pod-2"}, wantReason: appsv1alpha1.ReasonUpdating, wantUnavailable: 1},
+			wantUpdates: []string{"pod-2"}, wantReason: appsv1beta1.ReasonUpdating, wantUnavailable: 1},
 		{name: "one pod at a time", set: fix,
-			wantUpdates: []string{"pod-1"}, wantReason: appsv1alpha1.ReasonUpdating, wantUnavailable: 1},
+			wantUpdates: []string{"pod-1"}, wantReason: appsv1beta1.ReasonUpdating, wantUnavailable: 1},
 		{name: "to the last pod", set: fix,
-			wantUpdates: []string{"pod-0"}, wantReason: appsv1alpha1.ReasonUpdating, wantUnavailable: 1},
+			wantUpdates: []string{"pod-0"}, wantReason: appsv1beta1.ReasonUpdating, wantUnavailable: 1},
 		{name: "the rollout is complete: Progressing is removed", set: fix,
 			wantUpdates: []string{}, wantReason: ""},
 	}
@@ -268,7 +268,7 @@ func TestPlan_NativeSidecarBadImageHeldByMaxUnavailable(t *testing.T) {
 			if diff := cmp.Diff(st.wantUpdates, updatedNames(plan.Updates)); diff != "" {
 				t.Errorf("updates (-want +got):\n%s", diff)
 			}
-			if got := conditionReason(plan.Status.Conditions, appsv1alpha1.SidecarSetConditionProgressing); got != st.wantReason {
+			if got := conditionReason(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing); got != st.wantReason {
 				t.Errorf("Progressing reason = %s, want %s", got, st.wantReason)
 			}
 			c.apply(t, plan)
@@ -282,7 +282,7 @@ func TestPlan_NativeSidecarBadImageHeldByMaxUnavailable(t *testing.T) {
 	}
 	plan := compute(t, input(t, fix.obj(), c.list()...))
 	plan.Status.Conditions = nil
-	if diff := cmp.Diff(appsv1alpha1.SidecarSetStatus{MatchedPods: 4, UpdatedPods: 4, ReadyPods: 4, UpdatedReadyPods: 4}, plan.Status); diff != "" {
+	if diff := cmp.Diff(appsv1beta1.SidecarSetStatus{MatchedPods: 4, UpdatedPods: 4, ReadyPods: 4, UpdatedReadyPods: 4}, plan.Status); diff != "" {
 		t.Errorf("final status (-want +got):\n%s", diff)
 	}
 	for _, p := range c.list() {

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Upgrade order of the waiting pods, first upgraded first:
@@ -22,7 +22,7 @@ import (
 
 // orderWaiting sorts the waiting pods in place. rollout is the population
 // the rollout spreads over (see scatter); hash is the current hash.
-func orderWaiting(waiting, rollout []*podView, us *appsv1alpha1.SidecarSetUpdateStrategy, hash string) []*podView {
+func orderWaiting(waiting, rollout []*podView, us *appsv1beta1.SidecarSetUpdateStrategy, hash string) []*podView {
 	slices.SortFunc(waiting, compareDefault)
 	if ps := us.PriorityStrategy; ps != nil {
 		switch {
@@ -133,7 +133,7 @@ func maxRestarts(pod *corev1.Pod) (containers, sidecars int32) {
 
 // sortByWeight puts the pods with the higher sum of matching term weights
 // first. A term with an invalid selector matches nothing.
-func sortByWeight(pods []*podView, terms []appsv1alpha1.UpdatePriorityWeightTerm) {
+func sortByWeight(pods []*podView, terms []appsv1beta1.UpdatePriorityWeightTerm) {
 	selectors := make([]labels.Selector, len(terms))
 	for i := range terms {
 		if sel, err := metav1.LabelSelectorAsSelector(&terms[i].MatchSelector); err == nil {
@@ -158,7 +158,7 @@ func sortByWeight(pods []*podView, terms []appsv1alpha1.UpdatePriorityWeightTerm
 // label value first ("sts-10" before "sts-5"; no trailing digits counts as
 // 0). Pods carrying none of the keys go last (OpenKruise puts them first,
 // contrary to its own field documentation).
-func sortByOrder(pods []*podView, terms []appsv1alpha1.UpdatePriorityOrderTerm) {
+func sortByOrder(pods []*podView, terms []appsv1beta1.UpdatePriorityOrderTerm) {
 	type rank struct {
 		level int
 		value int64

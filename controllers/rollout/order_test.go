@@ -10,13 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // fleet builds n pods pod-0..pod-(n-1) injected with v1, created in index
 // order; the first `upgraded` are patched to v2, and the first `completed`
 // of those run it.
-func fleet(tb testing.TB, v1, v2 *appsv1alpha1.SidecarSet, n, upgraded, completed int) []*podWrapper {
+func fleet(tb testing.TB, v1, v2 *appsv1beta1.SidecarSet, n, upgraded, completed int) []*podWrapper {
 	tb.Helper()
 	out := make([]*podWrapper, n)
 	for i := range n {
@@ -151,14 +151,14 @@ func TestPlan_OrderingExamples(t *testing.T) {
 			want: []string{"pod-18", "pod-17"},
 		},
 	}
-	tests[2].set.Spec.UpdateStrategy.PriorityStrategy = &appsv1alpha1.UpdatePriorityStrategy{
-		WeightPriority: []appsv1alpha1.UpdatePriorityWeightTerm{
+	tests[2].set.Spec.UpdateStrategy.PriorityStrategy = &appsv1beta1.UpdatePriorityStrategy{
+		WeightPriority: []appsv1beta1.UpdatePriorityWeightTerm{
 			{Weight: 50, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"test-key": "foo"}}},
 			{Weight: 30, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"test-key": "bar"}}},
 		},
 	}
-	tests[3].set.Spec.UpdateStrategy.PriorityStrategy = &appsv1alpha1.UpdatePriorityStrategy{
-		OrderPriority: []appsv1alpha1.UpdatePriorityOrderTerm{{OrderedKey: "key1"}},
+	tests[3].set.Spec.UpdateStrategy.PriorityStrategy = &appsv1beta1.UpdatePriorityStrategy{
+		OrderPriority: []appsv1beta1.UpdatePriorityOrderTerm{{OrderedKey: "key1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,7 +177,7 @@ func TestPlan_OrderingExamples(t *testing.T) {
 
 func TestSortByOrder_PodsWithoutKeysGoLast(t *testing.T) {
 	t.Parallel()
-	terms := []appsv1alpha1.UpdatePriorityOrderTerm{{OrderedKey: "first"}, {OrderedKey: "second"}}
+	terms := []appsv1beta1.UpdatePriorityOrderTerm{{OrderedKey: "first"}, {OrderedKey: "second"}}
 	tests := []struct {
 		name string
 		pods []*podWrapper

@@ -31,7 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 )
 
@@ -43,12 +43,12 @@ const InFlightTimeout = 5 * time.Minute
 
 // Input is everything the planner decides from.
 type Input struct {
-	// SidecarSet is the SidecarSet, defaulted (appsv1alpha1.SetDefaults).
+	// SidecarSet is the SidecarSet, defaulted (appsv1beta1.SetDefaults).
 	// Its status conditions are the previous ones, kept where unchanged.
-	SidecarSet *appsv1alpha1.SidecarSet
+	SidecarSet *appsv1beta1.SidecarSet
 	// Hashes are ComputeHashes of its spec; the planner trusts these, not
 	// the SidecarSet's hash annotations.
-	Hashes appsv1alpha1.Hashes
+	Hashes appsv1beta1.Hashes
 	// LatestRevision names the ControllerRevision of the current spec; it is
 	// recorded in upgraded pods' hash entries.
 	LatestRevision string
@@ -81,7 +81,7 @@ type InFlight struct {
 type Plan struct {
 	// Status holds the counts and conditions; the shell sets
 	// observedGeneration, latestRevision and collisionCount.
-	Status appsv1alpha1.SidecarSetStatus
+	Status appsv1beta1.SidecarSetStatus
 	// Updates are the in-place upgrades to issue now, all concurrently, in
 	// upgrade order. Record each as in flight once it succeeds.
 	Updates []PodUpdate
@@ -184,7 +184,7 @@ func Compute(in Input) (Plan, error) {
 	plan.Status = counts(views)
 
 	sum := roundSummary{
-		notUpdate:      us.Type == appsv1alpha1.NotUpdateSidecarSetStrategyType,
+		notUpdate:      us.Type == appsv1beta1.NotUpdateSidecarSetStrategyType,
 		paused:         us.Paused,
 		matched:        len(views),
 		updated:        int(plan.Status.UpdatedPods),

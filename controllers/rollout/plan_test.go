@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestCompute_RejectsIncompleteInput(t *testing.T) {
@@ -60,7 +60,7 @@ func TestPlan_Classification(t *testing.T) {
 		{name: "a pod differing in more than images is not upgradable", set: v2.clone().mode("agent", "x"),
 			pod: makePod("p").injected(t, v1.obj()), want: outcome{NotUpgradable: []string{"p"}}},
 		{name: "a pod without a without-image hash is not upgradable", set: v2,
-			pod:  makePod("p").injected(t, v1.obj()).annotation(appsv1alpha1.SidecarSetHashWithoutImageAnnotation, "{}"),
+			pod:  makePod("p").injected(t, v1.obj()).annotation(appsv1beta1.SidecarSetHashWithoutImageAnnotation, "{}"),
 			want: outcome{NotUpgradable: []string{"p"}}},
 		{name: "a pod finishing an earlier upgrade is skipped this round", set: v3,
 			pod: makePod("p").injected(t, v1.obj()).upgradedTo(t, v2.obj()), want: outcome{}},
@@ -68,7 +68,7 @@ func TestPlan_Classification(t *testing.T) {
 			pod:      makePod("p").injected(t, v1.obj()),
 			inFlight: map[types.UID]InFlight{"uid-p": {Hash: "whatever", Since: t0.Add(-time.Minute)}}, want: outcome{}},
 		{name: "a pod with unreadable annotations is blocked", set: v2,
-			pod:  makePod("p").injected(t, v1.obj()).annotation(appsv1alpha1.InPlaceUpdateStateAnnotation, "{"),
+			pod:  makePod("p").injected(t, v1.obj()).annotation(appsv1beta1.InPlaceUpdateStateAnnotation, "{"),
 			want: outcome{Blocked: []string{"p"}}},
 	}
 	for _, tc := range tests {
@@ -174,9 +174,9 @@ func TestPlan_StatusCounts(t *testing.T) {
 		makePod("upgrading").injected(t, v1.obj()).upgradedTo(t, v2.obj()),
 		makePod("upgraded").injected(t, v1.obj()).upgradedTo(t, v2.obj()).completed(),
 		makePod("upgraded-not-ready").injected(t, v2.obj()).notReady(),
-		makePod("unreadable").injected(t, v2.obj()).annotation(appsv1alpha1.SidecarSetHashAnnotation, "["),
+		makePod("unreadable").injected(t, v2.obj()).annotation(appsv1beta1.SidecarSetHashAnnotation, "["),
 	}
-	want := appsv1alpha1.SidecarSetStatus{MatchedPods: 6, UpdatedPods: 3, ReadyPods: 2, UpdatedReadyPods: 1}
+	want := appsv1beta1.SidecarSetStatus{MatchedPods: 6, UpdatedPods: 3, ReadyPods: 2, UpdatedReadyPods: 1}
 	for _, s := range []*setWrapper{v2, v2.clone().notUpdate(), v2.clone().paused()} {
 		t.Run("counts for strategy "+string(s.obj().Spec.UpdateStrategy.Type)+pausedSuffix(s), func(t *testing.T) {
 			t.Parallel()
@@ -214,12 +214,12 @@ func TestPlan_Deterministic(t *testing.T) {
 func BenchmarkPlan(b *testing.B) {
 	v1 := makeSet("s").cold("agent", "agent:1").cold("log", "log:1")
 	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromString("10%"))
-	v2.Spec.UpdateStrategy.PriorityStrategy = &appsv1alpha1.UpdatePriorityStrategy{
-		WeightPriority: []appsv1alpha1.UpdatePriorityWeightTerm{
+	v2.Spec.UpdateStrategy.PriorityStrategy = &appsv1beta1.UpdatePriorityStrategy{
+		WeightPriority: []appsv1beta1.UpdatePriorityWeightTerm{
 			{Weight: 50, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"zone": "z1"}}},
 		},
 	}
-	v2.Spec.UpdateStrategy.ScatterStrategy = appsv1alpha1.UpdateScatterStrategy{{Key: "zone", Value: "*"}}
+	v2.Spec.UpdateStrategy.ScatterStrategy = appsv1beta1.UpdateScatterStrategy{{Key: "zone", Value: "*"}}
 	ws := fleet(b, v1.obj(), v2.obj(), 1000, 300, 250)
 	for i, w := range ws {
 		w.label("zone", []string{"z1", "z2", "z3"}[i%3])

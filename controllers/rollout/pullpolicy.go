@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // upgradableButPullPolicy reports whether the pod's recorded without-image
@@ -23,7 +23,7 @@ func (s *setView) upgradableButPullPolicy(v *podView) bool {
 		return false
 	}
 	policies := map[string]corev1.PullPolicy{}
-	hash, substituted, err := appsv1alpha1.WithoutImageHashWithPullPolicies(&s.obj.Spec, func(name string) (corev1.PullPolicy, bool) {
+	hash, substituted, err := appsv1beta1.WithoutImageHashWithPullPolicies(&s.obj.Spec, func(name string) (corev1.PullPolicy, bool) {
 		c := podContainer(v.pod, s.podName(name))
 		if c == nil {
 			return "", false

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // A full replace that omits imagePullPolicy and moves the tag to or from
@@ -81,7 +81,7 @@ func TestPlan_PullPolicyDefaultedFromTheTag(t *testing.T) {
 
 func observedWithoutImage(tb testing.TB, pod *corev1.Pod, set string) string {
 	tb.Helper()
-	h, err := podstate.DecodeHashes(pod.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation])
+	h, err := podstate.DecodeHashes(pod.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation])
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Scatter.
@@ -33,9 +33,9 @@ import (
 // the most waiting carriers first, so the rarest label is spread exactly.
 
 // scatter re-sequences the ordered waiting pods.
-func scatter(waiting, rollout []*podView, terms appsv1alpha1.UpdateScatterStrategy, hash string) []*podView {
+func scatter(waiting, rollout []*podView, terms appsv1beta1.UpdateScatterStrategy, hash string) []*podView {
 	expanded := expandScatterTerms(terms, rollout)
-	counts := make(map[appsv1alpha1.UpdateScatterTerm]int, len(expanded))
+	counts := make(map[appsv1beta1.UpdateScatterTerm]int, len(expanded))
 	for _, t := range expanded {
 		for _, p := range waiting {
 			if carries(p, t) {
@@ -43,7 +43,7 @@ func scatter(waiting, rollout []*podView, terms appsv1alpha1.UpdateScatterStrate
 			}
 		}
 	}
-	slices.SortStableFunc(expanded, func(a, b appsv1alpha1.UpdateScatterTerm) int {
+	slices.SortStableFunc(expanded, func(a, b appsv1beta1.UpdateScatterTerm) int {
 		return cmp.Compare(counts[b], counts[a])
 	})
 	for _, t := range expanded {
@@ -52,17 +52,17 @@ func scatter(waiting, rollout []*podView, terms appsv1alpha1.UpdateScatterStrate
 	return waiting
 }
 
-func carries(p *podView, t appsv1alpha1.UpdateScatterTerm) bool {
+func carries(p *podView, t appsv1beta1.UpdateScatterTerm) bool {
 	v, ok := p.pod.Labels[t.Key]
 	return ok && v == t.Value
 }
 
 // expandScatterTerms replaces each "*" term with one term per value of its
 // key among the pods, sorted, and drops duplicates.
-func expandScatterTerms(terms appsv1alpha1.UpdateScatterStrategy, pods []*podView) []appsv1alpha1.UpdateScatterTerm {
-	var out []appsv1alpha1.UpdateScatterTerm
-	seen := map[appsv1alpha1.UpdateScatterTerm]bool{}
-	add := func(t appsv1alpha1.UpdateScatterTerm) {
+func expandScatterTerms(terms appsv1beta1.UpdateScatterStrategy, pods []*podView) []appsv1beta1.UpdateScatterTerm {
+	var out []appsv1beta1.UpdateScatterTerm
+	seen := map[appsv1beta1.UpdateScatterTerm]bool{}
+	add := func(t appsv1beta1.UpdateScatterTerm) {
 		if !seen[t] {
 			seen[t] = true
 			out = append(out, t)
@@ -81,14 +81,14 @@ func expandScatterTerms(terms appsv1alpha1.UpdateScatterStrategy, pods []*podVie
 		}
 		slices.Sort(values)
 		for _, v := range slices.Compact(values) {
-			add(appsv1alpha1.UpdateScatterTerm{Key: t.Key, Value: v})
+			add(appsv1beta1.UpdateScatterTerm{Key: t.Key, Value: v})
 		}
 	}
 	return out
 }
 
 // spreadTerm re-sequences the waiting pods for one term (see above).
-func spreadTerm(waiting, rollout []*podView, t appsv1alpha1.UpdateScatterTerm, hash string) []*podView {
+func spreadTerm(waiting, rollout []*podView, t appsv1beta1.UpdateScatterTerm, hash string) []*podView {
 	total, carriers, done, doneCarriers := 0, 0, 0, 0
 	for _, p := range rollout {
 		total++

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 const testHash = "h2"
@@ -37,7 +37,7 @@ func carrierPositions(vs []*podView) []int {
 	return out
 }
 
-var fooBar = appsv1alpha1.UpdateScatterStrategy{{Key: "foo", Value: "bar"}}
+var fooBar = appsv1beta1.UpdateScatterStrategy{{Key: "foo", Value: "bar"}}
 
 func TestScatter_Spread(t *testing.T) {
 	t.Parallel()
@@ -99,8 +99,8 @@ func TestExpandScatterTerms_Wildcard(t *testing.T) {
 		makePod("a").label("zone", "z2"), makePod("b").label("zone", "z1"),
 		makePod("c").label("zone", "z2"), makePod("d"),
 	}
-	terms := appsv1alpha1.UpdateScatterStrategy{{Key: "zone", Value: "*"}, {Key: "zone", Value: "z1"}, {Key: "foo", Value: "bar"}}
-	want := []appsv1alpha1.UpdateScatterTerm{{Key: "zone", Value: "z1"}, {Key: "zone", Value: "z2"}, {Key: "foo", Value: "bar"}}
+	terms := appsv1beta1.UpdateScatterStrategy{{Key: "zone", Value: "*"}, {Key: "zone", Value: "z1"}, {Key: "foo", Value: "bar"}}
+	want := []appsv1beta1.UpdateScatterTerm{{Key: "zone", Value: "z1"}, {Key: "zone", Value: "z2"}, {Key: "foo", Value: "bar"}}
 	if diff := cmp.Diff(want, expandScatterTerms(terms, viewsOf(ws))); diff != "" {
 		t.Errorf("expanded terms (-want +got):\n%s", diff)
 	}

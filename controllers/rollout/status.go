@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // counts computes the status counts from the pods as observed (before this
@@ -20,8 +20,8 @@ import (
 //   - readyPods: pods consistent and ready (podView.ready: running, Ready,
 //     not terminating, every hot-upgrade idle twin on the empty image);
 //   - updatedReadyPods: pods both updated and counted in readyPods.
-func counts(views []*podView) appsv1alpha1.SidecarSetStatus {
-	var st appsv1alpha1.SidecarSetStatus
+func counts(views []*podView) appsv1beta1.SidecarSetStatus {
+	var st appsv1beta1.SidecarSetStatus
 	for _, v := range views {
 		st.MatchedPods++
 		if v.err != nil {
@@ -84,15 +84,15 @@ func setConditions(prev []metav1.Condition, generation int64, sum roundSummary, 
 	}
 	ts := metav1.NewTime(now.Truncate(time.Second))
 	updated := metav1.Condition{
-		Type: appsv1alpha1.SidecarSetConditionUpdated, ObservedGeneration: generation, LastTransitionTime: ts,
+		Type: appsv1beta1.SidecarSetConditionUpdated, ObservedGeneration: generation, LastTransitionTime: ts,
 	}
 	progressing := progressingCondition(sum)
-	progressing.Type = appsv1alpha1.SidecarSetConditionProgressing
+	progressing.Type = appsv1beta1.SidecarSetConditionProgressing
 	progressing.ObservedGeneration = generation
 	progressing.LastTransitionTime = ts
 	if sum.completed == sum.matched {
 		updated.Status = metav1.ConditionTrue
-		updated.Reason = appsv1alpha1.ReasonRolloutComplete
+		updated.Reason = appsv1beta1.ReasonRolloutComplete
 		updated.Message = allRun(sum.matched, "matched pod")
 	} else {
 		updated.Status = metav1.ConditionFalse
@@ -101,7 +101,7 @@ func setConditions(prev []metav1.Condition, generation int64, sum roundSummary, 
 	}
 	meta.SetStatusCondition(&conds, updated)
 	if updated.Status == metav1.ConditionTrue && progressing.Status == metav1.ConditionFalse {
-		meta.RemoveStatusCondition(&conds, appsv1alpha1.SidecarSetConditionProgressing)
+		meta.RemoveStatusCondition(&conds, appsv1beta1.SidecarSetConditionProgressing)
 	} else {
 		meta.SetStatusCondition(&conds, progressing)
 	}
@@ -118,12 +118,12 @@ func progressingCondition(sum roundSummary) metav1.Condition {
 	var c metav1.Condition
 	switch {
 	case sum.notUpdate:
-		c.Status, c.Reason = metav1.ConditionFalse, appsv1alpha1.ReasonNotUpdate
+		c.Status, c.Reason = metav1.ConditionFalse, appsv1beta1.ReasonNotUpdate
 		c.Message = fmt.Sprintf("updateStrategy.type is NotUpdate: existing pods keep their sidecars; %d of %d pods are updated",
 			sum.updated, sum.matched)
 		return c
 	case sum.paused:
-		c.Status, c.Reason = metav1.ConditionFalse, appsv1alpha1.ReasonPaused
+		c.Status, c.Reason = metav1.ConditionFalse, appsv1beta1.ReasonPaused
 		c.Message = fmt.Sprintf("updateStrategy.paused is true: %d of %d pods wait for their upgrade",
 			sum.rollout-sum.rolloutUpdated, sum.matched)
 		return c
@@ -161,30 +161,30 @@ func progressNotes(sum roundSummary) []note {
 		}
 	}
 	if moving := progressNote(sum); moving != "" {
-		add(true, appsv1alpha1.ReasonUpdating, "%s; %d of %d pods are updated", moving, sum.rolloutUpdated, sum.matched)
+		add(true, appsv1beta1.ReasonUpdating, "%s; %d of %d pods are updated", moving, sum.rolloutUpdated, sum.matched)
 	}
-	add(bt.byBudget > 0 && b.maxUnavailable == 0, appsv1alpha1.ReasonMaxUnavailableIsZero,
+	add(bt.byBudget > 0 && b.maxUnavailable == 0, appsv1beta1.ReasonMaxUnavailableIsZero,
 		"%d of %d pods wait: maxUnavailable %s lets no pod become unavailable",
 		bt.byBudget, sum.matched, describe(sum.maxUnavailable, b.maxUnavailable))
-	add(bt.byBudget > 0 && b.maxUnavailable > 0, appsv1alpha1.ReasonWaitingForUnavailablePods,
+	add(bt.byBudget > 0 && b.maxUnavailable > 0, appsv1beta1.ReasonWaitingForUnavailablePods,
 		"%d of %d pods wait: maxUnavailable %s is used up by %s upgrading or not ready",
 		bt.byBudget, sum.matched, describe(sum.maxUnavailable, b.maxUnavailable), count(bt.unavailable, "pod"))
-	add(bt.byPartition > 0, appsv1alpha1.ReasonPartitionHeld, "%d of %d pods are held on the old sidecars by partition %s",
+	add(bt.byPartition > 0, appsv1beta1.ReasonPartitionHeld, "%d of %d pods are held on the old sidecars by partition %s",
 		bt.byPartition, sum.matched, describe(sum.partition, b.partition))
-	add(b.partitionErr != nil, appsv1alpha1.ReasonPartitionHeld, "%v: holding every pod", b.partitionErr)
-	add(b.maxUnavailableErr != nil, appsv1alpha1.ReasonMaxUnavailableIsZero, "%v: no pod may become unavailable",
+	add(b.partitionErr != nil, appsv1beta1.ReasonPartitionHeld, "%v: holding every pod", b.partitionErr)
+	add(b.maxUnavailableErr != nil, appsv1beta1.ReasonMaxUnavailableIsZero, "%v: no pod may become unavailable",
 		b.maxUnavailableErr)
-	add(sum.blocked > 0, appsv1alpha1.ReasonBlockedPods,
+	add(sum.blocked > 0, appsv1beta1.ReasonBlockedPods,
 		"%s cannot be patched: their SidecarSet annotations are unreadable or patchPodMetadata fails on them",
 		count(sum.blocked, "pod"))
-	add(sum.notUpgradable > 0, appsv1alpha1.ReasonNotUpgradablePods,
+	add(sum.notUpgradable > 0, appsv1beta1.ReasonNotUpgradablePods,
 		"%d of %d pods cannot be upgraded in place: a field other than an image changed; recreate them to get the new sidecars",
 		sum.notUpgradable, sum.matched)
-	add(sum.notSelected > 0, appsv1alpha1.ReasonNotSelected,
+	add(sum.notSelected > 0, appsv1beta1.ReasonNotSelected,
 		"%d of %d pods are not updated: updateStrategy.selector does not select them", sum.notSelected, sum.matched)
-	add(sum.selectorErr != nil, appsv1alpha1.ReasonNotSelected, "updateStrategy.selector is invalid: %v", sum.selectorErr)
+	add(sum.selectorErr != nil, appsv1beta1.ReasonNotSelected, "updateStrategy.selector is invalid: %v", sum.selectorErr)
 	add(sum.updatedUnavailable > 0 && sum.updates == 0 && sum.inFlight == 0 && sum.finishing == 0 && bt.byBudget == 0,
-		appsv1alpha1.ReasonUpdatedPodsUnavailable,
+		appsv1beta1.ReasonUpdatedPodsUnavailable,
 		"%d of %d upgraded pods are not available: not ready, or the new sidecar image is not running (for example, "+
 			"it cannot be pulled); see kubectl get pods and their events", sum.updatedUnavailable, sum.updated)
 	add(sum.expired > 0, "", "gave up waiting for %s to show their new version after %v",
@@ -197,23 +197,23 @@ func progressNotes(sum roundSummary) []note {
 func progressingReason(sum roundSummary) (metav1.ConditionStatus, string) {
 	switch {
 	case sum.updates > 0 || sum.resets > 0 || sum.inFlight > 0 || sum.finishing > 0:
-		return metav1.ConditionTrue, appsv1alpha1.ReasonUpdating
+		return metav1.ConditionTrue, appsv1beta1.ReasonUpdating
 	case sum.batch.byBudget > 0 && sum.budget.maxUnavailable == 0:
-		return metav1.ConditionFalse, appsv1alpha1.ReasonMaxUnavailableIsZero
+		return metav1.ConditionFalse, appsv1beta1.ReasonMaxUnavailableIsZero
 	case sum.batch.byBudget > 0:
-		return metav1.ConditionTrue, appsv1alpha1.ReasonWaitingForUnavailablePods
+		return metav1.ConditionTrue, appsv1beta1.ReasonWaitingForUnavailablePods
 	case sum.batch.byPartition > 0:
-		return metav1.ConditionFalse, appsv1alpha1.ReasonPartitionHeld
+		return metav1.ConditionFalse, appsv1beta1.ReasonPartitionHeld
 	case sum.updatedUnavailable > 0:
-		return metav1.ConditionFalse, appsv1alpha1.ReasonUpdatedPodsUnavailable
+		return metav1.ConditionFalse, appsv1beta1.ReasonUpdatedPodsUnavailable
 	case sum.blocked > 0 && sum.rolloutUpdated < sum.rollout:
-		return metav1.ConditionFalse, appsv1alpha1.ReasonBlockedPods
+		return metav1.ConditionFalse, appsv1beta1.ReasonBlockedPods
 	case sum.notUpgradable > 0:
-		return metav1.ConditionFalse, appsv1alpha1.ReasonNotUpgradablePods
+		return metav1.ConditionFalse, appsv1beta1.ReasonNotUpgradablePods
 	case sum.notSelected > 0:
-		return metav1.ConditionFalse, appsv1alpha1.ReasonNotSelected
+		return metav1.ConditionFalse, appsv1beta1.ReasonNotSelected
 	default:
-		return metav1.ConditionFalse, appsv1alpha1.ReasonRolloutComplete
+		return metav1.ConditionFalse, appsv1beta1.ReasonRolloutComplete
 	}
 }
 

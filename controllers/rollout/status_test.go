@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestPlan_Conditions(t *testing.T) {
@@ -22,10 +22,10 @@ func TestPlan_Conditions(t *testing.T) {
 		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: 3, LastTransitionTime: ltt}
 	}
 	updated := func(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
-		return cond(appsv1alpha1.SidecarSetConditionUpdated, status, reason, msg, now)
+		return cond(appsv1beta1.SidecarSetConditionUpdated, status, reason, msg, now)
 	}
 	progressing := func(status metav1.ConditionStatus, reason, msg string) metav1.Condition {
-		return cond(appsv1alpha1.SidecarSetConditionProgressing, status, reason, msg, now)
+		return cond(appsv1beta1.SidecarSetConditionProgressing, status, reason, msg, now)
 	}
 	const (
 		yes = metav1.ConditionTrue
@@ -42,33 +42,33 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "a complete rollout keeps only the Updated condition",
 			set:  mu(1), pods: fleet(t, v2.obj(), v2.obj(), 3, 0, 0),
 			want: []metav1.Condition{
-				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 3 matched pods run the latest sidecars"),
+				updated(yes, appsv1beta1.ReasonRolloutComplete, "all 3 matched pods run the latest sidecars"),
 			},
 		},
 		{
 			name: "a rollout completing removes the Progressing condition",
 			set: mu(1).conditions(
-				metav1.Condition{Type: appsv1alpha1.SidecarSetConditionUpdated, Status: no, Reason: appsv1alpha1.ReasonUpdating, LastTransitionTime: then},
-				metav1.Condition{Type: appsv1alpha1.SidecarSetConditionProgressing, Status: yes, Reason: appsv1alpha1.ReasonUpdating, LastTransitionTime: then},
+				metav1.Condition{Type: appsv1beta1.SidecarSetConditionUpdated, Status: no, Reason: appsv1beta1.ReasonUpdating, LastTransitionTime: then},
+				metav1.Condition{Type: appsv1beta1.SidecarSetConditionProgressing, Status: yes, Reason: appsv1beta1.ReasonUpdating, LastTransitionTime: then},
 			),
 			pods: fleet(t, v2.obj(), v2.obj(), 2, 0, 0),
 			want: []metav1.Condition{
-				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 2 matched pods run the latest sidecars"),
+				updated(yes, appsv1beta1.ReasonRolloutComplete, "all 2 matched pods run the latest sidecars"),
 			},
 		},
 		{
 			name: "a NotUpdate SidecarSet whose pods all run the latest sidecars keeps only the Updated condition",
 			set:  mu(1).notUpdate(), pods: fleet(t, v2.obj(), v2.obj(), 2, 0, 0),
 			want: []metav1.Condition{
-				updated(yes, appsv1alpha1.ReasonRolloutComplete, "all 2 matched pods run the latest sidecars"),
+				updated(yes, appsv1beta1.ReasonRolloutComplete, "all 2 matched pods run the latest sidecars"),
 			},
 		},
 		{
 			name: "an upgrade in progress says how many pods move and how many wait",
 			set:  mu(1), pods: fleet(t, v1.obj(), v2.obj(), 3, 0, 0),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonUpdating, "0 of 3 matched pods run the latest sidecars"),
-				progressing(yes, appsv1alpha1.ReasonUpdating, "upgrading 1 pod; 0 of 3 pods are updated; "+
+				updated(no, appsv1beta1.ReasonUpdating, "0 of 3 matched pods run the latest sidecars"),
+				progressing(yes, appsv1beta1.ReasonUpdating, "upgrading 1 pod; 0 of 3 pods are updated; "+
 					"2 of 3 pods wait: maxUnavailable 1 is used up by 1 pod upgrading or not ready"),
 			},
 		},
@@ -76,8 +76,8 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "pods waiting for upgraded pods to become available are counted",
 			set:  mu(10), pods: fleet(t, v1.obj(), v2.obj(), 100, 90, 80),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonWaitingForUnavailablePods, "80 of 100 matched pods run the latest sidecars"),
-				progressing(yes, appsv1alpha1.ReasonWaitingForUnavailablePods,
+				updated(no, appsv1beta1.ReasonWaitingForUnavailablePods, "80 of 100 matched pods run the latest sidecars"),
+				progressing(yes, appsv1beta1.ReasonWaitingForUnavailablePods,
 					"10 of 100 pods wait: maxUnavailable 10 is used up by 10 pods upgrading or not ready"),
 			},
 		},
@@ -85,32 +85,32 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "a paused SidecarSet says how many pods wait",
 			set:  mu(1).paused(), pods: fleet(t, v1.obj(), v2.obj(), 3, 1, 1),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonPaused, "1 of 3 matched pods run the latest sidecars"),
-				progressing(no, appsv1alpha1.ReasonPaused, "updateStrategy.paused is true: 2 of 3 pods wait for their upgrade"),
+				updated(no, appsv1beta1.ReasonPaused, "1 of 3 matched pods run the latest sidecars"),
+				progressing(no, appsv1beta1.ReasonPaused, "updateStrategy.paused is true: 2 of 3 pods wait for their upgrade"),
 			},
 		},
 		{
 			name: "a NotUpdate SidecarSet leaves pods alone",
 			set:  mu(1).notUpdate(), pods: fleet(t, v1.obj(), v2.obj(), 3, 0, 0),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonNotUpdate, "0 of 3 matched pods run the latest sidecars"),
-				progressing(no, appsv1alpha1.ReasonNotUpdate, "updateStrategy.type is NotUpdate: existing pods keep their sidecars; 0 of 3 pods are updated"),
+				updated(no, appsv1beta1.ReasonNotUpdate, "0 of 3 matched pods run the latest sidecars"),
+				progressing(no, appsv1beta1.ReasonNotUpdate, "updateStrategy.type is NotUpdate: existing pods keep their sidecars; 0 of 3 pods are updated"),
 			},
 		},
 		{
 			name: "a partition holding every remaining pod says so",
 			set:  mu(1).partition(intstr.FromString("50%")), pods: fleet(t, v1.obj(), v2.obj(), 4, 2, 2),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonPartitionHeld, "2 of 4 matched pods run the latest sidecars"),
-				progressing(no, appsv1alpha1.ReasonPartitionHeld, "2 of 4 pods are held on the old sidecars by partition 50% (2)"),
+				updated(no, appsv1beta1.ReasonPartitionHeld, "2 of 4 matched pods run the latest sidecars"),
+				progressing(no, appsv1beta1.ReasonPartitionHeld, "2 of 4 pods are held on the old sidecars by partition 50% (2)"),
 			},
 		},
 		{
 			name: "maxUnavailable 0 says no pod may become unavailable",
 			set:  mu(0), pods: fleet(t, v1.obj(), v2.obj(), 3, 0, 0),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonMaxUnavailableIsZero, "0 of 3 matched pods run the latest sidecars"),
-				progressing(no, appsv1alpha1.ReasonMaxUnavailableIsZero, "3 of 3 pods wait: maxUnavailable 0 lets no pod become unavailable"),
+				updated(no, appsv1beta1.ReasonMaxUnavailableIsZero, "0 of 3 matched pods run the latest sidecars"),
+				progressing(no, appsv1beta1.ReasonMaxUnavailableIsZero, "3 of 3 pods wait: maxUnavailable 0 lets no pod become unavailable"),
 			},
 		},
 		{
@@ -119,8 +119,8 @@ func TestPlan_Conditions(t *testing.T) {
 			pods: append(fleet(t, v2.clone().mode("agent", "x").obj(), v2.obj(), 2, 0, 0), makePod("old").injected(t, v1.obj())),
 			want: []metav1.Condition{
 				// OpenKruise-style "complete" here would be a false success: a pod still needs the change.
-				updated(no, appsv1alpha1.ReasonNotUpgradablePods, "2 of 3 matched pods run the latest sidecars"),
-				progressing(no, appsv1alpha1.ReasonNotUpgradablePods, "1 of 3 pods cannot be upgraded in place: "+
+				updated(no, appsv1beta1.ReasonNotUpgradablePods, "2 of 3 matched pods run the latest sidecars"),
+				progressing(no, appsv1beta1.ReasonNotUpgradablePods, "1 of 3 pods cannot be upgraded in place: "+
 					"a field other than an image changed; recreate them to get the new sidecars"),
 			},
 		},
@@ -129,8 +129,8 @@ func TestPlan_Conditions(t *testing.T) {
 			set:  mu(1).updateSelector("canary", "true"),
 			pods: append(fleet(t, v1.obj(), v2.obj(), 2, 0, 0), makePod("canary").injected(t, v2.obj()).label("canary", "true")),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonNotSelected, "1 of 3 matched pods run the latest sidecars"),
-				progressing(no, appsv1alpha1.ReasonNotSelected, "2 of 3 pods are not updated: updateStrategy.selector does not select them"),
+				updated(no, appsv1beta1.ReasonNotSelected, "1 of 3 matched pods run the latest sidecars"),
+				progressing(no, appsv1beta1.ReasonNotSelected, "2 of 3 pods are not updated: updateStrategy.selector does not select them"),
 			},
 		},
 		{
@@ -142,8 +142,8 @@ func TestPlan_Conditions(t *testing.T) {
 				return ps
 			}(),
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonUpdatedPodsUnavailable, "1 of 2 matched pods run the latest sidecars"),
-				progressing(no, appsv1alpha1.ReasonUpdatedPodsUnavailable, "1 of 2 upgraded pods are not available: not ready, "+
+				updated(no, appsv1beta1.ReasonUpdatedPodsUnavailable, "1 of 2 matched pods run the latest sidecars"),
+				progressing(no, appsv1beta1.ReasonUpdatedPodsUnavailable, "1 of 2 upgraded pods are not available: not ready, "+
 					"or the new sidecar image is not running (for example, it cannot be pulled); see kubectl get pods and their events"),
 			},
 		},
@@ -152,8 +152,8 @@ func TestPlan_Conditions(t *testing.T) {
 			set:  mu(1), pods: fleet(t, v1.obj(), v2.obj(), 1, 0, 0),
 			inFlight: map[types.UID]InFlight{"uid-pod-0": {Hash: "h", Since: t0.Add(-time.Hour)}},
 			want: []metav1.Condition{
-				updated(no, appsv1alpha1.ReasonUpdating, "0 of 1 matched pods run the latest sidecars"),
-				progressing(yes, appsv1alpha1.ReasonUpdating, "upgrading 1 pod; 0 of 1 pods are updated; "+
+				updated(no, appsv1beta1.ReasonUpdating, "0 of 1 matched pods run the latest sidecars"),
+				progressing(yes, appsv1beta1.ReasonUpdating, "upgrading 1 pod; 0 of 1 pods are updated; "+
 					"gave up waiting for 1 patched pod to show their new version after 5m0s"),
 			},
 		},
@@ -161,14 +161,14 @@ func TestPlan_Conditions(t *testing.T) {
 			name: "the transition time is kept while the status does not change, other conditions are kept",
 			set: mu(1).conditions(
 				metav1.Condition{Type: "Other", Status: yes, Reason: "R", LastTransitionTime: then},
-				metav1.Condition{Type: appsv1alpha1.SidecarSetConditionUpdated, Status: yes, Reason: appsv1alpha1.ReasonRolloutComplete, LastTransitionTime: then},
-				metav1.Condition{Type: appsv1alpha1.SidecarSetConditionProgressing, Status: yes, Reason: appsv1alpha1.ReasonUpdating, LastTransitionTime: then},
+				metav1.Condition{Type: appsv1beta1.SidecarSetConditionUpdated, Status: yes, Reason: appsv1beta1.ReasonRolloutComplete, LastTransitionTime: then},
+				metav1.Condition{Type: appsv1beta1.SidecarSetConditionProgressing, Status: yes, Reason: appsv1beta1.ReasonUpdating, LastTransitionTime: then},
 			),
 			pods: fleet(t, v1.obj(), v2.obj(), 2, 1, 0),
 			want: []metav1.Condition{
 				{Type: "Other", Status: yes, Reason: "R", LastTransitionTime: then},
-				updated(no, appsv1alpha1.ReasonWaitingForUnavailablePods, "0 of 2 matched pods run the latest sidecars"),
-				cond(appsv1alpha1.SidecarSetConditionProgressing, yes, appsv1alpha1.ReasonWaitingForUnavailablePods,
+				updated(no, appsv1beta1.ReasonWaitingForUnavailablePods, "0 of 2 matched pods run the latest sidecars"),
+				cond(appsv1beta1.SidecarSetConditionProgressing, yes, appsv1beta1.ReasonWaitingForUnavailablePods,
 					"1 of 2 pods wait: maxUnavailable 1 is used up by 1 pod upgrading or not ready", then),
 			},
 		},

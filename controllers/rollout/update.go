@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 )
 
@@ -68,7 +68,7 @@ func (c *change) recordImageIDs(set, revision string, now time.Time) {
 		state = map[string]*podstate.InPlaceUpdateState{}
 	}
 	state[set] = &entry
-	c.anns[appsv1alpha1.InPlaceUpdateStateAnnotation] = podstate.EncodeInPlaceState(state)
+	c.anns[appsv1beta1.InPlaceUpdateStateAnnotation] = podstate.EncodeInPlaceState(state)
 }
 
 // imageList returns the strategic-merge list (by container name) of the
@@ -154,7 +154,7 @@ func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) 
 	hashes[s.name], _ = podstate.Version{
 		SidecarSet: s.name, Hashes: s.hashes, SidecarList: list, ControllerRevision: latestRevision,
 	}.Entries(now)
-	c.anns[appsv1alpha1.SidecarSetHashAnnotation] = hashes.Encode()
+	c.anns[appsv1beta1.SidecarSetHashAnnotation] = hashes.Encode()
 	c.recordImageIDs(s.name, s.hashes.Hash, now)
 
 	var skipped []podmeta.Skip

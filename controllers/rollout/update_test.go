@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
@@ -19,7 +19,7 @@ func TestBuildUpdate_ColdPatch(t *testing.T) {
 	t.Parallel()
 	always := corev1.ContainerRestartPolicyAlways
 	v1 := makeSet("s").cold("log", "log:1").cold("agent", "agent:1")
-	v1.Spec.InitContainers = []appsv1alpha1.SidecarContainer{
+	v1.Spec.InitContainers = []appsv1beta1.SidecarContainer{
 		{Container: corev1.Container{Name: "init", Image: "init:1"}},
 		{Container: corev1.Container{Name: "native", Image: "native:1", RestartPolicy: &always}},
 	}
@@ -51,8 +51,8 @@ func TestBuildUpdate_ColdPatch(t *testing.T) {
 		"metadata": map[string]any{
 			"resourceVersion": "42",
 			"annotations": map[string]any{
-				appsv1alpha1.SidecarSetHashAnnotation:     wantHashes.Encode(),
-				appsv1alpha1.InPlaceUpdateStateAnnotation: podstate.EncodeInPlaceState(wantState),
+				appsv1beta1.SidecarSetHashAnnotation:     wantHashes.Encode(),
+				appsv1beta1.InPlaceUpdateStateAnnotation: podstate.EncodeInPlaceState(wantState),
 			},
 		},
 		"spec": map[string]any{"containers": []any{map[string]any{"name": "agent", "image": "agent:2"}}},
@@ -70,8 +70,8 @@ func TestBuildUpdate_ColdPatch(t *testing.T) {
 	if diff := cmp.Diff(wantContainers, patched.Spec.Containers); diff != "" {
 		t.Errorf("patched containers (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(pod.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation],
-		patched.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation]); diff != "" {
+	if diff := cmp.Diff(pod.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation],
+		patched.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation]); diff != "" {
 		t.Errorf("the without-image annotation changed (-want +got):\n%s", diff)
 	}
 }
@@ -94,7 +94,7 @@ func TestBuildUpdate_Annotations(t *testing.T) {
 			name: "an existing in-place state entry keeps its revision and timestamp",
 			set:  v2,
 			pod:  makePod("p").injected(t, v1.obj()).inPlace("s", map[string]string{"other": "id-x"}).inPlace("t", map[string]string{"c": "id-t"}),
-			want: map[string]string{appsv1alpha1.InPlaceUpdateStateAnnotation: podstate.EncodeInPlaceState(map[string]*podstate.InPlaceUpdateState{
+			want: map[string]string{appsv1beta1.InPlaceUpdateStateAnnotation: podstate.EncodeInPlaceState(map[string]*podstate.InPlaceUpdateState{
 				"s": {Revision: "r", UpdateTimestamp: metav1.NewTime(t0.Add(-time.Hour)), LastContainerStatuses: map[string]podstate.ContainerStatus{
 					"other": {ImageID: "id-x"}, "agent": {ImageID: imageID("agent:1")},
 				}},
@@ -104,8 +104,8 @@ func TestBuildUpdate_Annotations(t *testing.T) {
 		{
 			name: "a legacy hash annotation is rewritten in the current form, other SidecarSets kept",
 			set:  v2,
-			pod:  makePod("p").injected(t, v1.obj()).annotation(appsv1alpha1.SidecarSetHashAnnotation, `{"s":"old","t":"th"}`),
-			want: map[string]string{appsv1alpha1.SidecarSetHashAnnotation: podstate.Hashes{
+			pod:  makePod("p").injected(t, v1.obj()).annotation(appsv1beta1.SidecarSetHashAnnotation, `{"s":"old","t":"th"}`),
+			want: map[string]string{appsv1beta1.SidecarSetHashAnnotation: podstate.Hashes{
 				"s": {UpdateTimestamp: metav1.NewTime(t0), Hash: h2.Hash, SidecarSetName: "s", SidecarList: []string{"agent"}, ControllerRevision: "s-rev"},
 				"t": {Hash: "th", SidecarSetName: "t"},
 			}.Encode()},
@@ -119,12 +119,12 @@ func TestBuildUpdate_Annotations(t *testing.T) {
 				*p.status("agent") = runningStatus("agent", "agent:2")
 				return p
 			}(),
-			want: map[string]string{appsv1alpha1.InPlaceUpdateStateAnnotation: ""},
+			want: map[string]string{appsv1beta1.InPlaceUpdateStateAnnotation: ""},
 		},
 		{
 			name: "patchPodMetadata overwrites and retains as the policy says",
-			set: v2.clone().patchMetadata(appsv1alpha1.SidecarSetOverwritePatchPolicy, "over", "new").
-				patchMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, "keep", "new", "add", "new"),
+			set: v2.clone().patchMetadata(appsv1beta1.SidecarSetOverwritePatchPolicy, "over", "new").
+				patchMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, "keep", "new", "add", "new"),
 			pod:  makePod("p").injected(t, v1.obj()).annotation("over", "old").annotation("keep", "old"),
 			want: map[string]string{"over": "new", "keep": "", "add": "new"},
 		},
@@ -149,7 +149,7 @@ func TestBuildUpdate_Annotations(t *testing.T) {
 func TestPlan_PatchPodMetadataFailureBlocksThePod(t *testing.T) {
 	t.Parallel()
 	v1 := makeSet("s").cold("agent", "agent:1")
-	v2 := v1.clone().image("agent", "agent:2").patchMetadata(appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, "cfg", `{"a":1}`)
+	v2 := v1.clone().image("agent", "agent:2").patchMetadata(appsv1beta1.SidecarSetMergePatchJSONPatchPolicy, "cfg", `{"a":1}`)
 	bad := makePod("bad").injected(t, v1.obj()).annotation("cfg", "not json").created(t0)
 	good := makePod("good").injected(t, v1.obj())
 	plan := compute(t, input(t, v2.obj(), pods(bad, good)...))
@@ -168,8 +168,8 @@ func TestPlan_PatchPodMetadataFailureBlocksThePod(t *testing.T) {
 func TestBuildUpdate_PatchPodMetadataNeverWritesSidecarSetState(t *testing.T) {
 	t.Parallel()
 	v1 := makeSet("s").cold("agent", "agent:1")
-	v2 := v1.clone().image("agent", "agent:2").patchMetadata(appsv1alpha1.SidecarSetOverwritePatchPolicy,
-		appsv1alpha1.SidecarSetHashAnnotation, `{"forged":"x"}`,
+	v2 := v1.clone().image("agent", "agent:2").patchMetadata(appsv1beta1.SidecarSetOverwritePatchPolicy,
+		appsv1beta1.SidecarSetHashAnnotation, `{"forged":"x"}`,
 		podstate.VersionKey("agent-1"), "9",
 		"team.example.com/owner", "platform")
 	h2 := hashesOf(t, v2.obj())
@@ -177,12 +177,12 @@ func TestBuildUpdate_PatchPodMetadataNeverWritesSidecarSetState(t *testing.T) {
 
 	plan := compute(t, input(t, v2.obj(), pod.obj()))
 	anns := patchedAnnotations(t, plan)
-	hashes, err := podstate.DecodeHashes(anns[appsv1alpha1.SidecarSetHashAnnotation])
+	hashes, err := podstate.DecodeHashes(anns[appsv1beta1.SidecarSetHashAnnotation])
 	if err != nil {
-		t.Fatalf("the patched hash annotation %q does not decode: %v", anns[appsv1alpha1.SidecarSetHashAnnotation], err)
+		t.Fatalf("the patched hash annotation %q does not decode: %v", anns[appsv1beta1.SidecarSetHashAnnotation], err)
 	}
 	if got := hashes["s"].Hash; got != h2.Hash {
-		t.Errorf("the patched hash annotation is %s, want the SidecarSet's entry with hash %s", anns[appsv1alpha1.SidecarSetHashAnnotation], h2.Hash)
+		t.Errorf("the patched hash annotation is %s, want the SidecarSet's entry with hash %s", anns[appsv1beta1.SidecarSetHashAnnotation], h2.Hash)
 	}
 	if v, ok := anns[podstate.VersionKey("agent-1")]; ok {
 		t.Errorf("the patch sets %s to %q, want it untouched", podstate.VersionKey("agent-1"), v)
@@ -202,8 +202,8 @@ func TestPlan_PatchPodMetadataUnderTheWhitelistInForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	v1 := makeSet("s").cold("agent", "agent:1")
-	v2 := v1.clone().image("agent", "agent:2").patchMetadata(appsv1alpha1.SidecarSetOverwritePatchPolicy,
-		"oom-score", "1", "team.example.com/owner", "platform", appsv1alpha1.SidecarSetListAnnotation, "forged")
+	v2 := v1.clone().image("agent", "agent:2").patchMetadata(appsv1beta1.SidecarSetOverwritePatchPolicy,
+		"oom-score", "1", "team.example.com/owner", "platform", appsv1beta1.SidecarSetListAnnotation, "forged")
 	in := input(t, v2.obj(), pods(makePod("a").injected(t, v1.obj()), makePod("b").injected(t, v1.obj()))...)
 	in.Whitelist = podmeta.Whitelist{Snapshot: &policy.Snapshot{Whitelist: w, Present: true}}
 
@@ -212,7 +212,7 @@ func TestPlan_PatchPodMetadataUnderTheWhitelistInForce(t *testing.T) {
 	if anns["oom-score"] != "1" {
 		t.Errorf("annotation oom-score = %q, want 1", anns["oom-score"])
 	}
-	for _, k := range []string{"team.example.com/owner", appsv1alpha1.SidecarSetListAnnotation} {
+	for _, k := range []string{"team.example.com/owner", appsv1beta1.SidecarSetListAnnotation} {
 		if v, ok := anns[k]; ok {
 			t.Errorf("the patch sets %s to %q, want it untouched", k, v)
 		}

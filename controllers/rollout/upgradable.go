@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // The SidecarSetUpgradable pod condition holds, in its message, a JSON map
@@ -33,7 +33,7 @@ func desiredUpgradable(v *podView, set string, upgrading bool) (value, ok bool) 
 	case !upgrading && v.notUpgradable():
 		return false, true
 	}
-	cond := findPodCondition(v.pod, appsv1alpha1.SidecarSetUpgradableCondition)
+	cond := findPodCondition(v.pod, appsv1beta1.SidecarSetUpgradableCondition)
 	if cond == nil {
 		return false, false
 	}
@@ -47,7 +47,7 @@ func desiredUpgradable(v *podView, set string, upgrading bool) (value, ok bool) 
 // this SidecarSet's entry set to value, and whether it differs from the
 // pod's current one. The transition time moves only when the status does.
 func upgradableCondition(pod *corev1.Pod, set string, value bool, now time.Time) (corev1.PodCondition, bool) {
-	old := findPodCondition(pod, appsv1alpha1.SidecarSetUpgradableCondition)
+	old := findPodCondition(pod, appsv1beta1.SidecarSetUpgradableCondition)
 	var entries map[string]bool
 	if old != nil {
 		entries = podstate.DecodeUpgradable(old.Message)
@@ -56,15 +56,15 @@ func upgradableCondition(pod *corev1.Pod, set string, value bool, now time.Time)
 	}
 	entries[set] = value
 	cond := corev1.PodCondition{
-		Type:    appsv1alpha1.SidecarSetUpgradableCondition,
+		Type:    appsv1beta1.SidecarSetUpgradableCondition,
 		Status:  corev1.ConditionTrue,
-		Reason:  appsv1alpha1.AllSidecarSetUpgradableReason,
+		Reason:  appsv1beta1.AllSidecarSetUpgradableReason,
 		Message: podstate.EncodeUpgradable(entries),
 	}
 	for _, ok := range entries {
 		if !ok {
 			cond.Status = corev1.ConditionFalse
-			cond.Reason = appsv1alpha1.UpdateImmutableFieldReason
+			cond.Reason = appsv1beta1.UpdateImmutableFieldReason
 			break
 		}
 	}

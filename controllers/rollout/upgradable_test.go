@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestPlan_UpgradableCondition(t *testing.T) {
@@ -20,11 +20,11 @@ func TestPlan_UpgradableCondition(t *testing.T) {
 	then := metav1.NewTime(t0.Add(-time.Hour))
 	now := metav1.NewTime(t0)
 	cond := func(status corev1.ConditionStatus, msg string, ltt metav1.Time) *corev1.PodCondition {
-		reason := appsv1alpha1.AllSidecarSetUpgradableReason
+		reason := appsv1beta1.AllSidecarSetUpgradableReason
 		if status == corev1.ConditionFalse {
-			reason = appsv1alpha1.UpdateImmutableFieldReason
+			reason = appsv1beta1.UpdateImmutableFieldReason
 		}
-		return &corev1.PodCondition{Type: appsv1alpha1.SidecarSetUpgradableCondition, Status: status, Reason: reason, Message: msg, LastTransitionTime: ltt}
+		return &corev1.PodCondition{Type: appsv1beta1.SidecarSetUpgradableCondition, Status: status, Reason: reason, Message: msg, LastTransitionTime: ltt}
 	}
 	tests := []struct {
 		name string

@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
@@ -30,9 +30,9 @@ import (
 // shared: callers must not modify it.
 type Entry struct {
 	// SidecarSet is a defaulted copy of the stored object.
-	SidecarSet *appsv1alpha1.SidecarSet
+	SidecarSet *appsv1beta1.SidecarSet
 	// Hashes of its spec.
-	Hashes appsv1alpha1.Hashes
+	Hashes appsv1beta1.Hashes
 	// Selector is the compiled pod selector; nil if invalid or empty.
 	Selector labels.Selector
 	// SelectorError is set when the pod selector does not compile.
@@ -61,14 +61,14 @@ func NewRegistry() *Registry {
 
 // Upsert adds or replaces a SidecarSet. The object is copied and defaulted;
 // the caller keeps ownership of s.
-func (r *Registry) Upsert(s *appsv1alpha1.SidecarSet) error {
+func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
 	// What injection reads: the metadata, the spec and the latest revision
 	// (recorded on pods). The rest of the status stays out of the copy.
-	copied := &appsv1alpha1.SidecarSet{TypeMeta: s.TypeMeta, ObjectMeta: *s.ObjectMeta.DeepCopy(), Spec: *s.Spec.DeepCopy()}
+	copied := &appsv1beta1.SidecarSet{TypeMeta: s.TypeMeta, ObjectMeta: *s.ObjectMeta.DeepCopy(), Spec: *s.Spec.DeepCopy()}
 	copied.ManagedFields = nil
 	copied.Status.LatestRevision = s.Status.LatestRevision
-	appsv1alpha1.SetDefaults(copied)
-	hashes, err := appsv1alpha1.ComputeHashes(&copied.Spec)
+	appsv1beta1.SetDefaults(copied)
+	hashes, err := appsv1beta1.ComputeHashes(&copied.Spec)
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (r *Registry) removeLocked(name string) {
 // bucketKeys files a SidecarSet under each namespace index value and, within
 // it, under the label pairs one requirement of its selector allows (so any
 // pod it matches carries one of them), or under the scan bucket.
-func bucketKeys(s *appsv1alpha1.SidecarSet) []string {
+func bucketKeys(s *appsv1beta1.SidecarSet) []string {
 	pairs := requiredPairs(s.Spec.Selector)
 	var keys []string
 	for _, ns := range match.IndexValues(s) {

@@ -8,15 +8,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
-func sidecarSet(name string, sel *metav1.LabelSelector, mutate ...func(*appsv1alpha1.SidecarSet)) *appsv1alpha1.SidecarSet {
-	s := &appsv1alpha1.SidecarSet{
+func sidecarSet(name string, sel *metav1.LabelSelector, mutate ...func(*appsv1beta1.SidecarSet)) *appsv1beta1.SidecarSet {
+	s := &appsv1beta1.SidecarSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1alpha1.SidecarSetSpec{
+		Spec: appsv1beta1.SidecarSetSpec{
 			Selector:   sel,
-			Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "sidecar", Image: "busybox:1"}}},
+			Containers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "sidecar", Image: "busybox:1"}}},
 		},
 	}
 	for _, m := range mutate {
@@ -44,7 +44,7 @@ func names(entries []*Entry) []string {
 func TestRegistry_Candidates(t *testing.T) {
 	t.Parallel()
 	r := NewRegistry()
-	for _, s := range []*appsv1alpha1.SidecarSet{
+	for _, s := range []*appsv1beta1.SidecarSet{
 		sidecarSet("by-app", matchLabels("app", "nginx")),
 		sidecarSet("by-two-labels", matchLabels("tier", "web", "app", "nginx")),
 		sidecarSet("other-app", matchLabels("app", "redis")),
@@ -52,8 +52,8 @@ func TestRegistry_Candidates(t *testing.T) {
 			{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"nginx", "redis"}}}}),
 		sidecarSet("by-exists", &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: "sidecar", Operator: metav1.LabelSelectorOpExists}}}),
-		sidecarSet("pinned-ns-1", matchLabels("app", "nginx"), func(s *appsv1alpha1.SidecarSet) { s.Spec.Namespace = "ns-1" }),
-		sidecarSet("pinned-ns-2", matchLabels("app", "nginx"), func(s *appsv1alpha1.SidecarSet) { s.Spec.Namespace = "ns-2" }),
+		sidecarSet("pinned-ns-1", matchLabels("app", "nginx"), func(s *appsv1beta1.SidecarSet) { s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace("ns-1") }),
+		sidecarSet("pinned-ns-2", matchLabels("app", "nginx"), func(s *appsv1beta1.SidecarSet) { s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace("ns-2") }),
 	} {
 		if err := r.Upsert(s); err != nil {
 			t.Fatal(err)
@@ -130,7 +130,7 @@ func TestRegistry_EntryIsDefaultedAndHashed(t *testing.T) {
 	if in.Spec.UpdateStrategy.Type != "" {
 		t.Error("Upsert defaulted the caller's object")
 	}
-	if e.SidecarSet.Spec.Containers[0].PodInjectPolicy != appsv1alpha1.BeforeAppContainerType {
+	if e.SidecarSet.Spec.Containers[0].PodInjectPolicy != appsv1beta1.BeforeAppContainerType {
 		t.Error("the entry is not defaulted")
 	}
 	if len(e.Hashes.Hash) != 64 || !e.Matches(map[string]string{"app": "nginx"}) || e.Matches(map[string]string{"app": "x"}) {
@@ -142,9 +142,9 @@ func TestRegistry_EntryCompilesResourcesPolicies(t *testing.T) {
 	t.Parallel()
 	r := NewRegistry()
 	in := sidecarSet("s", matchLabels("app", "nginx"))
-	in.Spec.Containers[0].ResourcesPolicy = &appsv1alpha1.ResourcesPolicy{
-		TargetContainerMode: appsv1alpha1.TargetContainerModeSum,
-		ResourceExpr:        appsv1alpha1.ResourceExpr{Requests: &appsv1alpha1.ResourceExprRequests{CPU: "cpu*50%"}},
+	in.Spec.Containers[0].ResourcesPolicy = &appsv1beta1.ResourcesPolicy{
+		TargetContainerMode: appsv1beta1.TargetContainerModeSum,
+		ResourceExpr:        appsv1beta1.ResourceExpr{Requests: &appsv1beta1.ResourceExprRequests{CPU: "cpu*50%"}},
 	}
 	if err := r.Upsert(in); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 const (
@@ -36,13 +36,13 @@ func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 // PodSidecarSets is the PodBySidecarSet extractor: the SidecarSets a pod's
 // injected-list names.
 func PodSidecarSets(o client.Object) []string {
-	return podstate.DecodeInjectedList(o.GetAnnotations()[appsv1alpha1.SidecarSetListAnnotation])
+	return podstate.DecodeInjectedList(o.GetAnnotations()[appsv1beta1.SidecarSetListAnnotation])
 }
 
 // RevisionSidecarSet is the RevisionBySidecarSet extractor: the SidecarSet
 // a ControllerRevision's kruise.io/sidecarset-name label names.
 func RevisionSidecarSet(o client.Object) []string {
-	if name := o.GetLabels()[appsv1alpha1.SidecarSetNameLabel]; name != "" {
+	if name := o.GetLabels()[appsv1beta1.SidecarSetNameLabel]; name != "" {
 		return []string{name}
 	}
 	return nil

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 )
 
@@ -43,7 +43,7 @@ func NamespaceLabels(ctx context.Context, reader client.Reader, name string) (ma
 // (revision.CheckLabelled), and a customVersion resolves to the newest
 // revision this SidecarSet owns (revision.NewestWithCustomVersion), never to
 // one left by an earlier SidecarSet of the same name.
-func PinnedRevision(ctx context.Context, reader client.Reader, namespace string, s *appsv1alpha1.SidecarSet) (*appsv1.ControllerRevision, error) {
+func PinnedRevision(ctx context.Context, reader client.Reader, namespace string, s *appsv1beta1.SidecarSet) (*appsv1.ControllerRevision, error) {
 	pin := s.Spec.InjectionStrategy.Revision
 	switch {
 	case pin == nil:
@@ -64,7 +64,7 @@ func PinnedRevision(ctx context.Context, reader client.Reader, namespace string,
 		}
 		newest := revision.NewestWithCustomVersion(s, *pin.CustomVersion, list.Items)
 		if newest == nil {
-			return nil, fmt.Errorf("no ControllerRevision of SidecarSet %q in %s has %s=%s", s.Name, namespace, appsv1alpha1.SidecarSetCustomVersionLabel, *pin.CustomVersion)
+			return nil, fmt.Errorf("no ControllerRevision of SidecarSet %q in %s has %s=%s", s.Name, namespace, appsv1beta1.SidecarSetCustomVersionLabel, *pin.CustomVersion)
 		}
 		return newest, nil
 	default:

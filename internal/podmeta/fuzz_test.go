@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // The seed corpus is under testdata/fuzz/FuzzPatchPodMetadata; `go test`
@@ -19,32 +19,32 @@ import (
 // merging a value without null members into itself is a fixed point.
 func FuzzPatchPodMetadata(f *testing.F) {
 	f.Fuzz(func(t *testing.T, podValue string, podHasKey bool, value string, policy uint8, second string) {
-		policies := []appsv1alpha1.SidecarSetPatchPolicyType{
-			appsv1alpha1.SidecarSetRetainPatchPolicy,
-			appsv1alpha1.SidecarSetOverwritePatchPolicy,
-			appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy,
+		policies := []appsv1beta1.SidecarSetPatchPolicyType{
+			appsv1beta1.SidecarSetRetainPatchPolicy,
+			appsv1beta1.SidecarSetOverwritePatchPolicy,
+			appsv1beta1.SidecarSetMergePatchJSONPatchPolicy,
 		}
 		p := policies[int(policy)%len(policies)]
 		current := map[string]string{"other": "x"}
 		if podHasKey {
 			current["k"] = podValue
 		}
-		patches := []appsv1alpha1.SidecarSetPatchPodMetadata{entry(p, map[string]string{"k": value})}
-		if p != appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy {
+		patches := []appsv1beta1.SidecarSetPatchPodMetadata{entry(p, map[string]string{"k": value})}
+		if p != appsv1beta1.SidecarSetMergePatchJSONPatchPolicy {
 			// A second entry with the other non-merge policy on the same key.
 			other := policies[(int(policy)+1)%2]
 			patches = append(patches, entry(other, map[string]string{"k": second, "k2": second}))
 		}
 		changes, err := patch(current, patches)
 		if err != nil {
-			if p != appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy {
+			if p != appsv1beta1.SidecarSetMergePatchJSONPatchPolicy {
 				t.Fatalf("patch(%v): %v", p, err)
 			}
 			return
 		}
 		applied := maps.Clone(current)
 		maps.Copy(applied, changes)
-		if p == appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy && (!podHasKey || podValue == "") {
+		if p == appsv1beta1.SidecarSetMergePatchJSONPatchPolicy && (!podHasKey || podValue == "") {
 			// The value was set verbatim, not merged: nothing to re-check.
 			return
 		}
@@ -55,14 +55,14 @@ func FuzzPatchPodMetadata(f *testing.F) {
 		if len(again) != 0 {
 			t.Fatalf("patching again changed %v (first changes %v)", again, changes)
 		}
-		if p == appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy {
+		if p == appsv1beta1.SidecarSetMergePatchJSONPatchPolicy {
 			merged := applied["k"]
 			var v any
 			if json.Unmarshal([]byte(merged), &v) != nil || hasNullMember(v) {
 				return
 			}
-			self, err := patch(map[string]string{"k": merged}, []appsv1alpha1.SidecarSetPatchPodMetadata{
-				entry(appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{"k": merged}),
+			self, err := patch(map[string]string{"k": merged}, []appsv1beta1.SidecarSetPatchPodMetadata{
+				entry(appsv1beta1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{"k": merged}),
 			})
 			if err != nil || len(self) != 0 {
 				t.Fatalf("merging %q into itself: changes %v, error %v; want none", merged, self, err)

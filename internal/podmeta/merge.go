@@ -7,7 +7,7 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // patch applies a SidecarSet's patchPodMetadata entries, in order, to a
@@ -24,7 +24,7 @@ import (
 //
 // At an in-place upgrade, Retain entries are therefore re-added only if
 // missing.
-func patch(current map[string]string, patches []appsv1alpha1.SidecarSetPatchPodMetadata) (map[string]string, error) {
+func patch(current map[string]string, patches []appsv1beta1.SidecarSetPatchPodMetadata) (map[string]string, error) {
 	changed := map[string]string{}
 	get := func(k string) (string, bool) {
 		if v, ok := changed[k]; ok {
@@ -43,12 +43,12 @@ func patch(current map[string]string, patches []appsv1alpha1.SidecarSetPatchPodM
 			value := p.Annotations[k]
 			old, exists := get(k)
 			switch p.PatchPolicy {
-			case appsv1alpha1.SidecarSetRetainPatchPolicy, "":
+			case appsv1beta1.SidecarSetRetainPatchPolicy, "":
 				if exists {
 					continue
 				}
-			case appsv1alpha1.SidecarSetOverwritePatchPolicy:
-			case appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy:
+			case appsv1beta1.SidecarSetOverwritePatchPolicy:
+			case appsv1beta1.SidecarSetMergePatchJSONPatchPolicy:
 				if old != "" {
 					merged, err := mergeJSON(old, value)
 					if err != nil {

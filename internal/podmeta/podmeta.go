@@ -29,7 +29,7 @@ import (
 	"slices"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
@@ -73,7 +73,7 @@ const reservedReason = "holds SidecarSet state and was not patched"
 // SidecarSet's, and select the whitelist rules) to a pod's annotations,
 // which it does not modify. An error is a patch that cannot apply (a
 // MergePatchJson into a value that is not JSON, an unknown policy).
-func Apply(annotations map[string]string, s *appsv1alpha1.SidecarSet, w Whitelist) (Result, error) {
+func Apply(annotations map[string]string, s *appsv1beta1.SidecarSet, w Whitelist) (Result, error) {
 	if len(s.Spec.PatchPodMetadata) == 0 {
 		return Result{}, nil
 	}

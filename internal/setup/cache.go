@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 )
@@ -29,7 +29,7 @@ func CacheOptions(namespace string) cache.Options {
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}: {
 				Namespaces: map[string]cache.Config{namespace: {}},
-				Field:      fields.OneTermEqualSelector("metadata.name", appsv1alpha1.ConfigurationConfigMapName),
+				Field:      fields.OneTermEqualSelector("metadata.name", appsv1beta1.ConfigurationConfigMapName),
 			},
 			&appsv1.ControllerRevision{}: {
 				Namespaces: map[string]cache.Config{namespace: {}},

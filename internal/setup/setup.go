@@ -126,6 +126,13 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)
 	}
+	// The CRD's conversion webhook follows the SidecarSet webhook's Service
+	// or URL and CA bundle; under OLM (no configuration named), OLM writes it.
+	if o.Certs.MutatingConfig != "" {
+		if err := mgr.Add(&webhooks.ConversionConfig{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), MutatingConfig: o.Certs.MutatingConfig}); err != nil {
+			return nil, fmt.Errorf("setting up the CRD conversion webhook: %w", err)
+		}
+	}
 	if o.InstallAuthoringPolicy {
 		if err := mgr.Add(&webhooks.AuthoringPolicyInstaller{Client: mgr.GetClient()}); err != nil {
 			return nil, fmt.Errorf("setting up the authoring policy installer: %w", err)

@@ -36,7 +36,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 	"sigs.k8s.io/yaml"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // manifest is the policy and its binding, as config/default installs them.
@@ -241,8 +241,8 @@ func (p *Policy) Evaluate(ctx context.Context, r Request, authz authorizer.Uncon
 }
 
 func (p *Policy) evaluate(ctx context.Context, r Request, authz authorizer.UnconditionalAuthorizer) (*Denial, error) {
-	gvk := appsv1alpha1.GroupVersion.WithKind("SidecarSet")
-	gvr := appsv1alpha1.GroupVersion.WithResource("sidecarsets")
+	gvk := appsv1beta1.GroupVersion.WithKind("SidecarSet")
+	gvr := appsv1beta1.GroupVersion.WithResource("sidecarsets")
 	var old runtime.Object
 	if r.OldObject != nil {
 		old = r.OldObject

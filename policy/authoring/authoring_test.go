@@ -13,12 +13,16 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/version"
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"sigs.k8s.io/yaml"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // grants is a fake authorizer: it allows the checks it lists, written
@@ -46,19 +50,34 @@ const (
 	podsInTeamA   = "create /pods team-a/"
 )
 
-// sidecarSet builds a SidecarSet named agent from the YAML of its spec.
+// sidecarSet builds a SidecarSet named agent from the YAML of its v1alpha1
+// spec, as the policy sees it: converted to v1beta1, as the API server does.
 func sidecarSet(t *testing.T, spec string) *unstructured.Unstructured {
 	t.Helper()
-	obj := map[string]any{}
-	if err := yaml.Unmarshal([]byte(spec), &obj); err != nil {
+	written := &appsv1alpha1.SidecarSet{}
+	if err := yaml.UnmarshalStrict([]byte("spec:\n"+indent(spec)), written); err != nil {
 		t.Fatalf("spec: %v", err)
 	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apps.kruise.io/v1alpha1",
-		"kind":       "SidecarSet",
-		"metadata":   map[string]any{"name": "agent"},
-		"spec":       obj,
-	}}
+	written.Name = "agent"
+	hub := &appsv1beta1.SidecarSet{}
+	if err := written.ConvertTo(hub); err != nil {
+		t.Fatal(err)
+	}
+	hub.APIVersion, hub.Kind = appsv1beta1.GroupVersion.String(), "SidecarSet"
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(hub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+// indent indents each line of a YAML block by two spaces.
+func indent(block string) string {
+	lines := strings.Split(strings.Trim(block, "\n"), "\n")
+	for i := range lines {
+		lines[i] = "  " + lines[i]
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 const plain = `
@@ -102,7 +121,7 @@ func TestManifests_MatchSidecarSetWritesAndNotTheStatus(t *testing.T) {
 	wantRules := []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 		Rule: admissionregistrationv1.Rule{
-			APIGroups: []string{"apps.kruise.io"}, APIVersions: []string{"*"}, Resources: []string{"sidecarsets"},
+			APIGroups: []string{"apps.kruise.io"}, APIVersions: []string{"v1beta1"}, Resources: []string{"sidecarsets"},
 		},
 	}}}
 	if diff := cmp.Diff(wantRules, vap.Spec.MatchConstraints.ResourceRules); diff != "" {
@@ -132,13 +151,13 @@ func TestEvaluate_Create(t *testing.T) {
 	}, {
 		name: "plain sidecars for every namespace are denied without inject-all-namespaces",
 		spec: plain,
-		want: `spec.namespace: injecting into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob +
-			`; set spec.namespace to a namespace where you may create pods instead`,
+		want: `spec.namespaceSelector: injecting into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob +
+			`; confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)`,
 	}, {
 		name: "a namespaceSelector counts as every namespace",
 		spec: plain + "namespaceSelector: {matchLabels: {team: a}}\n",
 		want: `spec.namespaceSelector: injecting into the namespaces a namespaceSelector picks requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob +
-			`; set spec.namespace to a namespace where you may create pods instead`,
+			`; confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)`,
 	}, {
 		name:    "one namespace is allowed to who may create pods there",
 		spec:    plain + "namespace: team-a\n",
@@ -147,7 +166,7 @@ func TestEvaluate_Create(t *testing.T) {
 		name:    "one namespace is denied to who may not create pods there, whatever else they hold",
 		spec:    plain + "namespace: team-a\n",
 		allowed: []string{allNamespaces, privileged, secrets},
-		want:    `spec.namespace: injecting into the pods of namespace "team-a" requires permission to create pods in namespace "team-a"` + bob,
+		want:    `spec.namespaceSelector: injecting into the pods of namespace "team-a" (v1alpha1 spec.namespace) requires permission to create pods in namespace "team-a"` + bob,
 	}, {
 		name: "a privileged container needs inject-privileged",
 		spec: plain + `
@@ -336,18 +355,18 @@ func TestEvaluate_UpdateJudgesOnlyWhatChanges(t *testing.T) {
 		name: "widening the selector of a cluster-wide SidecarSet needs inject-all-namespaces",
 		old:  plain,
 		spec: strings.Replace(plain, "app: web", "tier: front", 1),
-		want: `spec.namespace: injecting into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent", which user "bob" does not have; set spec.namespace to a namespace where you may create pods instead`,
+		want: `spec.namespaceSelector: injecting into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent", which user "bob" does not have; confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)`,
 	}, {
 		name:    "moving to another namespace needs to create pods there",
 		old:     plain + "namespace: team-a\n",
 		spec:    plain + "namespace: team-b\n",
 		allowed: []string{podsInTeamA},
-		want:    `spec.namespace: injecting into the pods of namespace "team-b" requires permission to create pods in namespace "team-b", which user "bob" does not have`,
+		want:    `spec.namespaceSelector: injecting into the pods of namespace "team-b" (v1alpha1 spec.namespace) requires permission to create pods in namespace "team-b", which user "bob" does not have`,
 	}, {
 		name: "adding a patchPodMetadata entry changes what is injected where",
 		old:  plain,
 		spec: plain + "patchPodMetadata: [{annotations: {a: b}}]\n",
-		want: `spec.namespace: injecting into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent", which user "bob" does not have; set spec.namespace to a namespace where you may create pods instead`,
+		want: `spec.namespaceSelector: injecting into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent", which user "bob" does not have; confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)`,
 	}, {
 		name:    "pinning another revision needs inject-privileged and inject-secrets",
 		old:     plain + "injectionStrategy: {revision: {customVersion: v1}}\n",

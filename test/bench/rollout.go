@@ -19,7 +19,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 const agent = "agent"
@@ -82,12 +82,12 @@ func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions) ([]rol
 	if err := e.ensureNamespace(ctx, ns); err != nil {
 		return nil, err
 	}
-	ss := &appsv1alpha1.SidecarSet{
+	ss := &appsv1beta1.SidecarSet{
 		ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{benchLabel: "rollout"}},
-		Spec: appsv1alpha1.SidecarSetSpec{
-			Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-			Namespace:  ns,
-			Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: agent, Image: "busybox:1.0"}}},
+		Spec: appsv1beta1.SidecarSetSpec{
+			Selector:          &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appsv1beta1.NamespaceNameLabel: ns}},
+			Containers:        []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: agent, Image: "busybox:1.0"}}},
 		},
 	}
 	_ = e.client.Delete(ctx, ss)
@@ -180,7 +180,7 @@ func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions) ([]rol
 
 // setSidecarSet sets the sidecar image (if non-empty), maxUnavailable and paused.
 func (e *env) setSidecarSet(ctx context.Context, name, image, maxUnavailable string, paused bool) error {
-	s := &appsv1alpha1.SidecarSet{}
+	s := &appsv1beta1.SidecarSet{}
 	if err := e.client.Get(ctx, client.ObjectKey{Name: name}, s); err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (e *env) setSidecarSet(ctx context.Context, name, image, maxUnavailable str
 // waitStatusUpdated waits until the SidecarSet's status shows every pod updated.
 func (e *env) waitStatusUpdated(ctx context.Context, name string, size int) error {
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		s := &appsv1alpha1.SidecarSet{}
+		s := &appsv1beta1.SidecarSet{}
 		if err := e.client.Get(ctx, client.ObjectKey{Name: name}, s); err != nil {
 			return false, err
 		}

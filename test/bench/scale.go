@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/informers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/promtext"
 )
 
@@ -159,19 +159,19 @@ func (e *env) requireNodes(ctx context.Context, pods int) error {
 // selecting-1 select pods in mixed ways (matchLabels, expressions,
 // spec.namespace, namespaceSelector) and never update; the rest select no
 // pod.
-func scaleSidecarSet(i int, o scaleOptions) *appsv1alpha1.SidecarSet {
-	s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%04d", i), Labels: map[string]string{scaleLabel: "true"}}}
-	s.Spec.UpdateStrategy.Type = appsv1alpha1.NotUpdateSidecarSetStrategyType
-	container := func(name string) []appsv1alpha1.SidecarContainer {
-		return []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: name, Image: "busybox:1.36"}}}
+func scaleSidecarSet(i int, o scaleOptions) *appsv1beta1.SidecarSet {
+	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("scale-%04d", i), Labels: map[string]string{scaleLabel: "true"}}}
+	s.Spec.UpdateStrategy.Type = appsv1beta1.NotUpdateSidecarSetStrategyType
+	container := func(name string) []appsv1beta1.SidecarContainer {
+		return []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: name, Image: "busybox:1.36"}}}
 	}
 	ns := fmt.Sprintf(scaleNamespace, i%o.namespaces)
 	switch {
 	case i == 0:
 		s.Name = scaleRollout
 		s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": scaleApp}}
-		s.Spec.Containers = []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: agent, Image: "busybox:1.1"}}}
-		s.Spec.UpdateStrategy = appsv1alpha1.SidecarSetUpdateStrategy{Type: appsv1alpha1.RollingUpdateSidecarSetStrategyType}
+		s.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: agent, Image: "busybox:1.1"}}}
+		s.Spec.UpdateStrategy = appsv1beta1.SidecarSetUpdateStrategy{Type: appsv1beta1.RollingUpdateSidecarSetStrategyType}
 	case i < o.selecting:
 		name := fmt.Sprintf("extra-%02d", i)
 		s.Spec.Containers = container(name)
@@ -183,7 +183,7 @@ func scaleSidecarSet(i int, o scaleOptions) *appsv1alpha1.SidecarSet {
 				{Key: "shard", Operator: metav1.LabelSelectorOpIn, Values: []string{strconv.Itoa(i)}},
 				{Key: "canary", Operator: metav1.LabelSelectorOpDoesNotExist}}}
 		case 2:
-			s.Spec.Namespace = ns
+			s.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{appsv1beta1.NamespaceNameLabel: ns}}
 			s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"shard": strconv.Itoa(i)}}
 		default:
 			s.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{scaleNSLabel: ns}}
@@ -239,7 +239,7 @@ func (e *env) createScaleObjects(ctx context.Context, o scaleOptions) error {
 		return fmt.Errorf("creating Deployments: %w", err)
 	}
 	return wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list := &appsv1alpha1.SidecarSetList{}
+		list := &appsv1beta1.SidecarSetList{}
 		if err := e.client.List(ctx, list, client.MatchingLabels{scaleLabel: "true"}); err != nil {
 			return false, err
 		}
@@ -424,7 +424,7 @@ func (e *env) callsPerReconcile(ctx context.Context, o scaleOptions) (float64, e
 	q0, _ := before.Sum("rest_client_requests_total", nil)
 	stamp := strconv.FormatInt(time.Now().UnixNano(), 10)
 	for i := range o.selecting {
-		s := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: scaleSidecarSet(i, o).Name}}
+		s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: scaleSidecarSet(i, o).Name}}
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{"bench.sidecarset-operator.dev/touched":%q}}}`, stamp)
 		if err := e.client.Patch(ctx, s, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
 			return 0, err
@@ -477,7 +477,7 @@ func (e *env) restartManager(ctx context.Context, o scaleOptions) (startFigures,
 	// The SidecarSet's status is made stale while no manager runs: its
 	// first status write then shows. (Its spec cannot change now: the
 	// SidecarSet webhooks are the manager's; its status goes through none.)
-	s := &appsv1alpha1.SidecarSet{}
+	s := &appsv1beta1.SidecarSet{}
 	if err := e.client.Get(ctx, client.ObjectKey{Name: scaleRollout}, s); err != nil {
 		return f, err
 	}
@@ -513,7 +513,7 @@ func (e *env) restartManager(ctx context.Context, o scaleOptions) (startFigures,
 			}
 		}
 		if f.firstStatus == 0 {
-			got := &appsv1alpha1.SidecarSet{}
+			got := &appsv1beta1.SidecarSet{}
 			if err := e.client.Get(ctx, client.ObjectKey{Name: scaleRollout}, got); err == nil && got.Status.ObservedGeneration == generation {
 				f.firstStatus = time.Since(start)
 			}
@@ -525,7 +525,7 @@ func (e *env) restartManager(ctx context.Context, o scaleOptions) (startFigures,
 
 // cleanScale deletes the scale run's SidecarSets and namespaces.
 func (e *env) cleanScale(ctx context.Context, o scaleOptions) {
-	_ = e.client.DeleteAllOf(ctx, &appsv1alpha1.SidecarSet{}, client.MatchingLabels{scaleLabel: "true"})
+	_ = e.client.DeleteAllOf(ctx, &appsv1beta1.SidecarSet{}, client.MatchingLabels{scaleLabel: "true"})
 	for i := range o.namespaces {
 		_ = e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf(scaleNamespace, i)}})
 	}
@@ -536,7 +536,7 @@ func (e *env) cleanScale(ctx context.Context, o scaleOptions) {
 func (e *env) removeScaleLeftovers(ctx context.Context, o scaleOptions) error {
 	e.cleanScale(ctx, o)
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var sets appsv1alpha1.SidecarSetList
+		var sets appsv1beta1.SidecarSetList
 		if err := e.client.List(ctx, &sets, client.MatchingLabels{scaleLabel: "true"}); err != nil {
 			return false, err
 		}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 const (
@@ -102,7 +102,7 @@ func (e *env) measureAdmission(ctx context.Context, o webhookOptions) ([]pairing
 	defer func() {
 		cleanup := context.WithoutCancel(ctx)
 		_ = e.deleteBenchSidecarSets(cleanup)
-		_ = e.client.DeleteAllOf(cleanup, &appsv1alpha1.SidecarSet{}, client.MatchingLabels{benchLabel: "probe"})
+		_ = e.client.DeleteAllOf(cleanup, &appsv1beta1.SidecarSet{}, client.MatchingLabels{benchLabel: "probe"})
 	}()
 	if err := e.ensureProbeSidecarSet(ctx); err != nil {
 		return nil, err
@@ -364,7 +364,7 @@ func benchPod(i int) *corev1.Pod {
 // ensureBenchSidecarSets makes exactly n bench SidecarSets exist: one whose
 // selector matches the bench pods, the others matching other apps.
 func (e *env) ensureBenchSidecarSets(ctx context.Context, n int) error {
-	existing := &appsv1alpha1.SidecarSetList{}
+	existing := &appsv1beta1.SidecarSetList{}
 	if err := e.client.List(ctx, existing, client.MatchingLabels{benchLabel: "webhook"}); err != nil {
 		return err
 	}
@@ -396,7 +396,7 @@ func (e *env) ensureBenchSidecarSets(ctx context.Context, n int) error {
 	// Wait until the controller has seen them all: the webhook's registry
 	// is fed by the same informer.
 	return wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list := &appsv1alpha1.SidecarSetList{}
+		list := &appsv1beta1.SidecarSetList{}
 		if err := e.client.List(ctx, list, client.MatchingLabels{benchLabel: "webhook"}); err != nil {
 			return false, err
 		}
@@ -409,19 +409,19 @@ func (e *env) ensureBenchSidecarSets(ctx context.Context, n int) error {
 	})
 }
 
-func benchSidecarSet(i int) *appsv1alpha1.SidecarSet {
+func benchSidecarSet(i int) *appsv1beta1.SidecarSet {
 	name, app := fmt.Sprintf("bench-other-%04d", i), fmt.Sprintf("bench-other-%04d", i)
 	if i == 0 {
 		name, app = targetSidecarSet, benchTargetAppName
 	}
-	return &appsv1alpha1.SidecarSet{
+	return &appsv1beta1.SidecarSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{benchLabel: "webhook"}},
-		Spec: appsv1alpha1.SidecarSetSpec{
+		Spec: appsv1beta1.SidecarSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-			Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{
+			Containers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{
 				Name: benchSidecar, Image: "busybox:1.36", Command: []string{"sleep", "infinity"},
 			}}},
-			UpdateStrategy: appsv1alpha1.SidecarSetUpdateStrategy{Type: appsv1alpha1.NotUpdateSidecarSetStrategyType},
+			UpdateStrategy: appsv1beta1.SidecarSetUpdateStrategy{Type: appsv1beta1.NotUpdateSidecarSetStrategyType},
 		},
 	}
 }
@@ -449,7 +449,7 @@ func (e *env) ensureProbeSidecarSet(ctx context.Context) error {
 	// The "app" key, like every bench SidecarSet: distinct values make the
 	// selectors disjoint, so the shared sidecar name is no conflict.
 	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": probeApp}}
-	s.Spec.Namespace = webhookNamespace
+	s.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{appsv1beta1.NamespaceNameLabel: webhookNamespace}}
 	if err := e.client.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating the probe SidecarSet: %w", err)
 	}
@@ -457,7 +457,7 @@ func (e *env) ensureProbeSidecarSet(ctx context.Context) error {
 }
 
 func (e *env) deleteBenchSidecarSets(ctx context.Context) error {
-	return e.client.DeleteAllOf(ctx, &appsv1alpha1.SidecarSet{}, client.MatchingLabels{benchLabel: "webhook"})
+	return e.client.DeleteAllOf(ctx, &appsv1beta1.SidecarSet{}, client.MatchingLabels{benchLabel: "webhook"})
 }
 
 func (e *env) ensureNamespace(ctx context.Context, name string) error {

@@ -3,18 +3,18 @@ package builder
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // ContainerWrapper builds a container: a pod's own container (Obj) or a
 // SidecarSet sidecar (Sidecar).
 type ContainerWrapper struct {
-	appsv1alpha1.SidecarContainer
+	appsv1beta1.SidecarContainer
 }
 
 // MakeContainer returns a container with a name and an image.
 func MakeContainer(name, image string) *ContainerWrapper {
-	return &ContainerWrapper{appsv1alpha1.SidecarContainer{Container: corev1.Container{Name: name, Image: image}}}
+	return &ContainerWrapper{appsv1beta1.SidecarContainer{Container: corev1.Container{Name: name, Image: image}}}
 }
 
 // Obj returns the Kubernetes container (the sidecar fields are dropped).
@@ -23,7 +23,7 @@ func (w *ContainerWrapper) Obj() corev1.Container {
 }
 
 // Sidecar returns the SidecarSet sidecar.
-func (w *ContainerWrapper) Sidecar() appsv1alpha1.SidecarContainer {
+func (w *ContainerWrapper) Sidecar() appsv1beta1.SidecarContainer {
 	return *w.DeepCopy()
 }
 
@@ -93,42 +93,42 @@ func (w *ContainerWrapper) RestartAlways() *ContainerWrapper {
 }
 
 // InjectPolicy sets podInjectPolicy.
-func (w *ContainerWrapper) InjectPolicy(p appsv1alpha1.PodInjectPolicyType) *ContainerWrapper {
+func (w *ContainerWrapper) InjectPolicy(p appsv1beta1.PodInjectPolicyType) *ContainerWrapper {
 	w.PodInjectPolicy = p
 	return w
 }
 
 // ShareVolumes sets shareVolumePolicy.type to enabled.
 func (w *ContainerWrapper) ShareVolumes() *ContainerWrapper {
-	w.ShareVolumePolicy.Type = appsv1alpha1.ShareVolumePolicyEnabled
+	w.ShareVolumePolicy.Type = appsv1beta1.ShareVolumePolicyEnabled
 	return w
 }
 
 // ShareDevices sets shareVolumeDevicePolicy.type to enabled.
 func (w *ContainerWrapper) ShareDevices() *ContainerWrapper {
-	w.ShareVolumeDevicePolicy = &appsv1alpha1.ShareVolumePolicy{Type: appsv1alpha1.ShareVolumePolicyEnabled}
+	w.ShareVolumeDevicePolicy = &appsv1beta1.ShareVolumePolicy{Type: appsv1beta1.ShareVolumePolicyEnabled}
 	return w
 }
 
 // TransferEnvFrom appends a transferEnv entry copying envs from a named
 // container: envName is the first name, envNames the rest.
 func (w *ContainerWrapper) TransferEnvFrom(container string, names ...string) *ContainerWrapper {
-	w.TransferEnv = append(w.TransferEnv, transferEntry(names, appsv1alpha1.TransferEnvVar{SourceContainerName: container}))
+	w.TransferEnv = append(w.TransferEnv, transferEntry(names, appsv1beta1.TransferEnvVar{SourceContainerName: container}))
 	return w
 }
 
 // TransferEnvFromField appends a transferEnv entry whose source container
 // name is read from the pod (fieldPath such as metadata.labels['k']).
 func (w *ContainerWrapper) TransferEnvFromField(fieldPath string, names ...string) *ContainerWrapper {
-	w.TransferEnv = append(w.TransferEnv, transferEntry(names, appsv1alpha1.TransferEnvVar{
-		SourceContainerNameFrom: &appsv1alpha1.SourceContainerNameSource{
+	w.TransferEnv = append(w.TransferEnv, transferEntry(names, appsv1beta1.TransferEnvVar{
+		SourceContainerNameFrom: &appsv1beta1.SourceContainerNameSource{
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: fieldPath},
 		},
 	}))
 	return w
 }
 
-func transferEntry(names []string, t appsv1alpha1.TransferEnvVar) appsv1alpha1.TransferEnvVar {
+func transferEntry(names []string, t appsv1beta1.TransferEnvVar) appsv1beta1.TransferEnvVar {
 	if len(names) > 0 {
 		t.EnvName = names[0]
 	}
@@ -140,8 +140,8 @@ func transferEntry(names []string, t appsv1alpha1.TransferEnvVar) appsv1alpha1.T
 
 // HotUpgrade makes the sidecar hot-upgraded with the given empty image.
 func (w *ContainerWrapper) HotUpgrade(emptyImage string) *ContainerWrapper {
-	w.UpgradeStrategy = appsv1alpha1.SidecarContainerUpgradeStrategy{
-		UpgradeType:          appsv1alpha1.SidecarContainerHotUpgrade,
+	w.UpgradeStrategy = appsv1beta1.SidecarContainerUpgradeStrategy{
+		UpgradeType:          appsv1beta1.SidecarContainerHotUpgrade,
 		HotUpgradeEmptyImage: emptyImage,
 	}
 	return w

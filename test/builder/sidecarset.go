@@ -5,28 +5,28 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // SidecarSetWrapper builds a SidecarSet.
 type SidecarSetWrapper struct {
-	appsv1alpha1.SidecarSet
+	appsv1beta1.SidecarSet
 }
 
 // MakeSidecarSet returns a SidecarSet selecting the pods labelled
 // labelKey=labelValue, with no containers yet and no strategy set (the
 // defaulting webhook fills it in).
 func MakeSidecarSet(name, labelKey, labelValue string) *SidecarSetWrapper {
-	return &SidecarSetWrapper{appsv1alpha1.SidecarSet{
+	return &SidecarSetWrapper{appsv1beta1.SidecarSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1alpha1.SidecarSetSpec{
+		Spec: appsv1beta1.SidecarSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{labelKey: labelValue}},
 		},
 	}}
 }
 
 // Obj returns the SidecarSet.
-func (w *SidecarSetWrapper) Obj() *appsv1alpha1.SidecarSet {
+func (w *SidecarSetWrapper) Obj() *appsv1beta1.SidecarSet {
 	return &w.SidecarSet
 }
 
@@ -81,10 +81,17 @@ func (w *SidecarSetWrapper) SelectorExpression(key string, op metav1.LabelSelect
 	return w
 }
 
-// Namespace sets the v1alpha1 spec.namespace: only pods of that namespace
-// are injected and upgraded.
+// Namespace limits the SidecarSet to one namespace, as v1alpha1's
+// spec.namespace does: the namespaceSelector on kubernetes.io/metadata.name
+// it converts to.
 func (w *SidecarSetWrapper) Namespace(ns string) *SidecarSetWrapper {
-	w.Spec.Namespace = ns
+	w.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{appsv1beta1.NamespaceNameLabel: ns}}
+	return w
+}
+
+// CustomVersion sets spec.customVersion (v1alpha1's custom-version label).
+func (w *SidecarSetWrapper) CustomVersion(v string) *SidecarSetWrapper {
+	w.Spec.CustomVersion = v
 	return w
 }
 
@@ -128,8 +135,8 @@ func (w *SidecarSetWrapper) ImagePullSecrets(names ...string) *SidecarSetWrapper
 }
 
 // PatchPodMetadata appends a patchPodMetadata entry.
-func (w *SidecarSetWrapper) PatchPodMetadata(policy appsv1alpha1.SidecarSetPatchPolicyType, annotations map[string]string) *SidecarSetWrapper {
-	w.Spec.PatchPodMetadata = append(w.Spec.PatchPodMetadata, appsv1alpha1.SidecarSetPatchPodMetadata{
+func (w *SidecarSetWrapper) PatchPodMetadata(policy appsv1beta1.SidecarSetPatchPolicyType, annotations map[string]string) *SidecarSetWrapper {
+	w.Spec.PatchPodMetadata = append(w.Spec.PatchPodMetadata, appsv1beta1.SidecarSetPatchPodMetadata{
 		Annotations: annotations, PatchPolicy: policy,
 	})
 	return w
@@ -148,20 +155,20 @@ func (w *SidecarSetWrapper) InjectionPaused(paused bool) *SidecarSetWrapper {
 }
 
 // InjectRevision sets injectionStrategy.revision.
-func (w *SidecarSetWrapper) InjectRevision(r appsv1alpha1.SidecarSetInjectRevision) *SidecarSetWrapper {
+func (w *SidecarSetWrapper) InjectRevision(r appsv1beta1.SidecarSetInjectRevision) *SidecarSetWrapper {
 	w.Spec.InjectionStrategy.Revision = &r
 	return w
 }
 
 // NotUpdate sets updateStrategy.type to NotUpdate.
 func (w *SidecarSetWrapper) NotUpdate() *SidecarSetWrapper {
-	w.Spec.UpdateStrategy.Type = appsv1alpha1.NotUpdateSidecarSetStrategyType
+	w.Spec.UpdateStrategy.Type = appsv1beta1.NotUpdateSidecarSetStrategyType
 	return w
 }
 
 // RollingUpdate sets updateStrategy.type to RollingUpdate.
 func (w *SidecarSetWrapper) RollingUpdate() *SidecarSetWrapper {
-	w.Spec.UpdateStrategy.Type = appsv1alpha1.RollingUpdateSidecarSetStrategyType
+	w.Spec.UpdateStrategy.Type = appsv1beta1.RollingUpdateSidecarSetStrategyType
 	return w
 }
 
@@ -197,7 +204,7 @@ func (w *SidecarSetWrapper) UpdateSelector(labels map[string]string) *SidecarSet
 // WeightPriority appends a priorityStrategy.weightPriority term.
 func (w *SidecarSetWrapper) WeightPriority(weight int32, labels map[string]string) *SidecarSetWrapper {
 	ps := w.priority()
-	ps.WeightPriority = append(ps.WeightPriority, appsv1alpha1.UpdatePriorityWeightTerm{
+	ps.WeightPriority = append(ps.WeightPriority, appsv1beta1.UpdatePriorityWeightTerm{
 		Weight: weight, MatchSelector: metav1.LabelSelector{MatchLabels: labels},
 	})
 	return w
@@ -207,7 +214,7 @@ func (w *SidecarSetWrapper) WeightPriority(weight int32, labels map[string]strin
 func (w *SidecarSetWrapper) OrderPriority(keys ...string) *SidecarSetWrapper {
 	ps := w.priority()
 	for _, k := range keys {
-		ps.OrderPriority = append(ps.OrderPriority, appsv1alpha1.UpdatePriorityOrderTerm{OrderedKey: k})
+		ps.OrderPriority = append(ps.OrderPriority, appsv1beta1.UpdatePriorityOrderTerm{OrderedKey: k})
 	}
 	return w
 }
@@ -215,13 +222,13 @@ func (w *SidecarSetWrapper) OrderPriority(keys ...string) *SidecarSetWrapper {
 // Scatter appends a scatterStrategy term.
 func (w *SidecarSetWrapper) Scatter(key, value string) *SidecarSetWrapper {
 	w.Spec.UpdateStrategy.ScatterStrategy = append(w.Spec.UpdateStrategy.ScatterStrategy,
-		appsv1alpha1.UpdateScatterTerm{Key: key, Value: value})
+		appsv1beta1.UpdateScatterTerm{Key: key, Value: value})
 	return w
 }
 
-func (w *SidecarSetWrapper) priority() *appsv1alpha1.UpdatePriorityStrategy {
+func (w *SidecarSetWrapper) priority() *appsv1beta1.UpdatePriorityStrategy {
 	if w.Spec.UpdateStrategy.PriorityStrategy == nil {
-		w.Spec.UpdateStrategy.PriorityStrategy = &appsv1alpha1.UpdatePriorityStrategy{}
+		w.Spec.UpdateStrategy.PriorityStrategy = &appsv1beta1.UpdatePriorityStrategy{}
 	}
 	return w.Spec.UpdateStrategy.PriorityStrategy
 }

@@ -13,11 +13,13 @@ import (
 // prints the status fields in alphabetical order, so what comes before the
 // counts (collisionCount, conditions, latestRevision) decides how far down
 // they are. The operator keeps them within the first StatusHeadLines lines
-// after `status:` while nothing is rolling out.
+// after `status:` while nothing is rolling out: collisionCount (always
+// written, as OpenKruise does), one condition (six lines), latestRevision,
+// then the counts.
 
 // StatusHeadLines is how many lines after `status:` the four counts must
 // be within.
-const StatusHeadLines = 12
+const StatusHeadLines = 13
 
 // StatusHead returns the first n lines after the top-level `status:` line
 // of an object printed by kubectl get -o yaml.

@@ -13,9 +13,9 @@ func TestCountsNearTop_Layouts(t *testing.T) {
 	}
 	const counts = "  latestRevision: test-sidecarset-cf4bf7796\n  matchedPods: 1\n  observedGeneration: 1\n" +
 		"  readyPods: 1\n  updatedPods: 1\n  updatedReadyPods: 1\n"
-	compact := "kind: SidecarSet\nspec:\n  updateStrategy:\n    type: RollingUpdate\nstatus:\n  conditions:\n" +
+	compact := "kind: SidecarSet\nspec:\n  updateStrategy:\n    type: RollingUpdate\nstatus:\n  collisionCount: 0\n  conditions:\n" +
 		condition("Updated", "True") + counts
-	// Two conditions and collisionCount push updatedPods to the 19th line.
+	// Two conditions push updatedPods to the 19th line.
 	twoConditions := "status:\n  collisionCount: 0\n  conditions:\n" +
 		condition("Updated", "True") + condition("Progressing", "False") + counts
 	tests := []struct {
@@ -23,8 +23,8 @@ func TestCountsNearTop_Layouts(t *testing.T) {
 		yaml    string
 		wantErr bool
 	}{
-		{"one condition and no collision count keep the counts within 12 lines", compact, false},
-		{"two conditions and a collision count push them further", twoConditions, true},
+		{"the collision count and one condition keep the counts within 13 lines", compact, false},
+		{"two conditions push them further", twoConditions, true},
 		{"an object without status fails", "kind: SidecarSet\n", true},
 	}
 	for _, tc := range tests {

@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -91,7 +91,7 @@ var _ = ginkgo.Describe("An operator outage", ginkgo.Label("chaos"), func() {
 		mtls := createSidecarSet(ctx, builder.MakeSidecarSet(required+"-mtls", "app", "web").Namespace(required).
 			Containers(builder.MakeContainer("proxy", v1)).Obj())
 		logs := createSidecarSet(ctx, builder.MakeSidecarSet(bestEffort+"-logs", "app", "web").Namespace(bestEffort).
-			Annotation(appsv1alpha1.FailurePolicyAnnotation, appsv1alpha1.FailurePolicyIgnore).
+			Annotation(appsv1beta1.FailurePolicyAnnotation, appsv1beta1.FailurePolicyIgnore).
 			Containers(builder.MakeContainer("log-agent", v1)).Obj())
 		expectInjects(ctx, required, appLabels, mtls.Name)
 		expectInjects(ctx, bestEffort, appLabels, logs.Name)

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
@@ -31,7 +31,7 @@ var _ = ginkgo.Describe("Pods without their sidecars", ginkgo.Label("detect"), f
 		gomega.Eventually(func(g gomega.Gomega) {
 			got := getSidecarSet(ctx, g, s.Name)
 			g.Expect(got.Status.NotInjectedPods).To(gomega.Equal(int32(1)))
-			c := meta.FindStatusCondition(got.Status.Conditions, appsv1alpha1.SidecarSetConditionInjected)
+			c := meta.FindStatusCondition(got.Status.Conditions, appsv1beta1.SidecarSetConditionInjected)
 			g.Expect(c).NotTo(gomega.BeNil())
 			g.Expect(c.Status).To(gomega.Equal(metav1.ConditionFalse))
 			g.Expect(c.Message).To(gomega.Equal(want))
@@ -50,7 +50,7 @@ var _ = ginkgo.Describe("Pods without their sidecars", ginkgo.Label("detect"), f
 		gomega.Eventually(func(g gomega.Gomega) {
 			got := getSidecarSet(ctx, g, s.Name)
 			g.Expect(got.Status.NotInjectedPods).To(gomega.BeZero())
-			g.Expect(meta.FindStatusCondition(got.Status.Conditions, appsv1alpha1.SidecarSetConditionInjected)).To(gomega.BeNil())
+			g.Expect(meta.FindStatusCondition(got.Status.Conditions, appsv1beta1.SidecarSetConditionInjected)).To(gomega.BeNil())
 			g.Expect(kubectl(ctx, "get", "events", "-A", "--field-selector",
 				"reason="+controllers.EventPodsInjected+",involvedObject.name="+s.Name, "-o", "jsonpath={.items[*].message}")).
 				To(gomega.ContainSubstring("Every pod the SidecarSet selects carries its sidecars"))

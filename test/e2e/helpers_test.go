@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -79,7 +79,7 @@ func app(ns, name string, replicas int32) *builder.DeploymentWrapper {
 
 // createSidecarSet creates a SidecarSet, deletes it when the spec ends and
 // waits until the controller has seen it.
-func createSidecarSet(ctx context.Context, s *appsv1alpha1.SidecarSet) *appsv1alpha1.SidecarSet {
+func createSidecarSet(ctx context.Context, s *appsv1beta1.SidecarSet) *appsv1beta1.SidecarSet {
 	gomega.Expect(env.Client.Create(ctx, s)).To(gomega.Succeed())
 	ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
 		gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, s))).To(gomega.Succeed())
@@ -89,18 +89,18 @@ func createSidecarSet(ctx context.Context, s *appsv1alpha1.SidecarSet) *appsv1al
 }
 
 // getSidecarSet reads a SidecarSet.
-func getSidecarSet(ctx context.Context, g gomega.Gomega, name string) *appsv1alpha1.SidecarSet {
-	s := &appsv1alpha1.SidecarSet{}
+func getSidecarSet(ctx context.Context, g gomega.Gomega, name string) *appsv1beta1.SidecarSet {
+	s := &appsv1beta1.SidecarSet{}
 	g.Expect(env.Client.Get(ctx, types.NamespacedName{Name: name}, s)).To(gomega.Succeed())
 	return s
 }
 
 // updateSidecarSet changes a SidecarSet (retrying on conflicts) and returns
 // its new generation.
-func updateSidecarSet(ctx context.Context, name string, mutate func(*appsv1alpha1.SidecarSet)) int64 {
+func updateSidecarSet(ctx context.Context, name string, mutate func(*appsv1beta1.SidecarSet)) int64 {
 	var generation int64
 	gomega.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		s := &appsv1alpha1.SidecarSet{}
+		s := &appsv1beta1.SidecarSet{}
 		if err := env.Client.Get(ctx, types.NamespacedName{Name: name}, s); err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func updateSidecarSet(ctx context.Context, name string, mutate func(*appsv1alpha
 // setImage changes the image of one of a SidecarSet's containers or init
 // containers and returns the new generation.
 func setImage(ctx context.Context, name, container, image string) int64 {
-	return updateSidecarSet(ctx, name, func(s *appsv1alpha1.SidecarSet) {
+	return updateSidecarSet(ctx, name, func(s *appsv1beta1.SidecarSet) {
 		c := sidecarContainer(s, container)
 		gomega.Expect(c).NotTo(gomega.BeNil(), "SidecarSet %s has no container %s", name, container)
 		c.Image = image
@@ -125,9 +125,9 @@ func setImage(ctx context.Context, name, container, image string) int64 {
 }
 
 // sidecarContainer returns a SidecarSet's container or init container.
-func sidecarContainer(s *appsv1alpha1.SidecarSet, name string) *appsv1alpha1.SidecarContainer {
-	for _, list := range [][]appsv1alpha1.SidecarContainer{s.Spec.Containers, s.Spec.InitContainers} {
-		if i := slices.IndexFunc(list, func(c appsv1alpha1.SidecarContainer) bool { return c.Name == name }); i >= 0 {
+func sidecarContainer(s *appsv1beta1.SidecarSet, name string) *appsv1beta1.SidecarContainer {
+	for _, list := range [][]appsv1beta1.SidecarContainer{s.Spec.Containers, s.Spec.InitContainers} {
+		if i := slices.IndexFunc(list, func(c appsv1beta1.SidecarContainer) bool { return c.Name == name }); i >= 0 {
 			return &list[i]
 		}
 	}
@@ -139,7 +139,7 @@ type counts struct {
 	Matched, Updated, Ready, UpdatedReady int32
 }
 
-func countsOf(s *appsv1alpha1.SidecarSet) counts {
+func countsOf(s *appsv1beta1.SidecarSet) counts {
 	return counts{s.Status.MatchedPods, s.Status.UpdatedPods, s.Status.ReadyPods, s.Status.UpdatedReadyPods}
 }
 
@@ -169,16 +169,16 @@ func expectStatus(ctx context.Context, name string, generation int64, want count
 // returned, instead.
 func expectProgressing(ctx context.Context, name string, generation int64, status metav1.ConditionStatus, reason string) metav1.Condition {
 	var got metav1.Condition
-	complete := status == metav1.ConditionFalse && reason == appsv1alpha1.ReasonRolloutComplete
-	condType := appsv1alpha1.SidecarSetConditionProgressing
+	complete := status == metav1.ConditionFalse && reason == appsv1beta1.ReasonRolloutComplete
+	condType := appsv1beta1.SidecarSetConditionProgressing
 	if complete {
-		condType, status = appsv1alpha1.SidecarSetConditionUpdated, metav1.ConditionTrue
+		condType, status = appsv1beta1.SidecarSetConditionUpdated, metav1.ConditionTrue
 	}
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
 		s := getSidecarSet(ctx, g, name)
 		g.Expect(s.Status.ObservedGeneration).To(gomega.Equal(generation))
 		if complete {
-			g.Expect(meta.FindStatusCondition(s.Status.Conditions, appsv1alpha1.SidecarSetConditionProgressing)).To(gomega.BeNil())
+			g.Expect(meta.FindStatusCondition(s.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing)).To(gomega.BeNil())
 		}
 		c := meta.FindStatusCondition(s.Status.Conditions, condType)
 		g.Expect(c).NotTo(gomega.BeNil())
@@ -199,7 +199,7 @@ func expectInjects(ctx context.Context, ns string, labels map[string]string, sid
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
 		dry := probe.DeepCopy()
 		g.Expect(env.Client.Create(ctx, dry, client.DryRunAll)).To(gomega.Succeed())
-		g.Expect(podstate.DecodeInjectedList(dry.Annotations[appsv1alpha1.SidecarSetListAnnotation])).To(gomega.ContainElement(sidecarSet))
+		g.Expect(podstate.DecodeInjectedList(dry.Annotations[appsv1beta1.SidecarSetListAnnotation])).To(gomega.ContainElement(sidecarSet))
 	}).WithContext(ctx).Should(gomega.Succeed())
 }
 
@@ -237,7 +237,7 @@ func expectReadyPods(ctx context.Context, ns string, labels map[string]string, n
 		for i := range pods {
 			p := &pods[i]
 			g.Expect(p.DeletionTimestamp).To(gomega.BeNil())
-			g.Expect(podstate.DecodeInjectedList(p.Annotations[appsv1alpha1.SidecarSetListAnnotation])).To(gomega.ContainElement(sidecarSet))
+			g.Expect(podstate.DecodeInjectedList(p.Annotations[appsv1beta1.SidecarSetListAnnotation])).To(gomega.ContainElement(sidecarSet))
 			g.Expect(podReady(p)).To(gomega.BeTrue(), "pod %s is not ready", p.Name)
 		}
 	}, rolloutTimeout).WithContext(ctx).Should(gomega.Succeed())
@@ -320,7 +320,7 @@ func qualified(image string) string {
 // if absent).
 func upgradableCondition(p *corev1.Pod) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == appsv1alpha1.SidecarSetUpgradableCondition {
+		if p.Status.Conditions[i].Type == appsv1beta1.SidecarSetUpgradableCondition {
 			return &p.Status.Conditions[i]
 		}
 	}

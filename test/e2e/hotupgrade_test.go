@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -72,7 +72,7 @@ var _ = ginkgo.Describe("Hot upgrade", ginkgo.Label("hotupgrade", "seed"), func(
 			}
 			g.Expect(stuck).NotTo(gomega.BeEmpty())
 		}).WithContext(ctx).Should(gomega.Succeed())
-		expectProgressing(ctx, hotName, gen, metav1.ConditionTrue, appsv1alpha1.ReasonWaitingForUnavailablePods)
+		expectProgressing(ctx, hotName, gen, metav1.ConditionTrue, appsv1beta1.ReasonWaitingForUnavailablePods)
 		gomega.Consistently(func(g gomega.Gomega) {
 			for _, p := range listPods(ctx, g, ns, labels) {
 				if p.Name == stuck {

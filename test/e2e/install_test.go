@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
@@ -108,11 +108,11 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 		c, err := client.New(cfg, client.Options{Scheme: framework.Scheme})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 
-		plain := &appsv1alpha1.SidecarSet{
+		plain := &appsv1beta1.SidecarSet{
 			ObjectMeta: metav1.ObjectMeta{Name: "e2e-authoring"},
-			Spec: appsv1alpha1.SidecarSetSpec{
+			Spec: appsv1beta1.SidecarSetSpec{
 				Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "e2e-authoring"}},
-				Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "busybox:1.36"}}},
+				Containers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "busybox:1.36"}}},
 			},
 		}
 		gomega.Eventually(func(g gomega.Gomega) {

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // A change other than an image cannot be applied in place: the pods are
@@ -24,7 +24,7 @@ var _ = ginkgo.Describe("Pods that cannot be upgraded in place", ginkgo.Label("n
 		s := createSidecarSet(ctx, sidecarSet(ns, "sidecar", v1).Obj())
 		name := s.Name
 		setEnv := func(value string) int64 {
-			return updateSidecarSet(ctx, name, func(s *appsv1alpha1.SidecarSet) {
+			return updateSidecarSet(ctx, name, func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: value}}
 			})
 		}
@@ -37,14 +37,14 @@ var _ = ginkgo.Describe("Pods that cannot be upgraded in place", ginkgo.Label("n
 		gomega.Eventually(func(g gomega.Gomega) {
 			for _, p := range listPods(ctx, g, ns, appLabels) {
 				c := upgradableCondition(&p)
-				g.Expect(c).NotTo(gomega.BeNil(), "pod %s has no %s condition", p.Name, appsv1alpha1.SidecarSetUpgradableCondition)
+				g.Expect(c).NotTo(gomega.BeNil(), "pod %s has no %s condition", p.Name, appsv1beta1.SidecarSetUpgradableCondition)
 				g.Expect(c.Status).To(gomega.Equal(corev1.ConditionFalse))
-				g.Expect(c.Reason).To(gomega.Equal(appsv1alpha1.UpdateImmutableFieldReason))
+				g.Expect(c.Reason).To(gomega.Equal(appsv1beta1.UpdateImmutableFieldReason))
 				g.Expect(c.Message).To(gomega.Equal(fmt.Sprintf(`{"%s":false}`, name)))
 			}
 		}).WithContext(ctx).Should(gomega.Succeed())
 		expectStatus(ctx, name, gen, counts{Matched: 3, Updated: 0, Ready: 3, UpdatedReady: 0})
-		c := expectProgressing(ctx, name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonNotUpgradablePods)
+		c := expectProgressing(ctx, name, gen, metav1.ConditionFalse, appsv1beta1.ReasonNotUpgradablePods)
 		gomega.Expect(c.Message).To(gomega.HavePrefix("3 of 3 pods cannot be upgraded in place: a field other than an image changed"))
 		gomega.Eventually(notUpgradableEvents).WithContext(ctx).WithArguments(name).Should(gomega.Equal(1))
 
@@ -67,13 +67,13 @@ var _ = ginkgo.Describe("Pods that cannot be upgraded in place", ginkgo.Label("n
 		ginkgo.By("undoing the change: the pods are up to date and upgradable again")
 		gen = setEnv("a")
 		expectStatus(ctx, name, gen, counts{Matched: 3, Updated: 3, Ready: 3, UpdatedReady: 3})
-		expectProgressing(ctx, name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonRolloutComplete)
+		expectProgressing(ctx, name, gen, metav1.ConditionFalse, appsv1beta1.ReasonRolloutComplete)
 		gomega.Eventually(func(g gomega.Gomega) {
 			for _, p := range listPods(ctx, g, ns, appLabels) {
 				c := upgradableCondition(&p)
 				g.Expect(c).NotTo(gomega.BeNil())
 				g.Expect(c.Status).To(gomega.Equal(corev1.ConditionTrue))
-				g.Expect(c.Reason).To(gomega.Equal(appsv1alpha1.AllSidecarSetUpgradableReason))
+				g.Expect(c.Reason).To(gomega.Equal(appsv1beta1.AllSidecarSetUpgradableReason))
 				g.Expect(podstate.DecodeUpgradable(c.Message)).To(gomega.Equal(map[string]bool{name: true}))
 			}
 		}).WithContext(ctx).Should(gomega.Succeed())

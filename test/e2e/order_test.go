@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -53,7 +53,7 @@ var _ = ginkgo.Describe("The in-place upgrade order", ginkgo.Label("order"), fun
 		gomega.Eventually(rec.Order).WithContext(ctx).Should(gomega.Equal([]string{"broken"}))
 
 		ginkgo.By("holding the others while the upgraded pod is not ready: it takes the whole budget")
-		c := expectProgressing(ctx, s.Name, gen, metav1.ConditionTrue, appsv1alpha1.ReasonWaitingForUnavailablePods)
+		c := expectProgressing(ctx, s.Name, gen, metav1.ConditionTrue, appsv1beta1.ReasonWaitingForUnavailablePods)
 		gomega.Expect(c.Message).To(gomega.ContainSubstring("4 of 5 pods wait: maxUnavailable 1 is used up by 1 pod upgrading or not ready"))
 		gomega.Consistently(rec.Order).WithContext(ctx).Should(gomega.HaveLen(1))
 

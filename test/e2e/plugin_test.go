@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/explain"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
@@ -107,8 +107,8 @@ var _ = ginkgo.Describe("The kubectl plugin", ginkgo.Label("plugin"), ginkgo.Ord
 		probe := &corev1.Pod{ObjectMeta: *d.Spec.Template.ObjectMeta.DeepCopy(), Spec: *d.Spec.Template.Spec.DeepCopy()}
 		probe.Namespace, probe.GenerateName = ns, "probe-"
 		gomega.Expect(env.Client.Create(ctx, probe, client.DryRunAll)).To(gomega.Succeed())
-		gomega.Expect(injected.Spec.Template.Annotations[appsv1alpha1.SidecarSetListAnnotation]).
-			To(gomega.Equal(probe.Annotations[appsv1alpha1.SidecarSetListAnnotation]))
+		gomega.Expect(injected.Spec.Template.Annotations[appsv1beta1.SidecarSetListAnnotation]).
+			To(gomega.Equal(probe.Annotations[appsv1beta1.SidecarSetListAnnotation]))
 		gomega.Expect(injected.Spec.Template.Spec.Containers[0].Image).To(gomega.Equal(specContainer(probe, "sidecar").Image))
 		gomega.Expect(injected.Spec.Template.Spec.Containers[0].Env).To(gomega.Equal(specContainer(probe, "sidecar").Env))
 
@@ -116,7 +116,7 @@ var _ = ginkgo.Describe("The kubectl plugin", ginkgo.Label("plugin"), ginkgo.Ord
 		pods := expectReadyPods(ctx, ns, appLabels, 2, s.Name)
 		for i := range pods {
 			gomega.Expect(containerNames(pods[i].Spec.Containers)).To(gomega.Equal([]string{"sidecar", "main"}), "pod %s", pods[i].Name)
-			gomega.Expect(podstate.DecodeInjectedList(pods[i].Annotations[appsv1alpha1.SidecarSetListAnnotation])).To(gomega.Equal([]string{s.Name}))
+			gomega.Expect(podstate.DecodeInjectedList(pods[i].Annotations[appsv1beta1.SidecarSetListAnnotation])).To(gomega.Equal([]string{s.Name}))
 		}
 	})
 })

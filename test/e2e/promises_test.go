@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/demo"
 )
@@ -31,20 +31,20 @@ var _ = ginkgo.Describe("The manual's promises", ginkgo.Label("issue16", "seed")
 
 	ginkgo.It("should keep partition pods on the old version counting the pods that cannot be upgraded in place", func(ctx ginkgo.SpecContext) {
 		s := createSidecarSet(ctx, sidecarSet(ns, "sidecar", v1).MaxUnavailable(intstr.FromInt32(6)).Obj())
-		setMode := func(s *appsv1alpha1.SidecarSet, mode string) {
+		setMode := func(s *appsv1beta1.SidecarSet, mode string) {
 			s.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: mode}}
 		}
-		updateSidecarSet(ctx, s.Name, func(s *appsv1alpha1.SidecarSet) { setMode(s, "a") })
+		updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) { setMode(s, "a") })
 		old := runDeployment(ctx, app(ns, "old", 4).Obj(), s.Name)
 
 		ginkgo.By("changing the sidecar's env, then creating 2 more pods: the 4 older ones can no longer be upgraded in place")
-		gen := updateSidecarSet(ctx, s.Name, func(s *appsv1alpha1.SidecarSet) { setMode(s, "b") })
+		gen := updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) { setMode(s, "b") })
 		expectStatus(ctx, s.Name, gen, counts{Matched: 4, Updated: 0, Ready: 4, UpdatedReady: 0})
 		runDeployment(ctx, app(ns, "new", 2).Obj(), s.Name)
 		expectStatus(ctx, s.Name, gen, counts{Matched: 6, Updated: 2, Ready: 6, UpdatedReady: 2})
 
 		ginkgo.By("setting partition 2 and a new image: 4 pods already stay on the old version, so both others are upgraded")
-		gen = updateSidecarSet(ctx, s.Name, func(s *appsv1alpha1.SidecarSet) {
+		gen = updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) {
 			s.Spec.Containers[0].Image = v2
 			s.Spec.UpdateStrategy.Partition = new(intstr.FromInt32(2))
 		})
@@ -75,13 +75,13 @@ var _ = ginkgo.Describe("The manual's promises", ginkgo.Label("issue16", "seed")
 			})
 			expectObserved(ctx, name)
 			before := runDeployment(ctx, app(ns, "web", 3).Obj(), name)
-			gomega.Expect(specContainer(&before[0], "sidecar").ImagePullPolicy).To(gomega.Equal(appsv1alpha1.DefaultPullPolicy(from)))
+			gomega.Expect(specContainer(&before[0], "sidecar").ImagePullPolicy).To(gomega.Equal(appsv1beta1.DefaultPullPolicy(from)))
 
 			ginkgo.By("replacing the SidecarSet (a PUT) with the manifest, only the image changed")
 			kubectl(ctx, "replace", "-f", manifest(to))
 			s := getSidecarSet(ctx, gomega.Default, name)
-			gomega.Expect(s.Spec.Containers[0].ImagePullPolicy).To(gomega.Equal(appsv1alpha1.DefaultPullPolicy(to)))
-			gomega.Expect(s.Spec.Containers[0].ImagePullPolicy).NotTo(gomega.Equal(appsv1alpha1.DefaultPullPolicy(from)))
+			gomega.Expect(s.Spec.Containers[0].ImagePullPolicy).To(gomega.Equal(appsv1beta1.DefaultPullPolicy(to)))
+			gomega.Expect(s.Spec.Containers[0].ImagePullPolicy).NotTo(gomega.Equal(appsv1beta1.DefaultPullPolicy(from)))
 
 			pods := expectRolledOut(ctx, ns, appLabels, "sidecar", to, rolloutTimeout)
 			expectStatus(ctx, name, s.Generation, counts{Matched: 3, Updated: 3, Ready: 3, UpdatedReady: 3})

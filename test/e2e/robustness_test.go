@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Rollouts that meet trouble: an image that cannot be pulled, a pod deleted
@@ -30,7 +30,7 @@ var _ = ginkgo.Describe("A rollout in trouble", ginkgo.Label("robustness"), func
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(withImage(listPods(ctx, g, ns, appLabels), "sidecar", bad)).To(gomega.Equal(2))
 		}).WithContext(ctx).Should(gomega.Succeed())
-		c := expectProgressing(ctx, s.Name, gen, metav1.ConditionTrue, appsv1alpha1.ReasonWaitingForUnavailablePods)
+		c := expectProgressing(ctx, s.Name, gen, metav1.ConditionTrue, appsv1beta1.ReasonWaitingForUnavailablePods)
 		gomega.Expect(c.Message).To(gomega.Equal("8 of 10 pods wait: maxUnavailable 2 is used up by 2 pods upgrading or not ready"))
 		expectStatus(ctx, s.Name, gen, counts{Matched: 10, Updated: 2, Ready: 8, UpdatedReady: 0})
 		gomega.Consistently(func(g gomega.Gomega) {
@@ -43,7 +43,7 @@ var _ = ginkgo.Describe("A rollout in trouble", ginkgo.Label("robustness"), func
 		gen = setImage(ctx, s.Name, "sidecar", v2)
 		expectRolledOut(ctx, ns, appLabels, "sidecar", v2, rolloutTimeout)
 		expectStatus(ctx, s.Name, gen, counts{Matched: 10, Updated: 10, Ready: 10, UpdatedReady: 10})
-		expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonRolloutComplete)
+		expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1beta1.ReasonRolloutComplete)
 		gomega.Expect(rec.Err()).NotTo(gomega.HaveOccurred())
 		gomega.Expect(rec.MaxUnavailable()).To(gomega.Equal(2))
 	})
@@ -72,7 +72,7 @@ var _ = ginkgo.Describe("A rollout in trouble", ginkgo.Label("robustness"), func
 			gomega.Expect(p.UID).NotTo(gomega.Equal(deleted.UID))
 		}
 		expectStatus(ctx, s.Name, gen, counts{Matched: 8, Updated: 8, Ready: 8, UpdatedReady: 8})
-		expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonRolloutComplete)
+		expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1beta1.ReasonRolloutComplete)
 	})
 
 	ginkgo.It("should resume from what the pods record when the manager is killed mid-rollout, within maxUnavailable",

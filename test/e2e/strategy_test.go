@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // The update strategy: type, partition, maxUnavailable, paused and the
@@ -33,18 +33,18 @@ var _ = ginkgo.Describe("The in-place rollout strategy", ginkgo.Label("strategy"
 
 		gen := setImage(ctx, s.Name, "sidecar", v2)
 		expectStatus(ctx, s.Name, gen, counts{Matched: 3, Updated: 0, Ready: 3, UpdatedReady: 0})
-		c := expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonNotUpdate)
+		c := expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1beta1.ReasonNotUpdate)
 		gomega.Expect(c.Message).To(gomega.ContainSubstring("0 of 3 pods are updated"))
 		gomega.Consistently(func(g gomega.Gomega) {
 			g.Expect(withImage(listPods(ctx, g, ns, appLabels), "sidecar", v2)).To(gomega.BeZero())
 		}).WithContext(ctx).Should(gomega.Succeed())
 
-		gen = updateSidecarSet(ctx, s.Name, func(s *appsv1alpha1.SidecarSet) {
-			s.Spec.UpdateStrategy.Type = appsv1alpha1.RollingUpdateSidecarSetStrategyType
+		gen = updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) {
+			s.Spec.UpdateStrategy.Type = appsv1beta1.RollingUpdateSidecarSetStrategyType
 		})
 		expectRolledOut(ctx, ns, appLabels, "sidecar", v2)
 		expectStatus(ctx, s.Name, gen, counts{Matched: 3, Updated: 3, Ready: 3, UpdatedReady: 3})
-		expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonRolloutComplete)
+		expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1beta1.ReasonRolloutComplete)
 	})
 
 	ginkgo.It("should keep the status of a NotUpdate SidecarSet fresh when pods are deleted and created", ginkgo.Label("status"), func(ctx ginkgo.SpecContext) {
@@ -77,14 +77,14 @@ var _ = ginkgo.Describe("The in-place rollout strategy", ginkgo.Label("strategy"
 			gen := setImage(ctx, s.Name, "sidecar", v2)
 			n := int32(wantUpdated)
 			expectStatus(ctx, s.Name, gen, counts{Matched: 5, Updated: n, Ready: 5, UpdatedReady: n})
-			c := expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonPartitionHeld)
+			c := expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1beta1.ReasonPartitionHeld)
 			gomega.Expect(c.Message).To(gomega.ContainSubstring("held on the old sidecars by partition " + partition.String()))
 			gomega.Consistently(func(g gomega.Gomega) {
 				g.Expect(withImage(listPods(ctx, g, ns, appLabels), "sidecar", v2)).To(gomega.Equal(wantUpdated))
 			}).WithContext(ctx).Should(gomega.Succeed())
 
 			ginkgo.By("lowering the partition to 0")
-			gen = updateSidecarSet(ctx, s.Name, func(s *appsv1alpha1.SidecarSet) {
+			gen = updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) {
 				s.Spec.UpdateStrategy.Partition = &intstr.IntOrString{}
 			})
 			expectRolledOut(ctx, ns, appLabels, "sidecar", v2)
@@ -121,8 +121,8 @@ var _ = ginkgo.Describe("The in-place rollout strategy", ginkgo.Label("strategy"
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(withImage(listPods(ctx, g, ns, appLabels), "sidecar", v2)).To(gomega.BeNumerically(">=", 2))
 		}).WithContext(ctx).Should(gomega.Succeed())
-		gen := updateSidecarSet(ctx, s.Name, func(s *appsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true })
-		c := expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonPaused)
+		gen := updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true })
+		c := expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1beta1.ReasonPaused)
 		gomega.Expect(c.Message).To(gomega.HavePrefix("updateStrategy.paused is true"))
 
 		ginkgo.By("seeing no more pods upgraded while paused")
@@ -133,7 +133,7 @@ var _ = ginkgo.Describe("The in-place rollout strategy", ginkgo.Label("strategy"
 		}).WithContext(ctx).Should(gomega.Succeed())
 
 		ginkgo.By("resuming")
-		gen = updateSidecarSet(ctx, s.Name, func(s *appsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Paused = false })
+		gen = updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) { s.Spec.UpdateStrategy.Paused = false })
 		expectRolledOut(ctx, ns, appLabels, "sidecar", v2)
 		expectStatus(ctx, s.Name, gen, counts{Matched: 10, Updated: 10, Ready: 10, UpdatedReady: 10})
 	})
@@ -148,14 +148,14 @@ var _ = ginkgo.Describe("The in-place rollout strategy", ginkgo.Label("strategy"
 		gen := setImage(ctx, s.Name, "sidecar", v2)
 		expectRolledOut(ctx, ns, canary, "sidecar", v2)
 		expectStatus(ctx, s.Name, gen, counts{Matched: 6, Updated: 3, Ready: 6, UpdatedReady: 3})
-		c := expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonNotSelected)
+		c := expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1beta1.ReasonNotSelected)
 		gomega.Expect(c.Message).To(gomega.ContainSubstring("3 of 6 pods are not updated: updateStrategy.selector does not select them"))
 		gomega.Consistently(func(g gomega.Gomega) {
 			g.Expect(withImage(listPods(ctx, g, ns, map[string]string{"deployment": "stable"}), "sidecar", v1)).To(gomega.Equal(3))
 		}).WithContext(ctx).Should(gomega.Succeed())
 
 		ginkgo.By("removing the selector")
-		gen = updateSidecarSet(ctx, s.Name, func(s *appsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Selector = nil })
+		gen = updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) { s.Spec.UpdateStrategy.Selector = nil })
 		expectRolledOut(ctx, ns, appLabels, "sidecar", v2)
 		expectStatus(ctx, s.Name, gen, counts{Matched: 6, Updated: 6, Ready: 6, UpdatedReady: 6})
 	})
@@ -172,7 +172,7 @@ var _ = ginkgo.Describe("The in-place rollout strategy", ginkgo.Label("strategy"
 			rec := recordRollout(ctx, ns, "sidecar", v2)
 			gen := setImage(ctx, s.Name, "sidecar", v2)
 			expectStatus(ctx, s.Name, gen, counts{Matched: 100, Updated: 50, Ready: 100, UpdatedReady: 50}, rolloutTimeout)
-			expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonPartitionHeld)
+			expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1beta1.ReasonPartitionHeld)
 			gomega.Consistently(func(g gomega.Gomega) {
 				g.Expect(withImage(listPods(ctx, g, ns, appLabels), "sidecar", v2)).To(gomega.Equal(50))
 			}).WithContext(ctx).Should(gomega.Succeed())
@@ -182,13 +182,13 @@ var _ = ginkgo.Describe("The in-place rollout strategy", ginkgo.Label("strategy"
 
 			ginkgo.By("partition 80, maxUnavailable 30, a new image")
 			rec = recordRollout(ctx, ns, "sidecar", v3)
-			gen = updateSidecarSet(ctx, s.Name, func(s *appsv1alpha1.SidecarSet) {
+			gen = updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Image = v3
 				s.Spec.UpdateStrategy.Partition = new(intstr.FromInt32(80))
 				s.Spec.UpdateStrategy.MaxUnavailable = new(intstr.FromInt32(30))
 			})
 			expectStatus(ctx, s.Name, gen, counts{Matched: 100, Updated: 20, Ready: 100, UpdatedReady: 20}, rolloutTimeout)
-			expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1alpha1.ReasonPartitionHeld)
+			expectProgressing(ctx, s.Name, gen, metav1.ConditionFalse, appsv1beta1.ReasonPartitionHeld)
 			gomega.Consistently(func(g gomega.Gomega) {
 				g.Expect(withImage(listPods(ctx, g, ns, appLabels), "sidecar", v3)).To(gomega.Equal(20))
 			}).WithContext(ctx).Should(gomega.Succeed())

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/test/fixtures"
 )
@@ -115,7 +115,7 @@ var _ = ginkgo.Describe("Taking over from OpenKruise", ginkgo.Label("takeover", 
 				g.Expect(containerStatus(p, st.Name).RestartCount).To(gomega.Equal(st.RestartCount), "container %s", st.Name)
 				g.Expect(containerStatus(p, st.Name).Image).To(gomega.Equal(qualified(st.Image)), "container %s", st.Name)
 			}
-			g.Expect(p.Annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation]).To(gomega.Equal(wantHot.Annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation]))
+			g.Expect(p.Annotations[appsv1beta1.WorkingHotUpgradeContainerAnnotation]).To(gomega.Equal(wantHot.Annotations[appsv1beta1.WorkingHotUpgradeContainerAnnotation]))
 			g.Expect(podReady(p)).To(gomega.BeTrue())
 			expectSameRecord(p, wantHot, "fx-hot")
 		}, rolloutTimeout).WithContext(ctx).Should(gomega.Succeed())
@@ -127,7 +127,7 @@ var _ = ginkgo.Describe("Taking over from OpenKruise", ginkgo.Label("takeover", 
 			gomega.Expect(getSidecarSet(ctx, gomega.Default, name).Status.LatestRevision).To(gomega.Equal(s.Status.LatestRevision))
 			want := map[string]int64{}
 			for _, r := range fx.upgradedRevisions {
-				if r.Labels[appsv1alpha1.SidecarSetNameLabel] == name {
+				if r.Labels[appsv1beta1.SidecarSetNameLabel] == name {
 					want[r.Name] = r.Revision
 				}
 			}
@@ -143,7 +143,7 @@ var _ = ginkgo.Describe("Taking over from OpenKruise", ginkgo.Label("takeover", 
 
 // kruiseFixtures are the objects of test/fixtures/kruise-v1.8.
 type kruiseFixtures struct {
-	sets, upgradedSets           []appsv1alpha1.SidecarSet
+	sets, upgradedSets           []appsv1beta1.SidecarSet
 	revisions, upgradedRevisions []appsv1.ControllerRevision
 	pods, upgradedPods           []corev1.Pod
 }
@@ -172,8 +172,8 @@ func (fx *kruiseFixtures) upgradedPod(name string) *corev1.Pod {
 	return findNamed(fx.upgradedPods, name, func(p *corev1.Pod) string { return p.Name })
 }
 
-func (fx *kruiseFixtures) upgradedSet(name string) *appsv1alpha1.SidecarSet {
-	return findNamed(fx.upgradedSets, name, func(s *appsv1alpha1.SidecarSet) string { return s.Name })
+func (fx *kruiseFixtures) upgradedSet(name string) *appsv1beta1.SidecarSet {
+	return findNamed(fx.upgradedSets, name, func(s *appsv1beta1.SidecarSet) string { return s.Name })
 }
 
 func findNamed[T any](items []T, name string, nameOf func(*T) string) *T {
@@ -190,7 +190,7 @@ func clearServerFields(m *metav1.ObjectMeta) {
 
 // createAsStored creates a SidecarSet as OpenKruise stored it (annotations,
 // defaulted spec) with its status, and returns its UID.
-func createAsStored(ctx context.Context, stored appsv1alpha1.SidecarSet) types.UID {
+func createAsStored(ctx context.Context, stored appsv1beta1.SidecarSet) types.UID {
 	s := stored.DeepCopy()
 	clearServerFields(&s.ObjectMeta)
 	status := s.Status
@@ -231,7 +231,7 @@ func renamed(p *corev1.Pod, name string) *corev1.Pod {
 // legacyHashes rewrites a pod's hash annotations in OpenKruise's legacy
 // format, a plain map from SidecarSet name to hash.
 func legacyHashes(p *corev1.Pod) *corev1.Pod {
-	for _, key := range []string{appsv1alpha1.SidecarSetHashAnnotation, appsv1alpha1.SidecarSetHashWithoutImageAnnotation} {
+	for _, key := range []string{appsv1beta1.SidecarSetHashAnnotation, appsv1beta1.SidecarSetHashWithoutImageAnnotation} {
 		h, err := podstate.DecodeHashes(p.Annotations[key])
 		gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
 		legacy := map[string]string{}
@@ -271,14 +271,14 @@ func expectRevisions(ctx context.Context, set string, uid types.UID, want map[st
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
 		list := &appsv1.ControllerRevisionList{}
 		g.Expect(env.Client.List(ctx, list, client.InNamespace(framework.OperatorNamespace),
-			client.MatchingLabels{appsv1alpha1.SidecarSetNameLabel: set})).To(gomega.Succeed())
+			client.MatchingLabels{appsv1beta1.SidecarSetNameLabel: set})).To(gomega.Succeed())
 		got := map[string]int64{}
 		for _, r := range list.Items {
 			got[r.Name] = r.Revision
 			ref := metav1.GetControllerOf(&r)
 			g.Expect(ref).NotTo(gomega.BeNil(), "revision %s has no controller", r.Name)
 			g.Expect(ref.UID).To(gomega.Equal(uid), "revision %s", r.Name)
-			g.Expect(ref.APIVersion).To(gomega.Equal(appsv1alpha1.GroupVersion.String()), "revision %s is not adopted", r.Name)
+			g.Expect(ref.APIVersion).To(gomega.Equal(appsv1beta1.GroupVersion.String()), "revision %s is not adopted", r.Name)
 		}
 		g.Expect(got).To(gomega.Equal(want))
 		revs = list.Items
@@ -292,7 +292,7 @@ func expectRevisions(ctx context.Context, set string, uid types.UID, want map[st
 // sidecar list and the revision of the hash entry, the without-image entry,
 // and which containers the in-place state covers.
 func expectSameRecord(p, kruise *corev1.Pod, set string) {
-	gomega.ExpectWithOffset(1, p.Annotations[appsv1alpha1.SidecarSetHashAnnotation]).To(gomega.HavePrefix(`{"`+set+`":{`),
+	gomega.ExpectWithOffset(1, p.Annotations[appsv1beta1.SidecarSetHashAnnotation]).To(gomega.HavePrefix(`{"`+set+`":{`),
 		"pod %s: the hash annotation is not in the current format", p.Name)
 	ours, err := podstate.Read(p.Annotations)
 	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
@@ -350,7 +350,7 @@ func withoutWebhooks(ctx context.Context) func(context.Context) {
 // its pods), the SidecarSets and their revisions.
 func deleteKruiseObjects(ctx context.Context) {
 	gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fx"}}))).To(gomega.Succeed())
-	list := &appsv1alpha1.SidecarSetList{}
+	list := &appsv1beta1.SidecarSetList{}
 	gomega.Expect(env.Client.List(ctx, list)).To(gomega.Succeed())
 	for i := range list.Items {
 		if s := &list.Items[i]; strings.HasPrefix(s.Name, "fx-") {
@@ -360,7 +360,7 @@ func deleteKruiseObjects(ctx context.Context) {
 	revs := &appsv1.ControllerRevisionList{}
 	gomega.Expect(env.Client.List(ctx, revs, client.InNamespace(framework.OperatorNamespace))).To(gomega.Succeed())
 	for i := range revs.Items {
-		if r := &revs.Items[i]; strings.HasPrefix(r.Labels[appsv1alpha1.SidecarSetNameLabel], "fx-") {
+		if r := &revs.Items[i]; strings.HasPrefix(r.Labels[appsv1beta1.SidecarSetNameLabel], "fx-") {
 			gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, r))).To(gomega.Succeed())
 		}
 	}

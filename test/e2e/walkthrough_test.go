@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // The user manual's walkthrough, step by step, with its own files: create
@@ -76,6 +76,6 @@ var _ = ginkgo.Describe("The seed walkthrough", ginkgo.Label("walkthrough", "see
 		if c := upgradableCondition(p); c != nil {
 			gomega.Expect(c.Status).To(gomega.Equal(corev1.ConditionTrue), "the pod was reported not upgradable: %s", c.Message)
 		}
-		gomega.Expect(p.Annotations).To(gomega.HaveKey(appsv1alpha1.InPlaceUpdateStateAnnotation))
+		gomega.Expect(p.Annotations).To(gomega.HaveKey(appsv1beta1.InPlaceUpdateStateAnnotation))
 	})
 })

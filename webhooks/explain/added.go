@@ -12,7 +12,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 
@@ -52,12 +52,12 @@ func attribute(in Input) map[string]string {
 		if !slices.Contains(in.Output.Injected, c.SidecarSet.Name) {
 			continue
 		}
-		specs := []*appsv1alpha1.SidecarSetSpec{&c.SidecarSet.Spec}
+		specs := []*appsv1beta1.SidecarSetSpec{&c.SidecarSet.Spec}
 		if c.Pinned != nil && c.Pinned.SidecarSet != nil {
 			specs = append(specs, &c.Pinned.SidecarSet.Spec)
 		}
 		for _, spec := range specs {
-			for _, list := range [][]appsv1alpha1.SidecarContainer{spec.InitContainers, spec.Containers} {
+			for _, list := range [][]appsv1beta1.SidecarContainer{spec.InitContainers, spec.Containers} {
 				for i := range list {
 					name := list[i].Name
 					out[name] = c.SidecarSet.Name
@@ -128,7 +128,7 @@ func injectedVersion(injected *corev1.Pod, c *inject.Candidate) string {
 	if injected == nil {
 		return ""
 	}
-	hashes, err := podstate.DecodeHashes(injected.Annotations[appsv1alpha1.SidecarSetHashAnnotation])
+	hashes, err := podstate.DecodeHashes(injected.Annotations[appsv1beta1.SidecarSetHashAnnotation])
 	if err != nil {
 		return ""
 	}
@@ -155,9 +155,9 @@ func formatSelector(sel *metav1.LabelSelector) string {
 }
 
 // namespaceSelection shows how a SidecarSet selects namespaces.
-func namespaceSelection(s *appsv1alpha1.SidecarSet) string {
-	if s.Spec.Namespace != "" {
-		return "namespace: " + s.Spec.Namespace
+func namespaceSelection(s *appsv1beta1.SidecarSet) string {
+	if ns := match.IndexValues(s); len(ns) == 1 && ns[0] != match.ClusterScope && !match.NeedsNamespaceLabels(s) {
+		return "namespace: " + ns[0]
 	}
 	if s.Spec.NamespaceSelector != nil {
 		return "namespaceSelector: " + metav1.FormatLabelSelector(s.Spec.NamespaceSelector)
@@ -172,7 +172,7 @@ func notes(in Input) []string {
 		s := c.SidecarSet
 		pin := s.Spec.InjectionStrategy.Revision
 		p := s.Spec.UpdateStrategy.Partition
-		if !slices.Contains(in.Output.Injected, s.Name) || pin == nil || pin.Policy != appsv1alpha1.PartialSidecarSetInjectRevisionPolicy ||
+		if !slices.Contains(in.Output.Injected, s.Name) || pin == nil || pin.Policy != appsv1beta1.PartialSidecarSetInjectRevisionPolicy ||
 			s.Spec.UpdateStrategy.Paused || p == nil || p.Type != intstr.String {
 			continue
 		}

@@ -16,7 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
@@ -165,8 +165,8 @@ func Explain(in Input) Report {
 	return r
 }
 
-func candidateSets(cands []inject.Candidate) []*appsv1alpha1.SidecarSet {
-	out := make([]*appsv1alpha1.SidecarSet, 0, len(cands))
+func candidateSets(cands []inject.Candidate) []*appsv1beta1.SidecarSet {
+	out := make([]*appsv1beta1.SidecarSet, 0, len(cands))
 	for _, c := range cands {
 		out = append(out, c.SidecarSet)
 	}
@@ -176,9 +176,9 @@ func candidateSets(cands []inject.Candidate) []*appsv1alpha1.SidecarSet {
 // verdict reads one SidecarSet's outcome from the injector's output.
 func verdict(in Input, c *inject.Candidate, a Added) Verdict {
 	s := c.SidecarSet
-	v := Verdict{Name: s.Name, FailurePolicy: appsv1alpha1.FailurePolicyFail}
-	if appsv1alpha1.IsBestEffort(s) {
-		v.FailurePolicy = appsv1alpha1.FailurePolicyIgnore
+	v := Verdict{Name: s.Name, FailurePolicy: appsv1beta1.FailurePolicyFail}
+	if appsv1beta1.IsBestEffort(s) {
+		v.FailurePolicy = appsv1beta1.FailurePolicyIgnore
 	}
 	skipped := slices.IndexFunc(in.Output.Skipped, func(k inject.Skip) bool { return k.SidecarSet == s.Name })
 	failed := slices.IndexFunc(in.Output.Failed, func(f inject.Failure) bool { return f.SidecarSet == s.Name })
@@ -212,7 +212,7 @@ func verdict(in Input, c *inject.Candidate, a Added) Verdict {
 
 // whitelistVerdict checks a SidecarSet's patchPodMetadata against the
 // whitelist in force, as the SidecarSet validating webhook does.
-func whitelistVerdict(in Input, s *appsv1alpha1.SidecarSet) []string {
+func whitelistVerdict(in Input, s *appsv1beta1.SidecarSet) []string {
 	if in.Whitelist == nil {
 		return []string{"not checked: the kruise-configuration ConfigMap was not read"}
 	}

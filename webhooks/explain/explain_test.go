@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
@@ -34,7 +34,7 @@ var testNow = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 type situation struct {
 	pod             *corev1.Pod
 	namespaceLabels map[string]string
-	sets            []*appsv1alpha1.SidecarSet
+	sets            []*appsv1beta1.SidecarSet
 	whitelist       *policy.Snapshot
 	webhooks        *Webhooks
 	existing        bool
@@ -106,10 +106,10 @@ func TestExplain_Reasons(t *testing.T) {
 	conflict := builder.MakeSidecarSet("conflict", "app", "web").Containers(builder.MakeContainer("main", "x:1")).Obj()
 	base := proxy("base").Obj()
 	canary := builder.MakeSidecarSet("canary", "app", "web").Containers(builder.MakeContainer("base", "envoy:1.31")).
-		Annotation(appsv1alpha1.SidecarSetCanaryAnnotation, "true").Annotation(appsv1alpha1.SidecarSetBaseAnnotation, "base").Obj()
+		Annotation(appsv1beta1.SidecarSetCanaryAnnotation, "true").Annotation(appsv1beta1.SidecarSetBaseAnnotation, "base").Obj()
 	r := situation{
 		pod:  webPod().Obj(),
-		sets: []*appsv1alpha1.SidecarSet{paused, otherNS, byLabel, otherApp, conflict, base, canary, proxy("proxy").Obj()},
+		sets: []*appsv1beta1.SidecarSet{paused, otherNS, byLabel, otherApp, conflict, base, canary, proxy("proxy").Obj()},
 	}.explain(t)
 
 	want := map[string]string{
@@ -147,7 +147,7 @@ func TestExplain_Reasons(t *testing.T) {
 	if !strings.HasPrefix(verdictOf(t, r, "proxy").Version, "latest spec (hash ") {
 		t.Errorf("proxy version = %q", verdictOf(t, r, "proxy").Version)
 	}
-	wantAnnotations := []string{appsv1alpha1.SidecarSetHashAnnotation, appsv1alpha1.SidecarSetHashWithoutImageAnnotation, appsv1alpha1.SidecarSetListAnnotation}
+	wantAnnotations := []string{appsv1beta1.SidecarSetHashAnnotation, appsv1beta1.SidecarSetHashWithoutImageAnnotation, appsv1beta1.SidecarSetListAnnotation}
 	if diff := cmp.Diff(wantAnnotations, r.Added.Annotations); diff != "" {
 		t.Errorf("added annotations (-want +got):\n%s", diff)
 	}
@@ -158,10 +158,10 @@ func TestExplain_Reasons(t *testing.T) {
 
 func TestExplain_Failures(t *testing.T) {
 	t.Parallel()
-	unresolved := appsv1alpha1.SidecarSetInjectRevision{RevisionName: new("gone"), Policy: appsv1alpha1.AlwaysSidecarSetInjectRevisionPolicy}
+	unresolved := appsv1beta1.SidecarSetInjectRevision{RevisionName: new("gone"), Policy: appsv1beta1.AlwaysSidecarSetInjectRevisionPolicy}
 	tests := []struct {
 		name        string
-		set         *appsv1alpha1.SidecarSet
+		set         *appsv1beta1.SidecarSet
 		wantOutcome string
 		wantDenied  bool
 		wantWarning bool
@@ -169,13 +169,13 @@ func TestExplain_Failures(t *testing.T) {
 		{"a required SidecarSet that cannot be applied denies the pod",
 			proxy("pinned").InjectRevision(unresolved).Obj(), OutcomeFailed, true, false},
 		{"a best-effort one is left out with a warning",
-			proxy("pinned").InjectRevision(unresolved).Annotation(appsv1alpha1.FailurePolicyAnnotation, appsv1alpha1.FailurePolicyIgnore).Obj(),
+			proxy("pinned").InjectRevision(unresolved).Annotation(appsv1beta1.FailurePolicyAnnotation, appsv1beta1.FailurePolicyIgnore).Obj(),
 			inject.ReasonFailed, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := situation{pod: webPod().Obj(), sets: []*appsv1alpha1.SidecarSet{tc.set, proxy("proxy").Obj()}}.explain(t)
+			r := situation{pod: webPod().Obj(), sets: []*appsv1beta1.SidecarSet{tc.set, proxy("proxy").Obj()}}.explain(t)
 			v := verdictOf(t, r, "pinned")
 			if v.Outcome != tc.wantOutcome || !v.Selected || !strings.Contains(v.Message, `revisionName "gone"`) {
 				t.Errorf("verdict %+v", v)
@@ -197,12 +197,12 @@ func TestExplain_Whitelist(t *testing.T) {
 		t.Fatal(err)
 	}
 	snapshot := &policy.Snapshot{Whitelist: w, Present: true}
-	set := func(key string) *appsv1alpha1.SidecarSet {
-		return proxy("proxy").PatchPodMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, map[string]string{key: "v"}).Obj()
+	set := func(key string) *appsv1beta1.SidecarSet {
+		return proxy("proxy").PatchPodMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, map[string]string{key: "v"}).Obj()
 	}
 	tests := []struct {
 		name      string
-		set       *appsv1alpha1.SidecarSet
+		set       *appsv1beta1.SidecarSet
 		whitelist *policy.Snapshot
 		want      string
 	}{
@@ -214,7 +214,7 @@ func TestExplain_Whitelist(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := situation{pod: webPod().Obj(), sets: []*appsv1alpha1.SidecarSet{tc.set}, whitelist: tc.whitelist}.explain(t)
+			r := situation{pod: webPod().Obj(), sets: []*appsv1beta1.SidecarSet{tc.set}, whitelist: tc.whitelist}.explain(t)
 			got := strings.Join(verdictOf(t, r, "proxy").Whitelist, "\n")
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("whitelist verdict %q does not contain %q", got, tc.want)
@@ -270,7 +270,7 @@ func TestExplain_Scope(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := situation{pod: tc.pod, sets: []*appsv1alpha1.SidecarSet{proxy("proxy").Obj()}, webhooks: tc.webhooks}.explain(t)
+			r := situation{pod: tc.pod, sets: []*appsv1beta1.SidecarSet{proxy("proxy").Obj()}, webhooks: tc.webhooks}.explain(t)
 			var called []string
 			for _, w := range r.Scope.Webhooks {
 				called = append(called, w.Called)
@@ -290,7 +290,7 @@ func TestExplain_Scope(t *testing.T) {
 
 func TestExplain_ExistingPod(t *testing.T) {
 	t.Parallel()
-	sets := []*appsv1alpha1.SidecarSet{proxy("proxy").Obj()}
+	sets := []*appsv1beta1.SidecarSet{proxy("proxy").Obj()}
 	// The pod as the webhook admitted it earlier.
 	first := situation{pod: webPod().Obj(), sets: sets}.explain(t)
 	if first.Result != "admitted with the sidecars of proxy" {
@@ -309,7 +309,7 @@ func TestExplain_ExistingPod(t *testing.T) {
 	}
 }
 
-func injectedPod(t *testing.T, pod *corev1.Pod, sets []*appsv1alpha1.SidecarSet) *corev1.Pod {
+func injectedPod(t *testing.T, pod *corev1.Pod, sets []*appsv1beta1.SidecarSet) *corev1.Pod {
 	t.Helper()
 	r := candidate.NewRegistry()
 	in := inject.Input{Pod: pod, Namespace: inject.Namespace{Name: pod.Namespace}, Now: testNow}
@@ -336,10 +336,10 @@ func TestReport_WriteText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sets := []*appsv1alpha1.SidecarSet{
-		proxy("proxy").PatchPodMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, map[string]string{"team": "a"}).Obj(),
+	sets := []*appsv1beta1.SidecarSet{
+		proxy("proxy").PatchPodMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, map[string]string{"team": "a"}).Obj(),
 		builder.MakeSidecarSet("logging", "app", "api").Containers(builder.MakeContainer("log", "fluent:1")).
-			Annotation(appsv1alpha1.FailurePolicyAnnotation, appsv1alpha1.FailurePolicyIgnore).Obj(),
+			Annotation(appsv1beta1.FailurePolicyAnnotation, appsv1beta1.FailurePolicyIgnore).Obj(),
 		proxy("paused").InjectionPaused(true).Obj(),
 	}
 	cases := map[string]situation{

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
@@ -92,7 +92,7 @@ type WebhookScope struct {
 // server does: rules, namespaceSelector, objectSelector, then every
 // matchCondition. Unread configurations are replaced by the scope the
 // operator computes from the SidecarSets (scope.Build).
-func explainScope(in Input, sets []*appsv1alpha1.SidecarSet) Scope {
+func explainScope(in Input, sets []*appsv1beta1.SidecarSet) Scope {
 	activation, actErr := celActivation(in)
 	bestEffortInstalled := !in.Webhooks.Read || len(in.Webhooks.BestEffort.Installed) > 0
 	var required, bestEffort scope.Condition
@@ -123,8 +123,8 @@ func explainScope(in Input, sets []*appsv1alpha1.SidecarSet) Scope {
 		expected   string
 		hasWebhook bool
 	}{
-		{in.Webhooks.Required, appsv1alpha1.FailurePolicyFail, required, expect(required), true},
-		{in.Webhooks.BestEffort, appsv1alpha1.FailurePolicyIgnore, bestEffort, expect(bestEffort), bestEffortInstalled},
+		{in.Webhooks.Required, appsv1beta1.FailurePolicyFail, required, expect(required), true},
+		{in.Webhooks.BestEffort, appsv1beta1.FailurePolicyIgnore, bestEffort, expect(bestEffort), bestEffortInstalled},
 	} {
 		if !w.hasWebhook {
 			out.Webhooks = append(out.Webhooks, WebhookScope{Name: w.hook.Name, FailurePolicy: w.policy, Called: CalledNo,

@@ -8,16 +8,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 )
 
 // injectionKeys are the pod annotations injection reads and writes.
 var injectionKeys = []string{
-	appsv1alpha1.SidecarSetHashAnnotation,
-	appsv1alpha1.SidecarSetHashWithoutImageAnnotation,
-	appsv1alpha1.SidecarSetListAnnotation,
-	appsv1alpha1.WorkingHotUpgradeContainerAnnotation,
+	appsv1beta1.SidecarSetHashAnnotation,
+	appsv1beta1.SidecarSetHashWithoutImageAnnotation,
+	appsv1beta1.SidecarSetListAnnotation,
+	appsv1beta1.WorkingHotUpgradeContainerAnnotation,
 }
 
 // podState is the SidecarSet state of a pod, as injection needs it.
@@ -98,10 +98,10 @@ func recordInjection(annotations map[string]string, s podState, plans []*plan, l
 			hotUpgrade = true
 		}
 	}
-	annotations[appsv1alpha1.SidecarSetHashAnnotation] = s.hashes.Encode()
-	annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation] = s.hashesWithoutImage.Encode()
-	annotations[appsv1alpha1.SidecarSetListAnnotation] = podstate.EncodeInjectedList(append(slices.Clone(s.injected), listed...))
+	annotations[appsv1beta1.SidecarSetHashAnnotation] = s.hashes.Encode()
+	annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation] = s.hashesWithoutImage.Encode()
+	annotations[appsv1beta1.SidecarSetListAnnotation] = podstate.EncodeInjectedList(append(slices.Clone(s.injected), listed...))
 	if hotUpgrade {
-		annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation] = podstate.EncodeStringMap(s.working)
+		annotations[appsv1beta1.WorkingHotUpgradeContainerAnnotation] = podstate.EncodeStringMap(s.working)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
@@ -24,23 +24,23 @@ func TestReadState_DecodesOnlyWhatInjectionUses(t *testing.T) {
 		{
 			name: "current, legacy and injected-list entries all count as injected",
 			annotations: map[string]string{
-				appsv1alpha1.SidecarSetHashAnnotation:             `{"a":{"hash":"h","sidecarSetName":"a","updateTimestamp":null,"sidecarList":null}}`,
-				appsv1alpha1.SidecarSetHashWithoutImageAnnotation: `{"b":"legacy-hash"}`,
-				appsv1alpha1.SidecarSetListAnnotation:             "c,a",
+				appsv1beta1.SidecarSetHashAnnotation:             `{"a":{"hash":"h","sidecarSetName":"a","updateTimestamp":null,"sidecarList":null}}`,
+				appsv1beta1.SidecarSetHashWithoutImageAnnotation: `{"b":"legacy-hash"}`,
+				appsv1beta1.SidecarSetListAnnotation:             "c,a",
 			},
 			wantLists: []string{"a", "b", "c"},
 		},
 		{
 			name: "a malformed in-place update state does not block injection",
 			annotations: map[string]string{
-				appsv1alpha1.InPlaceUpdateStateAnnotation: "{not json",
-				appsv1alpha1.SidecarSetListAnnotation:     "a",
+				appsv1beta1.InPlaceUpdateStateAnnotation: "{not json",
+				appsv1beta1.SidecarSetListAnnotation:     "a",
 			},
 			wantLists: []string{"a"},
 		},
 		{
 			name:        "a malformed hash annotation denies the pod, naming it",
-			annotations: map[string]string{appsv1alpha1.SidecarSetHashAnnotation: "[1]"},
+			annotations: map[string]string{appsv1beta1.SidecarSetHashAnnotation: "[1]"},
 			wantErr: "pod malformed annotation kruise.io/sidecarset-hash: neither a map of hash entries nor a map of hashes: " +
 				"json: cannot unmarshal array into Go value of type map[string]string; fix or remove it to create the pod",
 		},
@@ -74,10 +74,10 @@ func TestReadState_DecodesOnlyWhatInjectionUses(t *testing.T) {
 func TestPatchMetadata_ProtectsSidecarSetState(t *testing.T) {
 	t.Parallel()
 	set := newSidecarSet("s", "web", "c")
-	set.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{
-		{PatchPolicy: appsv1alpha1.SidecarSetOverwritePatchPolicy, Annotations: map[string]string{
+	set.Spec.PatchPodMetadata = []appsv1beta1.SidecarSetPatchPodMetadata{
+		{PatchPolicy: appsv1beta1.SidecarSetOverwritePatchPolicy, Annotations: map[string]string{
 			"team":                                "platform",
-			appsv1alpha1.SidecarSetListAnnotation: "evil",
+			appsv1beta1.SidecarSetListAnnotation: "evil",
 			"version.sidecarset.kruise.io/x-1":    "9",
 		}},
 	}
@@ -106,8 +106,8 @@ func TestPatchMetadata_WhitelistInForceDecides(t *testing.T) {
 	t.Parallel()
 	set := newSidecarSet("s", "web", "c")
 	set.Labels = map[string]string{"sidecar": "log-agent"}
-	set.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{
-		{PatchPolicy: appsv1alpha1.SidecarSetOverwritePatchPolicy, Annotations: map[string]string{
+	set.Spec.PatchPodMetadata = []appsv1beta1.SidecarSetPatchPodMetadata{
+		{PatchPolicy: appsv1beta1.SidecarSetOverwritePatchPolicy, Annotations: map[string]string{
 			"oom-score":              "1",
 			"team.example.com/owner": "platform",
 		}},
@@ -169,8 +169,8 @@ func TestPatchMetadata_WhitelistInForceDecides(t *testing.T) {
 func TestPatchMetadata_MergeErrorDeniesThePod(t *testing.T) {
 	t.Parallel()
 	set := newSidecarSet("s", "web", "c")
-	set.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{
-		{PatchPolicy: appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, Annotations: map[string]string{"oom-score": `{"agent":1}`}},
+	set.Spec.PatchPodMetadata = []appsv1beta1.SidecarSetPatchPodMetadata{
+		{PatchPolicy: appsv1beta1.SidecarSetMergePatchJSONPatchPolicy, Annotations: map[string]string{"oom-score": `{"agent":1}`}},
 	}
 	_, err := patchMetadata(&version{name: "s", set: set}, map[string]string{"oom-score": "high"}, anyKey)
 	want := `SidecarSet "s": patchPodMetadata: annotation oom-score: merging "{\"agent\":1}" into "high": the pod's value is not JSON`
@@ -182,17 +182,17 @@ func TestPatchMetadata_MergeErrorDeniesThePod(t *testing.T) {
 func TestRecordInjection_EntriesAndInjectedList(t *testing.T) {
 	t.Parallel()
 	state, err := readState(map[string]string{
-		appsv1alpha1.SidecarSetHashAnnotation:             `{"old":"h-old"}`,
-		appsv1alpha1.SidecarSetHashWithoutImageAnnotation: `{"old":"w-old"}`,
-		appsv1alpha1.SidecarSetListAnnotation:             "old,zz",
+		appsv1beta1.SidecarSetHashAnnotation:             `{"old":"h-old"}`,
+		appsv1beta1.SidecarSetHashWithoutImageAnnotation: `{"old":"w-old"}`,
+		appsv1beta1.SidecarSetListAnnotation:             "old,zz",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	plans := []*plan{
-		{v: &version{name: "a", hashes: appsv1alpha1.Hashes{Hash: "h-a", WithoutImage: "w-a"}, controllerRevision: "a-rev"},
+		{v: &version{name: "a", hashes: appsv1beta1.Hashes{Hash: "h-a", WithoutImage: "w-a"}, controllerRevision: "a-rev"},
 			containers: []sidecar{sc("c", "")}, sidecarList: []string{"c"}},
-		{v: &version{name: "empty", hashes: appsv1alpha1.Hashes{Hash: "h-e", WithoutImage: "w-e"}}},
+		{v: &version{name: "empty", hashes: appsv1beta1.Hashes{Hash: "h-e", WithoutImage: "w-e"}}},
 	}
 	annotations := map[string]string{}
 	recordInjection(annotations, state, plans, []string{"a", "empty"}, testNow)
@@ -215,10 +215,10 @@ func TestRecordInjection_EntriesAndInjectedList(t *testing.T) {
 	if diff := cmp.Diff(wantWithoutImage, got.hashesWithoutImage); diff != "" {
 		t.Errorf("without-image entries (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff("a,empty,old,zz", annotations[appsv1alpha1.SidecarSetListAnnotation]); diff != "" {
+	if diff := cmp.Diff("a,empty,old,zz", annotations[appsv1beta1.SidecarSetListAnnotation]); diff != "" {
 		t.Errorf("injected-list (-want +got):\n%s", diff)
 	}
-	if _, ok := annotations[appsv1alpha1.WorkingHotUpgradeContainerAnnotation]; ok {
+	if _, ok := annotations[appsv1beta1.WorkingHotUpgradeContainerAnnotation]; ok {
 		t.Errorf("the working-twin annotation is written without any hot-upgrade sidecar")
 	}
 }

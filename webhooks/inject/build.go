@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // plan is what one SidecarSet injects into a pod.
@@ -35,7 +35,7 @@ type plan struct {
 // sidecar is a built container and where it goes.
 type sidecar struct {
 	container corev1.Container
-	policy    appsv1alpha1.PodInjectPolicyType
+	policy    appsv1beta1.PodInjectPolicyType
 }
 
 func (p *plan) empty() bool {
@@ -75,7 +75,7 @@ func buildPlan(v *version, pod *corev1.Pod, annotations map[string]string, sidec
 // add builds one sidecar (or its hot-upgrade twins) into the plan. A
 // resourcesPolicy sets the sidecar's resources from the pod's own containers
 // (behavior 2.8); it failing denies the pod.
-func (p *plan) add(b *builder, sc *appsv1alpha1.SidecarContainer, isInit bool) error {
+func (p *plan) add(b *builder, sc *appsv1beta1.SidecarContainer, isInit bool) error {
 	c := b.build(sc)
 	if sc.ResourcesPolicy != nil {
 		res, err := p.v.resources.For(sc).Compute(b.pod.Spec.Containers, b.pod.Spec.InitContainers, b.sidecarNames)
@@ -122,15 +122,15 @@ type builder struct {
 // (per entry, sorted by name), the envs referenced by shared subPathExpr
 // mounts. An env the sidecar defines itself is never overridden or
 // duplicated.
-func (b *builder) build(sc *appsv1alpha1.SidecarContainer) corev1.Container {
+func (b *builder) build(sc *appsv1beta1.SidecarContainer) corev1.Container {
 	c := *sc.Container.DeepCopy()
 	var mounts []corev1.VolumeMount
 	var subPathEnv []corev1.EnvVar
-	if sc.ShareVolumePolicy.Type == appsv1alpha1.ShareVolumePolicyEnabled {
+	if sc.ShareVolumePolicy.Type == appsv1beta1.ShareVolumePolicyEnabled {
 		mounts, subPathEnv = shareMounts(&sc.Container, b.apps)
 	}
 	var devices []corev1.VolumeDevice
-	if p := sc.ShareVolumeDevicePolicy; p != nil && p.Type == appsv1alpha1.ShareVolumePolicyEnabled {
+	if p := sc.ShareVolumeDevicePolicy; p != nil && p.Type == appsv1beta1.ShareVolumePolicyEnabled {
 		devices = shareDevices(&sc.Container, b.apps)
 	}
 	transferred := b.transferEnv(sc)
@@ -154,7 +154,7 @@ func appContainers(containers []corev1.Container) []*corev1.Container {
 
 func isInjected(c *corev1.Container) bool {
 	for _, e := range c.Env {
-		if e.Name == appsv1alpha1.SidecarEnvInjected && e.Value == "true" {
+		if e.Name == appsv1beta1.SidecarEnvInjected && e.Value == "true" {
 			return true
 		}
 	}
@@ -234,9 +234,9 @@ func mergeEnv(own []corev1.EnvVar, extra ...[]corev1.EnvVar) []corev1.EnvVar {
 		present[e.Name] = true
 	}
 	env := own
-	if !present[appsv1alpha1.SidecarEnvInjected] {
-		env = append(env, corev1.EnvVar{Name: appsv1alpha1.SidecarEnvInjected, Value: "true"})
-		present[appsv1alpha1.SidecarEnvInjected] = true
+	if !present[appsv1beta1.SidecarEnvInjected] {
+		env = append(env, corev1.EnvVar{Name: appsv1beta1.SidecarEnvInjected, Value: "true"})
+		present[appsv1beta1.SidecarEnvInjected] = true
 	}
 	for _, list := range extra {
 		for _, e := range list {
@@ -252,7 +252,7 @@ func mergeEnv(own []corev1.EnvVar, extra ...[]corev1.EnvVar) []corev1.EnvVar {
 // transferEnv returns the envs the sidecar copies from the pod's
 // containers: per entry, the source container's envs named by envName and
 // envNames, sorted by name. Missing containers and envs are skipped.
-func (b *builder) transferEnv(sc *appsv1alpha1.SidecarContainer) []corev1.EnvVar {
+func (b *builder) transferEnv(sc *appsv1beta1.SidecarContainer) []corev1.EnvVar {
 	var envs []corev1.EnvVar
 	for _, t := range sc.TransferEnv {
 		source := t.SourceContainerName
@@ -321,7 +321,7 @@ func findContainer(containers []corev1.Container, name string) *corev1.Container
 // then its devices. Only the sidecars' own mounts count: shared mounts use
 // the pod's volumes. A mount of a volume neither the SidecarSet nor the pod
 // defines is reported as a warning (the API server will reject the pod).
-func collectVolumes(v *version, spec *appsv1alpha1.SidecarSetSpec, pod *corev1.Pod, b *builder) []corev1.Volume {
+func collectVolumes(v *version, spec *appsv1beta1.SidecarSetSpec, pod *corev1.Pod, b *builder) []corev1.Volume {
 	declared := make(map[string]*corev1.Volume, len(spec.Volumes))
 	for i := range spec.Volumes {
 		declared[spec.Volumes[i].Name] = &spec.Volumes[i]
@@ -344,7 +344,7 @@ func collectVolumes(v *version, spec *appsv1alpha1.SidecarSetSpec, pod *corev1.P
 				v.name, container, volume))
 		}
 	}
-	for _, list := range [][]appsv1alpha1.SidecarContainer{spec.InitContainers, spec.Containers} {
+	for _, list := range [][]appsv1beta1.SidecarContainer{spec.InitContainers, spec.Containers} {
 		for i := range list {
 			for _, m := range list[i].VolumeMounts {
 				use(list[i].Name, m.Name)

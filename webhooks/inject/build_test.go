@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func mount(name, path string) corev1.VolumeMount {
@@ -15,7 +15,7 @@ func mount(name, path string) corev1.VolumeMount {
 }
 func env(name, value string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: value} }
 
-var injectedEnv = env(appsv1alpha1.SidecarEnvInjected, "true")
+var injectedEnv = env(appsv1beta1.SidecarEnvInjected, "true")
 
 func TestShareMounts_OwnPathsWinAndSubPathEnvFollows(t *testing.T) {
 	t.Parallel()
@@ -77,7 +77,7 @@ func TestAppContainers_ExcludeInjectedSidecars(t *testing.T) {
 	containers := []corev1.Container{
 		{Name: "sidecar", Env: []corev1.EnvVar{injectedEnv}},
 		{Name: "app"},
-		{Name: "not-really", Env: []corev1.EnvVar{env(appsv1alpha1.SidecarEnvInjected, "false")}},
+		{Name: "not-really", Env: []corev1.EnvVar{env(appsv1beta1.SidecarEnvInjected, "false")}},
 	}
 	var got []string
 	for _, c := range appContainers(containers) {
@@ -128,8 +128,8 @@ func TestMergeEnv_OwnEnvWinsAndOrderIsKruises(t *testing.T) {
 		},
 		{
 			name: "an IS_INJECTED the user set is not duplicated",
-			own:  []corev1.EnvVar{env(appsv1alpha1.SidecarEnvInjected, "true"), env("A", "1")},
-			want: []corev1.EnvVar{env(appsv1alpha1.SidecarEnvInjected, "true"), env("A", "1")},
+			own:  []corev1.EnvVar{env(appsv1beta1.SidecarEnvInjected, "true"), env("A", "1")},
+			want: []corev1.EnvVar{env(appsv1beta1.SidecarEnvInjected, "true"), env("A", "1")},
 		},
 	}
 	for _, tc := range tests {
@@ -151,44 +151,44 @@ func TestTransferEnv_SourceContainerResolution(t *testing.T) {
 			{Name: "other", Env: []corev1.EnvVar{env("A", "other-a")}},
 		}},
 	}
-	from := func(path string) *appsv1alpha1.SourceContainerNameSource {
-		return &appsv1alpha1.SourceContainerNameSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}
+	from := func(path string) *appsv1beta1.SourceContainerNameSource {
+		return &appsv1beta1.SourceContainerNameSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}
 	}
 	tests := []struct {
 		name         string
-		transfer     []appsv1alpha1.TransferEnvVar
+		transfer     []appsv1beta1.TransferEnvVar
 		annotations  map[string]string
 		want         []corev1.EnvVar
 		wantWarnings []string
 	}{
 		{
 			name:     "envName and envNames are merged, deduplicated and sorted; missing ones are skipped",
-			transfer: []appsv1alpha1.TransferEnvVar{{SourceContainerName: "main", EnvName: "Z", EnvNames: []string{"A", "Z", "NOPE"}}},
+			transfer: []appsv1beta1.TransferEnvVar{{SourceContainerName: "main", EnvName: "Z", EnvNames: []string{"A", "Z", "NOPE"}}},
 			want:     []corev1.EnvVar{env("A", "a"), env("Z", "z")},
 		},
 		{
 			name:     "the source container is read from a pod label",
-			transfer: []appsv1alpha1.TransferEnvVar{{SourceContainerNameFrom: from("metadata.labels['c']"), EnvName: "M"}},
+			transfer: []appsv1beta1.TransferEnvVar{{SourceContainerNameFrom: from("metadata.labels['c']"), EnvName: "M"}},
 			want:     []corev1.EnvVar{env("M", "m")},
 		},
 		{
 			name:        "the source container is read from a (patched) pod annotation",
-			transfer:    []appsv1alpha1.TransferEnvVar{{SourceContainerNameFrom: from("metadata.annotations['src']"), EnvName: "A"}},
+			transfer:    []appsv1beta1.TransferEnvVar{{SourceContainerNameFrom: from("metadata.annotations['src']"), EnvName: "A"}},
 			annotations: map[string]string{"src": "other"},
 			want:        []corev1.EnvVar{env("A", "other-a")},
 		},
 		{
 			name:     "the source container is named like the pod (metadata.name)",
-			transfer: []appsv1alpha1.TransferEnvVar{{SourceContainerNameFrom: from("metadata.name"), EnvName: "Z"}},
+			transfer: []appsv1beta1.TransferEnvVar{{SourceContainerNameFrom: from("metadata.name"), EnvName: "Z"}},
 			want:     []corev1.EnvVar{env("Z", "z")},
 		},
 		{
 			name:     "a missing label or container transfers nothing",
-			transfer: []appsv1alpha1.TransferEnvVar{{SourceContainerNameFrom: from("metadata.labels['none']"), EnvName: "A"}, {SourceContainerName: "ghost", EnvName: "A"}},
+			transfer: []appsv1beta1.TransferEnvVar{{SourceContainerNameFrom: from("metadata.labels['none']"), EnvName: "A"}, {SourceContainerName: "ghost", EnvName: "A"}},
 		},
 		{
 			name:     "an unsupported fieldPath skips the entry with a warning",
-			transfer: []appsv1alpha1.TransferEnvVar{{SourceContainerNameFrom: from("metadata.namespace"), EnvName: "A"}, {SourceContainerName: "main", EnvName: "M"}},
+			transfer: []appsv1beta1.TransferEnvVar{{SourceContainerNameFrom: from("metadata.namespace"), EnvName: "A"}, {SourceContainerName: "main", EnvName: "M"}},
 			want:     []corev1.EnvVar{env("M", "m")},
 			wantWarnings: []string{`SidecarSet "s": container "agent": transferEnv sourceContainerNameFrom: unsupported fieldPath "metadata.namespace" ` +
 				`(want metadata.name, metadata.labels['<key>'] or metadata.annotations['<key>']); the entry is ignored`},
@@ -198,7 +198,7 @@ func TestTransferEnv_SourceContainerResolution(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := &builder{pod: pod, annotations: tc.annotations, setName: "s"}
-			sc := &appsv1alpha1.SidecarContainer{Container: corev1.Container{Name: "agent"}, TransferEnv: tc.transfer}
+			sc := &appsv1beta1.SidecarContainer{Container: corev1.Container{Name: "agent"}, TransferEnv: tc.transfer}
 			if diff := cmp.Diff(tc.want, b.transferEnv(sc)); diff != "" {
 				t.Errorf("envs (-want +got):\n%s", diff)
 			}
@@ -213,16 +213,16 @@ func TestBuildPlan_VolumesAndSidecarList(t *testing.T) {
 	t.Parallel()
 	always := corev1.ContainerRestartPolicyAlways
 	set := newSidecarSet("s", "web")
-	set.Spec.InitContainers = []appsv1alpha1.SidecarContainer{
+	set.Spec.InitContainers = []appsv1beta1.SidecarContainer{
 		{Container: corev1.Container{Name: "plain-init", Image: "i", VolumeMounts: []corev1.VolumeMount{mount("init-vol", "/i")}}},
 		{Container: corev1.Container{Name: "native", Image: "n", RestartPolicy: &always}},
 	}
-	set.Spec.Containers = []appsv1alpha1.SidecarContainer{
+	set.Spec.Containers = []appsv1beta1.SidecarContainer{
 		{Container: corev1.Container{Name: "zeta", Image: "z",
 			VolumeMounts:  []corev1.VolumeMount{mount("c-vol", "/c"), mount("pod-vol", "/p"), mount("ghost", "/g"), mount("init-vol", "/i")},
 			VolumeDevices: []corev1.VolumeDevice{{Name: "dev-vol", DevicePath: "/dev/x"}}}},
 		{Container: corev1.Container{Name: "hot", Image: "h"},
-			UpgradeStrategy: appsv1alpha1.SidecarContainerUpgradeStrategy{UpgradeType: appsv1alpha1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: "empty"}},
+			UpgradeStrategy: appsv1beta1.SidecarContainerUpgradeStrategy{UpgradeType: appsv1beta1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: "empty"}},
 	}
 	vol := func(name string) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}

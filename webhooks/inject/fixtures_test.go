@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
@@ -15,19 +15,19 @@ var anyKey = podmeta.Whitelist{Snapshot: &policy.Snapshot{}, DefaultsAllowed: tr
 
 // newSidecarSet returns a defaulted SidecarSet selecting app=<app>, with
 // one container per name.
-func newSidecarSet(name, app string, containers ...string) *appsv1alpha1.SidecarSet {
-	s := &appsv1alpha1.SidecarSet{
+func newSidecarSet(name, app string, containers ...string) *appsv1beta1.SidecarSet {
+	s := &appsv1beta1.SidecarSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1alpha1.SidecarSetSpec{
+		Spec: appsv1beta1.SidecarSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
 		},
 	}
 	for _, c := range containers {
-		s.Spec.Containers = append(s.Spec.Containers, appsv1alpha1.SidecarContainer{
+		s.Spec.Containers = append(s.Spec.Containers, appsv1beta1.SidecarContainer{
 			Container: corev1.Container{Name: c, Image: c + ":1.0"},
 		})
 	}
-	appsv1alpha1.SetDefaults(s)
+	appsv1beta1.SetDefaults(s)
 	return s
 }
 
@@ -43,8 +43,8 @@ func newPod(app string, containers ...string) *corev1.Pod {
 }
 
 // candidateOf wraps a SidecarSet with its hashes.
-func candidateOf(s *appsv1alpha1.SidecarSet) Candidate {
-	h, err := appsv1alpha1.ComputeHashes(&s.Spec)
+func candidateOf(s *appsv1beta1.SidecarSet) Candidate {
+	h, err := appsv1beta1.ComputeHashes(&s.Spec)
 	if err != nil {
 		panic(err)
 	}

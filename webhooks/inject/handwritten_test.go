@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // handwrittenDir holds the cases whose expected pod is written by hand from
@@ -84,7 +84,7 @@ func TestInject_HandWrittenFilesHaveInputs(t *testing.T) {
 // compared.
 func maskHashes(tb testing.TB, annotations map[string]string) {
 	tb.Helper()
-	for _, key := range []string{appsv1alpha1.SidecarSetHashAnnotation, appsv1alpha1.SidecarSetHashWithoutImageAnnotation} {
+	for _, key := range []string{appsv1beta1.SidecarSetHashAnnotation, appsv1beta1.SidecarSetHashWithoutImageAnnotation} {
 		value, ok := annotations[key]
 		if !ok {
 			continue

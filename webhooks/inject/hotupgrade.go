@@ -6,21 +6,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // isHotUpgrade reports whether a sidecar is injected as two hot-upgrade
 // twins: a HotUpgrade container, or a HotUpgrade native-sidecar init
 // container. A plain init container is never doubled.
-func isHotUpgrade(sc *appsv1alpha1.SidecarContainer, isInit bool) bool {
-	if sc.UpgradeStrategy.UpgradeType != appsv1alpha1.SidecarContainerHotUpgrade {
+func isHotUpgrade(sc *appsv1beta1.SidecarContainer, isInit bool) bool {
+	if sc.UpgradeStrategy.UpgradeType != appsv1beta1.SidecarContainerHotUpgrade {
 		return false
 	}
-	return !isInit || appsv1alpha1.IsNativeSidecar(&sc.Container)
+	return !isInit || appsv1beta1.IsNativeSidecar(&sc.Container)
 }
 
 // injectedNames are the names of the containers a sidecar is injected as.
-func injectedNames(sc *appsv1alpha1.SidecarContainer, isInit bool) []string {
+func injectedNames(sc *appsv1beta1.SidecarContainer, isInit bool) []string {
 	if isHotUpgrade(sc, isInit) {
 		working, idle := podstate.HotUpgradeTwins(sc.Name)
 		return []string{working, idle}
@@ -33,7 +33,7 @@ func injectedNames(sc *appsv1alpha1.SidecarContainer, isInit bool) []string {
 // pod with a message that does not name the SidecarSet.
 func checkHotUpgrade(v *version) error {
 	for _, list := range []struct {
-		containers []appsv1alpha1.SidecarContainer
+		containers []appsv1beta1.SidecarContainer
 		isInit     bool
 	}{{v.set.Spec.InitContainers, true}, {v.set.Spec.Containers, false}} {
 		for i := range list.containers {
@@ -70,13 +70,13 @@ func hotUpgradeTwins(c corev1.Container, emptyImage string) (corev1.Container, c
 func withVersionEnv(env []corev1.EnvVar, twin string) []corev1.EnvVar {
 	out := make([]corev1.EnvVar, 0, len(env)+2)
 	for _, e := range env {
-		if e.Name != appsv1alpha1.SidecarEnvVersion && e.Name != appsv1alpha1.SidecarEnvVersionAlt {
+		if e.Name != appsv1beta1.SidecarEnvVersion && e.Name != appsv1beta1.SidecarEnvVersionAlt {
 			out = append(out, e)
 		}
 	}
 	return append(out,
-		annotationEnv(appsv1alpha1.SidecarEnvVersion, podstate.VersionKey(twin)),
-		annotationEnv(appsv1alpha1.SidecarEnvVersionAlt, podstate.VersionAltKey(twin)))
+		annotationEnv(appsv1beta1.SidecarEnvVersion, podstate.VersionKey(twin)),
+		annotationEnv(appsv1beta1.SidecarEnvVersionAlt, podstate.VersionAltKey(twin)))
 }
 
 func annotationEnv(name, annotation string) corev1.EnvVar {

@@ -6,14 +6,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
-func hot(name string, native bool, emptyImage string) *appsv1alpha1.SidecarContainer {
-	sc := &appsv1alpha1.SidecarContainer{
+func hot(name string, native bool, emptyImage string) *appsv1beta1.SidecarContainer {
+	sc := &appsv1beta1.SidecarContainer{
 		Container: corev1.Container{Name: name, Image: name + ":1"},
-		UpgradeStrategy: appsv1alpha1.SidecarContainerUpgradeStrategy{
-			UpgradeType: appsv1alpha1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: emptyImage,
+		UpgradeStrategy: appsv1beta1.SidecarContainerUpgradeStrategy{
+			UpgradeType: appsv1beta1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: emptyImage,
 		},
 	}
 	if native {
@@ -24,10 +24,10 @@ func hot(name string, native bool, emptyImage string) *appsv1alpha1.SidecarConta
 
 func TestInjectedNames_HotUpgradeTwins(t *testing.T) {
 	t.Parallel()
-	cold := &appsv1alpha1.SidecarContainer{Container: corev1.Container{Name: "cold"}}
+	cold := &appsv1beta1.SidecarContainer{Container: corev1.Container{Name: "cold"}}
 	tests := []struct {
 		name   string
-		sc     *appsv1alpha1.SidecarContainer
+		sc     *appsv1beta1.SidecarContainer
 		isInit bool
 		want   []string
 	}{
@@ -49,7 +49,7 @@ func TestInjectedNames_HotUpgradeTwins(t *testing.T) {
 func TestHotUpgradeTwins_WorkingAndIdle(t *testing.T) {
 	t.Parallel()
 	c := corev1.Container{Name: "envoy", Image: "envoy:1.30", Env: []corev1.EnvVar{
-		env("A", "1"), env(appsv1alpha1.SidecarEnvVersion, "user-set"), injectedEnv,
+		env("A", "1"), env(appsv1beta1.SidecarEnvVersion, "user-set"), injectedEnv,
 	}}
 	versionEnv := func(twin string) []corev1.EnvVar {
 		return []corev1.EnvVar{
@@ -99,16 +99,16 @@ func TestCheckHotUpgrade_EmptyImageDeniesThePod(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		inits   []appsv1alpha1.SidecarContainer
-		conts   []appsv1alpha1.SidecarContainer
+		inits   []appsv1beta1.SidecarContainer
+		conts   []appsv1beta1.SidecarContainer
 		wantErr string
 	}{
-		{name: "hot-upgrade sidecars with empty images pass", conts: []appsv1alpha1.SidecarContainer{*hot("envoy", false, "empty:1")}},
-		{name: "a hot-upgrade plain init container needs no empty image", inits: []appsv1alpha1.SidecarContainer{*hot("setup", false, "")}},
-		{name: "a hot-upgrade container without empty image is denied", conts: []appsv1alpha1.SidecarContainer{*hot("envoy", false, "")},
+		{name: "hot-upgrade sidecars with empty images pass", conts: []appsv1beta1.SidecarContainer{*hot("envoy", false, "empty:1")}},
+		{name: "a hot-upgrade plain init container needs no empty image", inits: []appsv1beta1.SidecarContainer{*hot("setup", false, "")}},
+		{name: "a hot-upgrade container without empty image is denied", conts: []appsv1beta1.SidecarContainer{*hot("envoy", false, "")},
 			wantErr: `SidecarSet "mesh": container "envoy" has upgradeType HotUpgrade but no upgradeStrategy.hotUpgradeEmptyImage; ` +
 				`pods matching it cannot be created until it is set`},
-		{name: "a hot-upgrade native sidecar without empty image is denied", inits: []appsv1alpha1.SidecarContainer{*hot("envoy", true, "")},
+		{name: "a hot-upgrade native sidecar without empty image is denied", inits: []appsv1beta1.SidecarContainer{*hot("envoy", true, "")},
 			wantErr: `SidecarSet "mesh": container "envoy" has upgradeType HotUpgrade but no upgradeStrategy.hotUpgradeEmptyImage; ` +
 				`pods matching it cannot be created until it is set`},
 	}

@@ -27,7 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
@@ -35,10 +35,10 @@ import (
 // Candidate is one SidecarSet indexed for the pod's namespace. The shell
 // looked it up; it is not yet matched against the pod.
 type Candidate struct {
-	// SidecarSet is the live object, already defaulted (appsv1alpha1.SetDefaults).
-	SidecarSet *appsv1alpha1.SidecarSet
-	// Hashes are the hashes of the live spec (appsv1alpha1.ComputeHashes).
-	Hashes appsv1alpha1.Hashes
+	// SidecarSet is the live object, already defaulted (appsv1beta1.SetDefaults).
+	SidecarSet *appsv1beta1.SidecarSet
+	// Hashes are the hashes of the live spec (appsv1beta1.ComputeHashes).
+	Hashes appsv1beta1.Hashes
 	// Pinned is the revision named by spec.injectionStrategy.revision,
 	// resolved by the shell; nil when no revision is pinned or when it could
 	// not be resolved.
@@ -55,9 +55,9 @@ type Candidate struct {
 // ControllerRevision (revision.Restore).
 type Pinned struct {
 	// SidecarSet is the restored object.
-	SidecarSet *appsv1alpha1.SidecarSet
+	SidecarSet *appsv1beta1.SidecarSet
 	// Hashes are the hashes of the restored spec.
-	Hashes appsv1alpha1.Hashes
+	Hashes appsv1beta1.Hashes
 	// RevisionName is the name of the ControllerRevision, recorded on the
 	// pod as controllerRevision.
 	RevisionName string
@@ -299,7 +299,7 @@ func build(accepted []*version, pod *corev1.Pod, w podmeta.Whitelist) (built, *v
 	}
 	sidecarNames := map[string]bool{}
 	for _, v := range accepted {
-		for _, list := range [][]appsv1alpha1.SidecarContainer{v.set.Spec.InitContainers, v.set.Spec.Containers} {
+		for _, list := range [][]appsv1beta1.SidecarContainer{v.set.Spec.InitContainers, v.set.Spec.Containers} {
 			for i := range list {
 				sidecarNames[list[i].Name] = true
 			}
@@ -318,8 +318,8 @@ func build(accepted []*version, pod *corev1.Pod, w podmeta.Whitelist) (built, *v
 
 // fail records a SidecarSet that cannot be applied to the pod. A
 // best-effort one is also skipped, with a warning for the pod's author.
-func (o *Output) fail(s *appsv1alpha1.SidecarSet, err error) {
-	f := Failure{SidecarSet: s.Name, BestEffort: appsv1alpha1.IsBestEffort(s), Message: err.Error()}
+func (o *Output) fail(s *appsv1beta1.SidecarSet, err error) {
+	f := Failure{SidecarSet: s.Name, BestEffort: appsv1beta1.IsBestEffort(s), Message: err.Error()}
 	o.Failed = append(o.Failed, f)
 	if f.BestEffort {
 		o.Skipped = append(o.Skipped, Skip{SidecarSet: s.Name, Reason: ReasonFailed, Message: f.Message})

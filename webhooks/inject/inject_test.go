@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/test/golden"
@@ -64,9 +64,9 @@ type goldenCase struct {
 // goldenSidecarSet is a candidate of a golden case.
 type goldenSidecarSet struct {
 	// SidecarSet is the live object (defaulted by the harness).
-	SidecarSet appsv1alpha1.SidecarSet `json:"sidecarSet"`
+	SidecarSet appsv1beta1.SidecarSet `json:"sidecarSet"`
 	// History is the older spec recorded by the pinned ControllerRevision.
-	History *appsv1alpha1.SidecarSet `json:"history"`
+	History *appsv1beta1.SidecarSet `json:"history"`
 	// PinnedError is the lookup error of the pinned revision: "NotFound"
 	// or any other message.
 	PinnedError string `json:"pinnedError"`
@@ -161,8 +161,8 @@ func parseCase(name string, data []byte) (loadedCase, error) {
 // history spec, restored onto the live object.
 func candidate(g *goldenSidecarSet) (Candidate, error) {
 	live := g.SidecarSet.DeepCopy()
-	appsv1alpha1.SetDefaults(live)
-	hashes, err := appsv1alpha1.ComputeHashes(&live.Spec)
+	appsv1beta1.SetDefaults(live)
+	hashes, err := appsv1beta1.ComputeHashes(&live.Spec)
 	if err != nil {
 		return Candidate{}, err
 	}
@@ -180,7 +180,7 @@ func candidate(g *goldenSidecarSet) (Candidate, error) {
 	case g.History != nil:
 		history := g.History.DeepCopy()
 		history.Name = live.Name
-		appsv1alpha1.SetDefaults(history)
+		appsv1beta1.SetDefaults(history)
 		rev, err := revision.New(history, "kruise-system", 1, nil)
 		if err != nil {
 			return Candidate{}, err
@@ -192,7 +192,7 @@ func candidate(g *goldenSidecarSet) (Candidate, error) {
 		if err != nil {
 			return Candidate{}, err
 		}
-		h, err := appsv1alpha1.ComputeHashes(&restored.Spec)
+		h, err := appsv1beta1.ComputeHashes(&restored.Spec)
 		if err != nil {
 			return Candidate{}, err
 		}
@@ -391,8 +391,8 @@ func TestInject_Outcomes(t *testing.T) {
 	t.Parallel()
 	malformed := map[string]string{"kruise.io/sidecarset-hash": "not json"}
 	emptySet := newSidecarSet("metadata-only", "web")
-	emptySet.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{{
-		PatchPolicy: appsv1alpha1.SidecarSetOverwritePatchPolicy, Annotations: map[string]string{"team": "platform"},
+	emptySet.Spec.PatchPodMetadata = []appsv1beta1.SidecarSetPatchPodMetadata{{
+		PatchPolicy: appsv1beta1.SidecarSetOverwritePatchPolicy, Annotations: map[string]string{"team": "platform"},
 	}}
 	withAnnotations := func(p *corev1.Pod, a map[string]string) *corev1.Pod {
 		p.Annotations = a

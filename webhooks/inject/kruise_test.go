@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/test/fixtures"
@@ -24,20 +25,43 @@ import (
 // part of SidecarSet injection and this operator does not implement it.
 var kruiseOnly = map[string]bool{"KRUISE_CONTAINER_BARRIER": true}
 
-// For every input pod of the fixtures (test/fixtures/kruise-v1.8), our injector given OpenKruise's
-// SidecarSets (as stored, with their status) produces the containers, their
-// order, env, mounts, the volumes, pull secrets and annotations OpenKruise
-// produced, apart from kruiseOnly.
+// kruiseRelease names the fixtures of one OpenKruise release: the file of
+// its SidecarSets as stored, after injection.
+type kruiseRelease struct {
+	release fixtures.Release
+	sets    string
+}
+
+var kruiseReleases = []kruiseRelease{
+	{fixtures.Kruise18, "sidecarsets-injected.yaml"},
+	{fixtures.Kruise19, "sidecarsets-injected-v1beta1.yaml"},
+}
+
+// For every input pod of the fixtures of OpenKruise 1.8 and 1.9
+// (test/fixtures), our injector given OpenKruise's SidecarSets (as stored,
+// with their status) produces the containers, their order, env, mounts,
+// resources, the volumes, pull secrets and annotations OpenKruise produced,
+// apart from kruiseOnly.
 func TestInject_MatchesOpenKruise(t *testing.T) {
 	t.Parallel()
-	sets := fixtures.MustList[appsv1alpha1.SidecarSet](t, "sidecarsets-injected.yaml")
-	want := fixtures.MustList[corev1.Pod](t, "pods-injected.yaml")
-	inputs := fixtures.MustDocs[corev1.Pod](t, "input-pods.yaml", "Pod")
+	for _, kr := range kruiseReleases {
+		t.Run(string(kr.release), func(t *testing.T) {
+			t.Parallel()
+			matchesOpenKruise(t, kr)
+		})
+	}
+}
+
+func matchesOpenKruise(t *testing.T, kr kruiseRelease) {
+	sets := fixtures.MustSidecarSets(t, kr.release, kr.sets)
+	want := fixtures.MustList[corev1.Pod](t, kr.release, "pods-injected.yaml")
+	inputs := fixtures.MustDocs[corev1.Pod](t, kr.release, "input-pods.yaml", "Pod")
+	namespaces := fixtures.MustDocs[corev1.Namespace](t, kr.release, "input-pods.yaml", "Namespace")
 	cands := make([]Candidate, 0, len(sets))
 	for i := range sets {
 		s := sets[i].DeepCopy()
-		appsv1alpha1.SetDefaults(s)
-		h, err := appsv1alpha1.ComputeHashes(&s.Spec)
+		appsv1beta1.SetDefaults(s)
+		h, err := appsv1beta1.ComputeHashes(&s.Spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,12 +71,14 @@ func TestInject_MatchesOpenKruise(t *testing.T) {
 		t.Fatalf("%d input pods, %d injected ones", len(inputs), len(want))
 	}
 	// The whitelist OpenKruise ran with (its kruise-configuration ConfigMap,
-	// applied with the SidecarSets).
-	configs := fixtures.MustDocs[corev1.ConfigMap](t, "input-sidecarsets.yaml", "ConfigMap")
+	// applied with the SidecarSets), if any.
 	store := policy.NewStore()
-	if err := store.Update(fixtures.MustNamed(t, configs, appsv1alpha1.ConfigurationConfigMapName,
-		func(c *corev1.ConfigMap) string { return c.Name })); err != nil {
-		t.Fatal(err)
+	configs := fixtures.MustDocs[corev1.ConfigMap](t, kr.release, "input-sidecarsets.yaml", "ConfigMap")
+	if len(configs) > 0 {
+		if err := store.Update(fixtures.MustNamed(t, configs, appsv1beta1.ConfigurationConfigMapName,
+			func(c *corev1.ConfigMap) string { return c.Name })); err != nil {
+			t.Fatal(err)
+		}
 	}
 	whitelist := podmeta.Whitelist{Snapshot: store.Current()}
 	for i := range inputs {
@@ -64,9 +90,13 @@ func TestInject_MatchesOpenKruise(t *testing.T) {
 				t.Fatalf("no injected pod %s", in.Name)
 			}
 			exp := &want[idx]
+			labels := map[string]string{corev1.LabelMetadataName: in.Namespace}
+			if ns := slices.IndexFunc(namespaces, func(n corev1.Namespace) bool { return n.Name == in.Namespace }); ns >= 0 {
+				maps.Copy(labels, namespaces[ns].Labels)
+			}
 			out, err := Inject(Input{
 				Pod:        admitted(in, exp),
-				Namespace:  Namespace{Name: in.Namespace, Labels: map[string]string{corev1.LabelMetadataName: in.Namespace}},
+				Namespace:  Namespace{Name: in.Namespace, Labels: labels},
 				Candidates: cands,
 				Now:        injectedAt(t, exp),
 				Whitelist:  whitelist,
@@ -81,29 +111,34 @@ func TestInject_MatchesOpenKruise(t *testing.T) {
 	}
 }
 
-// The hashes OpenKruise wrote on its SidecarSets are the ones we compute
-// from the manifests that were applied.
+// The hashes OpenKruise 1.8 and 1.9 wrote on their SidecarSets are the ones
+// we compute from the manifests that were applied (in either version).
 func TestComputeHashes_MatchOpenKruise(t *testing.T) {
 	t.Parallel()
-	stored := fixtures.MustList[appsv1alpha1.SidecarSet](t, "sidecarsets-injected.yaml")
-	applied := fixtures.MustDocs[appsv1alpha1.SidecarSet](t, "input-sidecarsets.yaml", "SidecarSet")
-	for _, s := range stored {
-		i := slices.IndexFunc(applied, func(a appsv1alpha1.SidecarSet) bool { return a.Name == s.Name })
-		if i < 0 {
-			t.Fatalf("no applied SidecarSet %s", s.Name)
+	for _, kr := range kruiseReleases {
+		stored := fixtures.MustSidecarSets(t, kr.release, kr.sets)
+		applied := fixtures.MustDocs[appsv1beta1.SidecarSet](t, kr.release, "input-sidecarsets.yaml", "SidecarSet")
+		if len(applied) != len(stored) {
+			t.Fatalf("%s: %d applied and %d stored SidecarSets", kr.release, len(applied), len(stored))
 		}
-		a := applied[i].DeepCopy()
-		appsv1alpha1.SetDefaults(a)
-		h, err := appsv1alpha1.ComputeHashes(&a.Spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := appsv1alpha1.Hashes{
-			Hash:         s.Annotations[appsv1alpha1.SidecarSetHashAnnotation],
-			WithoutImage: s.Annotations[appsv1alpha1.SidecarSetHashWithoutImageAnnotation],
-		}
-		if h != want {
-			t.Errorf("%s: hashes %+v, OpenKruise wrote %+v", s.Name, h, want)
+		for _, s := range stored {
+			i := slices.IndexFunc(applied, func(a appsv1beta1.SidecarSet) bool { return a.Name == s.Name })
+			if i < 0 {
+				t.Fatalf("%s: no applied SidecarSet %s", kr.release, s.Name)
+			}
+			a := applied[i].DeepCopy()
+			appsv1beta1.SetDefaults(a)
+			h, err := appsv1beta1.ComputeHashes(&a.Spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := appsv1beta1.Hashes{
+				Hash:         s.Annotations[appsv1beta1.SidecarSetHashAnnotation],
+				WithoutImage: s.Annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation],
+			}
+			if h != want {
+				t.Errorf("%s %s: hashes %+v, OpenKruise wrote %+v", kr.release, s.Name, h, want)
+			}
 		}
 	}
 }
@@ -132,7 +167,7 @@ func admitted(in, injected *corev1.Pod) *corev1.Pod {
 // injectedAt is the updateTimestamp OpenKruise recorded.
 func injectedAt(tb testing.TB, pod *corev1.Pod) metav1.Time {
 	tb.Helper()
-	h, err := podstate.DecodeHashes(pod.Annotations[appsv1alpha1.SidecarSetHashAnnotation])
+	h, err := podstate.DecodeHashes(pod.Annotations[appsv1beta1.SidecarSetHashAnnotation])
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -160,6 +195,9 @@ type containerView struct {
 	VolumeMounts  []corev1.VolumeMount
 	RestartPolicy *corev1.ContainerRestartPolicy
 	Lifecycle     *corev1.Lifecycle
+	// Resources, as strings: the quantities OpenKruise computed (its
+	// resourcesPolicy) compared by value.
+	Resources map[string]string
 }
 
 func viewOf(tb testing.TB, pod *corev1.Pod, dropEnv map[string]bool) podView {
@@ -169,7 +207,7 @@ func viewOf(tb testing.TB, pod *corev1.Pod, dropEnv map[string]bool) podView {
 		var out []containerView
 		for _, c := range cs {
 			cv := containerView{Name: c.Name, Image: c.Image, Command: c.Command, Args: c.Args,
-				VolumeMounts: c.VolumeMounts, RestartPolicy: c.RestartPolicy, Lifecycle: c.Lifecycle}
+				VolumeMounts: c.VolumeMounts, RestartPolicy: c.RestartPolicy, Lifecycle: c.Lifecycle, Resources: resourceStrings(c.Resources)}
 			for _, e := range c.Env {
 				if !dropEnv[e.Name] {
 					cv.Env = append(cv.Env, e)
@@ -184,9 +222,9 @@ func viewOf(tb testing.TB, pod *corev1.Pod, dropEnv map[string]bool) podView {
 	for k, val := range pod.Annotations {
 		switch k {
 		case "kubectl.kubernetes.io/last-applied-configuration":
-		case appsv1alpha1.SidecarSetHashAnnotation:
+		case appsv1beta1.SidecarSetHashAnnotation:
 			v.Hashes, err = podstate.DecodeHashes(val)
-		case appsv1alpha1.SidecarSetHashWithoutImageAnnotation:
+		case appsv1beta1.SidecarSetHashWithoutImageAnnotation:
 			v.HashesWithoutImage, err = podstate.DecodeHashes(val)
 		default:
 			v.Annotations[k] = val
@@ -196,4 +234,19 @@ func viewOf(tb testing.TB, pod *corev1.Pod, dropEnv map[string]bool) podView {
 		}
 	}
 	return v
+}
+
+// resourceStrings flattens a container's requests and limits to
+// "requests.cpu" -> "375m", nil for none.
+func resourceStrings(r corev1.ResourceRequirements) map[string]string {
+	var out map[string]string
+	for kind, list := range map[string]corev1.ResourceList{"requests": r.Requests, "limits": r.Limits} {
+		for name, q := range list {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[kind+"."+string(name)] = q.String()
+		}
+	}
+	return out
 }

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // owner is what holds a container name in the pod being admitted.
@@ -64,12 +64,12 @@ func existingContainerNames(pod *corev1.Pod) map[string]owner {
 // created from an injected pod's manifest), NameConflict otherwise.
 func selectSidecars(v *version, names map[string]owner) (*version, *Skip, []string) {
 	var warnings []string
-	var initContainers, containers []appsv1alpha1.SidecarContainer
+	var initContainers, containers []appsv1beta1.SidecarContainer
 	total, present := 0, 0
 	for _, list := range []struct {
-		containers []appsv1alpha1.SidecarContainer
+		containers []appsv1beta1.SidecarContainer
 		isInit     bool
-		out        *[]appsv1alpha1.SidecarContainer
+		out        *[]appsv1beta1.SidecarContainer
 	}{{v.set.Spec.InitContainers, true, &initContainers}, {v.set.Spec.Containers, false, &containers}} {
 		for i := range list.containers {
 			sc := &list.containers[i]
@@ -153,14 +153,14 @@ func merge(pod *corev1.Pod, plans []*plan, opts Options) merged {
 		slices.SortStableFunc(conts, byName)
 	}
 	for _, s := range inits {
-		if s.policy == appsv1alpha1.BeforeAppContainerType {
+		if s.policy == appsv1beta1.BeforeAppContainerType {
 			m.initBefore = append(m.initBefore, s.container)
 		} else {
 			m.initAfter = append(m.initAfter, s.container)
 		}
 	}
 	for _, s := range conts {
-		if s.policy == appsv1alpha1.BeforeAppContainerType || s.policy == "" {
+		if s.policy == appsv1beta1.BeforeAppContainerType || s.policy == "" {
 			m.before = append(m.before, s.container)
 		} else {
 			m.after = append(m.after, s.container)
@@ -205,7 +205,7 @@ func mergeVolumes(podVolumes []corev1.Volume, plans []*plan) ([]corev1.Volume, [
 // volume defaulted by the API server equals the SidecarSet's definition.
 func sameVolumeSource(a, b corev1.Volume) bool {
 	vols := []corev1.Volume{*a.DeepCopy(), *b.DeepCopy()}
-	appsv1alpha1.SetVolumeDefaults(vols)
+	appsv1beta1.SetVolumeDefaults(vols)
 	return apiequality.Semantic.DeepEqual(vols[0].VolumeSource, vols[1].VolumeSource)
 }
 

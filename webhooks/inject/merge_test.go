@@ -7,7 +7,7 @@ import (
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestSelectSidecars_NeverReplaceOrDuplicate(t *testing.T) {
@@ -15,7 +15,7 @@ func TestSelectSidecars_NeverReplaceOrDuplicate(t *testing.T) {
 	pod := newPod("web", "app")
 	pod.Spec.InitContainers = []corev1.Container{{Name: "setup"}}
 	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "agent",
-		Env: []corev1.EnvVar{{Name: appsv1alpha1.SidecarEnvInjected, Value: "true"}}})
+		Env: []corev1.EnvVar{{Name: appsv1beta1.SidecarEnvInjected, Value: "true"}}})
 	type result struct {
 		Injected []string // sidecars kept, in spec order
 		Skip     string   // reason, when nothing is kept
@@ -23,34 +23,34 @@ func TestSelectSidecars_NeverReplaceOrDuplicate(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		sets []*appsv1alpha1.SidecarSet
+		sets []*appsv1beta1.SidecarSet
 		want []result
 	}{
 		{
 			name: "new names are kept and reserved: the same name in a later SidecarSet is not injected",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "x"), newSidecarSet("b", "web", "x", "y")},
+			sets: []*appsv1beta1.SidecarSet{newSidecarSet("a", "web", "x"), newSidecarSet("b", "web", "x", "y")},
 			want: []result{{Injected: []string{"x"}}, {Injected: []string{"y"},
 				Warnings: []string{`SidecarSet "b": sidecar "x" was not injected: its name is taken by sidecar "x" of SidecarSet "a"`}}},
 		},
 		{
 			name: "a sidecar named like a container of the pod is left out, the pod's container is kept, the others are injected",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "y", "app")},
+			sets: []*appsv1beta1.SidecarSet{newSidecarSet("a", "web", "y", "app")},
 			want: []result{{Injected: []string{"y"},
 				Warnings: []string{`SidecarSet "a": sidecar "app" was not injected: the pod's container "app" has that name and is kept as it is`}}},
 		},
 		{
 			name: "every sidecar already in the pod, injected (IS_INJECTED): already injected, silently",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "agent")},
+			sets: []*appsv1beta1.SidecarSet{newSidecarSet("a", "web", "agent")},
 			want: []result{{Skip: ReasonAlreadyInjected}},
 		},
 		{
 			name: "an injected sidecar is not injected again, the missing one is",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "agent", "new")},
+			sets: []*appsv1beta1.SidecarSet{newSidecarSet("a", "web", "agent", "new")},
 			want: []result{{Injected: []string{"new"}}},
 		},
 		{
 			name: "every sidecar named like one of the pod's own containers: a name conflict, the pod's containers kept",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "app", "setup")},
+			sets: []*appsv1beta1.SidecarSet{newSidecarSet("a", "web", "app", "setup")},
 			want: []result{{Skip: ReasonNameConflict, Warnings: []string{
 				`SidecarSet "a": sidecar "app" was not injected: the pod's container "app" has that name and is kept as it is`,
 				`SidecarSet "a": sidecar "setup" was not injected: the pod's init container "setup" has that name and is kept as it is`,
@@ -58,7 +58,7 @@ func TestSelectSidecars_NeverReplaceOrDuplicate(t *testing.T) {
 		},
 		{
 			name: "every sidecar taken by another SidecarSet: a name conflict",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("a", "web", "z"), newSidecarSet("b", "web", "z")},
+			sets: []*appsv1beta1.SidecarSet{newSidecarSet("a", "web", "z"), newSidecarSet("b", "web", "z")},
 			want: []result{{Injected: []string{"z"}}, {Skip: ReasonNameConflict,
 				Warnings: []string{`SidecarSet "b": sidecar "z" was not injected: its name is taken by sidecar "z" of SidecarSet "a"`}}},
 		},
@@ -88,7 +88,7 @@ func TestSelectSidecars_NeverReplaceOrDuplicate(t *testing.T) {
 	}
 }
 
-func asContainers(in []appsv1alpha1.SidecarContainer) []corev1.Container {
+func asContainers(in []appsv1beta1.SidecarContainer) []corev1.Container {
 	out := make([]corev1.Container, len(in))
 	for i := range in {
 		out[i] = in[i].Container
@@ -96,7 +96,7 @@ func asContainers(in []appsv1alpha1.SidecarContainer) []corev1.Container {
 	return out
 }
 
-func sc(name string, policy appsv1alpha1.PodInjectPolicyType) sidecar {
+func sc(name string, policy appsv1beta1.PodInjectPolicyType) sidecar {
 	return sidecar{container: corev1.Container{Name: name}, policy: policy}
 }
 
@@ -110,7 +110,7 @@ func containerNames(cs []corev1.Container) []string {
 
 func TestMerge_Placement(t *testing.T) {
 	t.Parallel()
-	before, after := appsv1alpha1.BeforeAppContainerType, appsv1alpha1.AfterAppContainerType
+	before, after := appsv1beta1.BeforeAppContainerType, appsv1beta1.AfterAppContainerType
 	plans := []*plan{
 		{v: &version{name: "a"}, initContainers: []sidecar{sc("i-z", after), sc("i-b", before)},
 			containers: []sidecar{sc("z", before), sc("z-after", after)}},

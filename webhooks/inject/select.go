@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
@@ -22,11 +22,11 @@ type version struct {
 	// name is the SidecarSet's name.
 	name string
 	// origin is the live SidecarSet (its failure policy applies).
-	origin *appsv1alpha1.SidecarSet
+	origin *appsv1beta1.SidecarSet
 	// set is the selected object (live, or restored from the revision).
-	set *appsv1alpha1.SidecarSet
+	set *appsv1beta1.SidecarSet
 	// hashes are the hashes of set's spec.
-	hashes appsv1alpha1.Hashes
+	hashes appsv1beta1.Hashes
 	// controllerRevision is recorded in the pod's hash annotation.
 	controllerRevision string
 	// resources are set's compiled resourcesPolicies.
@@ -169,9 +169,9 @@ func chooseVersion(c *Candidate, podLabels map[string]string, coin float64) (*ve
 //     updateStrategy.selector; otherwise, with a percentage partition p%, the
 //     pinned revision with probability p (0% never, 100% always), and with
 //     an integer partition the latest.
-func useHistory(s *appsv1alpha1.SidecarSet, pin *appsv1alpha1.SidecarSetInjectRevision, podLabels map[string]string, coin float64) (bool, error) {
+func useHistory(s *appsv1beta1.SidecarSet, pin *appsv1beta1.SidecarSetInjectRevision, podLabels map[string]string, coin float64) (bool, error) {
 	us := s.Spec.UpdateStrategy
-	if us.Paused || pin.Policy != appsv1alpha1.PartialSidecarSetInjectRevisionPolicy {
+	if us.Paused || pin.Policy != appsv1beta1.PartialSidecarSetInjectRevisionPolicy {
 		return true, nil
 	}
 	if us.Selector != nil {
@@ -204,7 +204,7 @@ func parsePercent(s string) (int, error) {
 
 // pinError is the denial of a pod whose SidecarSet pins a revision that the
 // shell could not resolve. It wraps the shell's error.
-func pinError(name string, pin *appsv1alpha1.SidecarSetInjectRevision, err error) error {
+func pinError(name string, pin *appsv1beta1.SidecarSetInjectRevision, err error) error {
 	what := ""
 	if pin.RevisionName != nil {
 		what = fmt.Sprintf("revisionName %q", *pin.RevisionName)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func names(cands []*Candidate) []string {
@@ -73,7 +73,7 @@ func TestMatchCandidates_SkipsWithReasons(t *testing.T) {
 	paused := newSidecarSet("paused", "web", "a")
 	paused.Spec.InjectionStrategy.Paused = true
 	otherNs := newSidecarSet("other-ns", "web", "a")
-	otherNs.Spec.Namespace = "other"
+	otherNs.Spec.NamespaceSelector = appsv1beta1.SelectNamespace("other")
 	badNs := newSidecarSet("bad-ns", "web", "a")
 	badNs.Spec.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Bogus"}}}
 	prodNs := newSidecarSet("prod-ns", "web", "a")
@@ -82,24 +82,24 @@ func TestMatchCandidates_SkipsWithReasons(t *testing.T) {
 	noSelector.Spec.Selector = nil
 	badSelector := newSidecarSet("bad-selector", "web", "a")
 	badSelector.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
-	canary := func(name, base string) *appsv1alpha1.SidecarSet {
+	canary := func(name, base string) *appsv1beta1.SidecarSet {
 		s := newSidecarSet(name, "web", "a")
-		s.Annotations = map[string]string{appsv1alpha1.SidecarSetCanaryAnnotation: "true", appsv1alpha1.SidecarSetBaseAnnotation: base}
+		s.Annotations = map[string]string{appsv1beta1.SidecarSetCanaryAnnotation: "true", appsv1beta1.SidecarSetBaseAnnotation: base}
 		return s
 	}
 	notCanary := canary("not-canary", "base")
-	notCanary.Annotations[appsv1alpha1.SidecarSetCanaryAnnotation] = "True"
+	notCanary.Annotations[appsv1beta1.SidecarSetCanaryAnnotation] = "True"
 
 	tests := []struct {
 		name      string
-		sets      []*appsv1alpha1.SidecarSet
+		sets      []*appsv1beta1.SidecarSet
 		ns        Namespace
 		want      []string
 		wantSkips []Skip
 	}{
 		{
 			name: "paused, other namespace, other labels and nil selector are skipped with their reasons",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("match", "web", "a"), paused, otherNs,
+			sets: []*appsv1beta1.SidecarSet{newSidecarSet("match", "web", "a"), paused, otherNs,
 				newSidecarSet("other-app", "api", "a"), noSelector},
 			want: []string{"match"},
 			wantSkips: []Skip{
@@ -111,43 +111,43 @@ func TestMatchCandidates_SkipsWithReasons(t *testing.T) {
 		},
 		{
 			name: "a namespaceSelector matches the namespace's labels",
-			sets: []*appsv1alpha1.SidecarSet{prodNs},
+			sets: []*appsv1beta1.SidecarSet{prodNs},
 			ns:   Namespace{Name: "shop", Labels: map[string]string{"env": "prod"}},
 			want: []string{"prod-ns"},
 		},
 		{
 			name: "an invalid namespaceSelector is not selected, as in OpenKruise",
-			sets: []*appsv1alpha1.SidecarSet{badNs},
+			sets: []*appsv1beta1.SidecarSet{badNs},
 			wantSkips: []Skip{{SidecarSet: "bad-ns", Reason: ReasonInvalidNamespaceSelector,
 				Message: `its namespace selection cannot be evaluated: invalid namespaceSelector: "Bogus" is not a valid label selector operator`}},
 		},
 		{
 			name: "an invalid selector selects no pod and blocks none (OpenKruise denies the pod)",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("fine", "web", "a"), badSelector},
+			sets: []*appsv1beta1.SidecarSet{newSidecarSet("fine", "web", "a"), badSelector},
 			want: []string{"fine"},
 			wantSkips: []Skip{{SidecarSet: "bad-selector", Reason: ReasonInvalidSelector,
 				Message: `its selector cannot be evaluated, so it selects no pod: invalid selector: "Bogus" is not a valid label selector operator`}},
 		},
 		{
 			name: "a matching canary replaces its base",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("base", "web", "a"), canary("canary", "base")},
+			sets: []*appsv1beta1.SidecarSet{newSidecarSet("base", "web", "a"), canary("canary", "base")},
 			want: []string{"canary"},
 			wantSkips: []Skip{{SidecarSet: "base", Reason: ReasonReplacedByCanary,
 				Message: `canary SidecarSet "canary" also matches the pod and is injected instead`}},
 		},
 		{
 			name: "a canary annotation other than exactly true is not a canary",
-			sets: []*appsv1alpha1.SidecarSet{newSidecarSet("base", "web", "a"), notCanary},
+			sets: []*appsv1beta1.SidecarSet{newSidecarSet("base", "web", "a"), notCanary},
 			want: []string{"base", "not-canary"},
 		},
 		{
 			name: "a canary naming itself as base is not excluded",
-			sets: []*appsv1alpha1.SidecarSet{canary("self", "self")},
+			sets: []*appsv1beta1.SidecarSet{canary("self", "self")},
 			want: []string{"self"},
 		},
 		{
 			name: "two canaries of one base: the base is replaced once, by the first",
-			sets: []*appsv1alpha1.SidecarSet{canary("canary-1", "base"), canary("canary-2", "base"), newSidecarSet("base", "web", "a")},
+			sets: []*appsv1beta1.SidecarSet{canary("canary-1", "base"), canary("canary-2", "base"), newSidecarSet("base", "web", "a")},
 			want: []string{"canary-1", "canary-2"},
 			wantSkips: []Skip{{SidecarSet: "base", Reason: ReasonReplacedByCanary,
 				Message: `canary SidecarSet "canary-1" also matches the pod and is injected instead`}},
@@ -176,7 +176,7 @@ func TestChooseVersion_RevisionPinning(t *testing.T) {
 	t.Parallel()
 	notFound := apierrors.NewNotFound(schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}, "agent-abc")
 	type setup struct {
-		policy         appsv1alpha1.SidecarSetInjectRevisionPolicy
+		policy         appsv1beta1.SidecarSetInjectRevisionPolicy
 		revisionName   *string
 		customVersion  *string
 		paused         bool
@@ -264,7 +264,7 @@ func TestChooseVersion_RevisionPinning(t *testing.T) {
 				us.Partition = tc.setup.partition
 			}
 			if tc.setup.revisionName != nil || tc.setup.customVersion != nil {
-				live.Spec.InjectionStrategy.Revision = &appsv1alpha1.SidecarSetInjectRevision{
+				live.Spec.InjectionStrategy.Revision = &appsv1beta1.SidecarSetInjectRevision{
 					RevisionName: tc.setup.revisionName, CustomVersion: tc.setup.customVersion, Policy: tc.setup.policy,
 				}
 			}
@@ -278,7 +278,7 @@ func TestChooseVersion_RevisionPinning(t *testing.T) {
 				if tc.setup.pinnedRevision == "-" {
 					rev = ""
 				}
-				c.Pinned = &Pinned{SidecarSet: restored, Hashes: appsv1alpha1.Hashes{Hash: "old"}, RevisionName: rev}
+				c.Pinned = &Pinned{SidecarSet: restored, Hashes: appsv1beta1.Hashes{Hash: "old"}, RevisionName: rev}
 			}
 			labels := map[string]string{"app": "web"}
 			maps.Copy(labels, tc.podLabels)

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
@@ -31,7 +31,7 @@ func (c coreInjector) Inject(_ context.Context, pod *corev1.Pod, namespace strin
 	return Decision{Output: out, Denied: err}, nil
 }
 
-func newInjector(t *testing.T, sets ...*appsv1alpha1.SidecarSet) coreInjector {
+func newInjector(t *testing.T, sets ...*appsv1beta1.SidecarSet) coreInjector {
 	t.Helper()
 	r := candidate.NewRegistry()
 	for _, s := range sets {
@@ -107,7 +107,7 @@ func TestInject_KeepsWhatItDoesNotChange(t *testing.T) {
 		t.Errorf("a field the Go types do not know was lost:\n%s", docs[2])
 	}
 	containers, _ := web.Spec.Template.Spec["containers"].([]any)
-	if len(containers) != 2 || web.Spec.Template.Metadata.Annotations[appsv1alpha1.SidecarSetListAnnotation] != "proxy" {
+	if len(containers) != 2 || web.Spec.Template.Metadata.Annotations[appsv1beta1.SidecarSetListAnnotation] != "proxy" {
 		t.Errorf("the selected template is not injected:\n%s", docs[2])
 	}
 	want := []Object{
@@ -122,7 +122,7 @@ func TestInject_KeepsWhatItDoesNotChange(t *testing.T) {
 func TestInject_ListsTemplatesWithoutMetadataAndDenials(t *testing.T) {
 	t.Parallel()
 	pinned := builder.MakeSidecarSet("pinned", "app", "web").Containers(builder.MakeContainer("pinned", "x:1")).
-		InjectRevision(appsv1alpha1.SidecarSetInjectRevision{RevisionName: new("gone"), Policy: appsv1alpha1.AlwaysSidecarSetInjectRevisionPolicy}).Obj()
+		InjectRevision(appsv1beta1.SidecarSetInjectRevision{RevisionName: new("gone"), Policy: appsv1beta1.AlwaysSidecarSetInjectRevisionPolicy}).Obj()
 	list := `apiVersion: v1
 kind: List
 items:
@@ -141,12 +141,12 @@ items:
 `
 	tests := []struct {
 		name       string
-		sets       []*appsv1alpha1.SidecarSet
+		sets       []*appsv1beta1.SidecarSet
 		wantPod    string
 		wantDenied string
 	}{
-		{"a List's pod is injected", []*appsv1alpha1.SidecarSet{proxy}, "proxy", ""},
-		{"a refused pod is reported and left alone", []*appsv1alpha1.SidecarSet{pinned}, "",
+		{"a List's pod is injected", []*appsv1beta1.SidecarSet{proxy}, "proxy", ""},
+		{"a refused pod is reported and left alone", []*appsv1beta1.SidecarSet{pinned}, "",
 			`Pod default/web: the webhook would deny its pods: SidecarSet "pinned": injectionStrategy.revision revisionName "gone"`},
 	}
 	for _, tc := range tests {

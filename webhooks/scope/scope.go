@@ -41,7 +41,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // ConditionName is the name of the matchCondition this package writes.
@@ -95,25 +95,25 @@ type Scope struct {
 }
 
 // Build computes both conditions for a set of SidecarSets.
-func Build(sets []*appsv1alpha1.SidecarSet) Scope {
+func Build(sets []*appsv1beta1.SidecarSet) Scope {
 	return build(sets, true)
 }
 
 // BuildCombined computes one condition for every SidecarSet, for an install
 // whose configuration has no best-effort webhook (one written before it
 // existed): the Fail webhook then receives the pods of both kinds.
-func BuildCombined(sets []*appsv1alpha1.SidecarSet) Condition {
+func BuildCombined(sets []*appsv1beta1.SidecarSet) Condition {
 	return build(sets, false).Required
 }
 
-func build(sets []*appsv1alpha1.SidecarSet, split bool) Scope {
+func build(sets []*appsv1beta1.SidecarSet, split bool) Scope {
 	var required, bestEffort []term
 	for _, s := range sets {
 		t, ok := newTerm(s)
 		if !ok {
 			continue
 		}
-		if split && appsv1alpha1.IsBestEffort(s) {
+		if split && appsv1beta1.IsBestEffort(s) {
 			bestEffort = append(bestEffort, t)
 		} else {
 			required = append(required, t)
@@ -176,7 +176,7 @@ type term struct {
 // newTerm returns a SidecarSet's term, or false when it selects no pod
 // (paused, or a nil, empty or invalid selector or namespaceSelector), as
 // the injector decides (match.Pod, match.Namespace).
-func newTerm(s *appsv1alpha1.SidecarSet) (term, bool) {
+func newTerm(s *appsv1beta1.SidecarSet) (term, bool) {
 	if s.Spec.InjectionStrategy.Paused || match.IsEmpty(s.Spec.Selector) {
 		return term{}, false
 	}
@@ -208,18 +208,11 @@ func newTerm(s *appsv1alpha1.SidecarSet) (term, bool) {
 }
 
 // namespaceTest turns a SidecarSet's namespace selection into a test of
-// request.namespace. It is exact for spec.namespace and for namespaceSelector
-// requirements on the kubernetes.io/metadata.name label (every namespace
+// request.namespace. It is exact for namespaceSelector requirements on the kubernetes.io/metadata.name label (every namespace
 // carries its name there); requirements on other labels are left out, which
 // makes the test wider (wider is true). ok is false when no namespace can be
 // selected.
-func namespaceTest(s *appsv1alpha1.SidecarSet) (test string, wider, ok bool) {
-	if s.Spec.Namespace != "" {
-		if !literalSafe(s.Spec.Namespace, false) {
-			return "", false, false
-		}
-		return fmt.Sprintf("request.namespace == '%s'", s.Spec.Namespace), false, true
-	}
+func namespaceTest(s *appsv1beta1.SidecarSet) (test string, wider, ok bool) {
 	sel := s.Spec.NamespaceSelector
 	if sel == nil {
 		return "", false, true

@@ -16,28 +16,28 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
-func set(name string, sel *metav1.LabelSelector) *appsv1alpha1.SidecarSet {
-	s := &appsv1alpha1.SidecarSet{}
+func set(name string, sel *metav1.LabelSelector) *appsv1beta1.SidecarSet {
+	s := &appsv1beta1.SidecarSet{}
 	s.Name = name
 	s.Spec.Selector = sel
 	return s
 }
 
-func inNamespace(s *appsv1alpha1.SidecarSet, ns string) *appsv1alpha1.SidecarSet {
-	s.Spec.Namespace = ns
+func inNamespace(s *appsv1beta1.SidecarSet, ns string) *appsv1beta1.SidecarSet {
+	s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace(ns)
 	return s
 }
 
-func withNamespaceSelector(s *appsv1alpha1.SidecarSet, sel *metav1.LabelSelector) *appsv1alpha1.SidecarSet {
+func withNamespaceSelector(s *appsv1beta1.SidecarSet, sel *metav1.LabelSelector) *appsv1beta1.SidecarSet {
 	s.Spec.NamespaceSelector = sel
 	return s
 }
 
-func bestEffort(s *appsv1alpha1.SidecarSet) *appsv1alpha1.SidecarSet {
-	s.Annotations = map[string]string{appsv1alpha1.FailurePolicyAnnotation: appsv1alpha1.FailurePolicyIgnore}
+func bestEffort(s *appsv1beta1.SidecarSet) *appsv1beta1.SidecarSet {
+	s.Annotations = map[string]string{appsv1beta1.FailurePolicyAnnotation: appsv1beta1.FailurePolicyIgnore}
 	return s
 }
 
@@ -63,7 +63,7 @@ func TestBuild_Expressions(t *testing.T) {
 	paused.Spec.InjectionStrategy.Paused = true
 	cases := []struct {
 		name       string
-		sets       []*appsv1alpha1.SidecarSet
+		sets       []*appsv1beta1.SidecarSet
 		required   string
 		bestEffort string
 		wider      []string
@@ -75,20 +75,20 @@ func TestBuild_Expressions(t *testing.T) {
 		},
 		{
 			name:       "the manual's example: app=nginx",
-			sets:       []*appsv1alpha1.SidecarSet{set("test-sidecarset", labels("app", "nginx"))},
+			sets:       []*appsv1beta1.SidecarSet{set("test-sidecarset", labels("app", "nginx"))},
 			required:   "has(object.metadata.labels) ? (('app' in object.metadata.labels && object.metadata.labels['app'] == 'nginx')) : (false)",
 			bestEffort: "false",
 		},
 		{
 			name: "issue 11: DoesNotExist in one namespace selects only that namespace's pods",
-			sets: []*appsv1alpha1.SidecarSet{inNamespace(set("opt-out", exprs(req("opt-out", metav1.LabelSelectorOpDoesNotExist))), "team-a")},
+			sets: []*appsv1beta1.SidecarSet{inNamespace(set("opt-out", exprs(req("opt-out", metav1.LabelSelectorOpDoesNotExist))), "team-a")},
 			required: "has(object.metadata.labels) ? ((request.namespace == 'team-a' && !('opt-out' in object.metadata.labels))) : " +
 				"((request.namespace == 'team-a'))",
 			bestEffort: "false",
 		},
 		{
 			name: "matchLabels and expressions are conjoined; single-key terms of a namespace are merged",
-			sets: []*appsv1alpha1.SidecarSet{
+			sets: []*appsv1beta1.SidecarSet{
 				set("b", labels("app", "web", "tier", "front")),
 				set("a", labels("app", "api")),
 				set("c", exprs(req("app", metav1.LabelSelectorOpIn, "db", "cache"))),
@@ -101,13 +101,13 @@ func TestBuild_Expressions(t *testing.T) {
 		},
 		{
 			name:       "paused, nil, empty and invalid selectors select nothing",
-			sets:       []*appsv1alpha1.SidecarSet{paused, set("nil", nil), set("empty", &metav1.LabelSelector{}), set("bad", exprs(req("app", "Near", "x")))},
+			sets:       []*appsv1beta1.SidecarSet{paused, set("nil", nil), set("empty", &metav1.LabelSelector{}), set("bad", exprs(req("app", "Near", "x")))},
 			required:   "false",
 			bestEffort: "false",
 		},
 		{
 			name: "a namespaceSelector on the name label is exact, on other labels wider",
-			sets: []*appsv1alpha1.SidecarSet{
+			sets: []*appsv1beta1.SidecarSet{
 				withNamespaceSelector(set("by-name", labels("app", "web")), exprs(req(match.NamespaceNameLabel, metav1.LabelSelectorOpIn, "a", "b"))),
 				withNamespaceSelector(set("by-label", labels("app", "web")), labels("team", "x")),
 				withNamespaceSelector(set("not-kube-system", labels("app", "db")), exprs(req(match.NamespaceNameLabel, metav1.LabelSelectorOpNotIn, "kube-system"))),
@@ -121,7 +121,7 @@ func TestBuild_Expressions(t *testing.T) {
 		},
 		{
 			name: "best-effort SidecarSets have their own condition, without the pods a required one selects",
-			sets: []*appsv1alpha1.SidecarSet{
+			sets: []*appsv1beta1.SidecarSet{
 				set("mtls", labels("mesh", "on")),
 				bestEffort(set("logs", labels("app", "web"))),
 			},
@@ -131,7 +131,7 @@ func TestBuild_Expressions(t *testing.T) {
 		},
 		{
 			name:       "only best-effort SidecarSets",
-			sets:       []*appsv1alpha1.SidecarSet{bestEffort(set("logs", labels("app", "web")))},
+			sets:       []*appsv1beta1.SidecarSet{bestEffort(set("logs", labels("app", "web")))},
 			required:   "false",
 			bestEffort: "has(object.metadata.labels) ? (('app' in object.metadata.labels && object.metadata.labels['app'] == 'web')) : (false)",
 		},
@@ -166,7 +166,7 @@ type pod struct {
 }
 
 // selected is the injector's decision, from api/match.
-func selected(s *appsv1alpha1.SidecarSet, p pod) bool {
+func selected(s *appsv1beta1.SidecarSet, p pod) bool {
 	if s.Spec.InjectionStrategy.Paused {
 		return false
 	}
@@ -209,12 +209,12 @@ func TestBuild_ExactForRandomSelectors(t *testing.T) {
 		}
 		return sel
 	}
-	randomSet := func(i int) (*appsv1alpha1.SidecarSet, bool) {
+	randomSet := func(i int) (*appsv1beta1.SidecarSet, bool) {
 		s := set(fmt.Sprintf("s%d", i), randomSelector(keys, values))
 		exact := true
 		switch r.IntN(4) {
 		case 0:
-			s.Spec.Namespace = namespaces[r.IntN(len(namespaces))]
+			s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace(namespaces[r.IntN(len(namespaces))])
 		case 1:
 			s.Spec.NamespaceSelector = randomSelector([]string{match.NamespaceNameLabel}, namespaces)
 		case 2:
@@ -242,7 +242,7 @@ func TestBuild_ExactForRandomSelectors(t *testing.T) {
 	}
 	sent, notSent := 0, 0
 	for round := range 200 {
-		var sets []*appsv1alpha1.SidecarSet
+		var sets []*appsv1beta1.SidecarSet
 		exact := true
 		for i := range 1 + r.IntN(5) {
 			s, e := randomSet(i)
@@ -256,7 +256,7 @@ func TestBuild_ExactForRandomSelectors(t *testing.T) {
 			var byRequired, byBestEffort bool
 			for _, s := range sets {
 				if selected(s, p) {
-					if appsv1alpha1.IsBestEffort(s) {
+					if appsv1beta1.IsBestEffort(s) {
 						byBestEffort = true
 					} else {
 						byRequired = true
@@ -294,10 +294,10 @@ func cloneStrings(s []string) []string { return append([]string(nil), s...) }
 // benchmarkMix is the SidecarSets of `make bench-scale`: n SidecarSets, of
 // which 50 select pods (matchLabels, expressions, spec.namespace and
 // namespaceSelector mixed), the rest selecting nothing.
-func benchmarkMix(n int) []*appsv1alpha1.SidecarSet {
-	var sets []*appsv1alpha1.SidecarSet
+func benchmarkMix(n int) []*appsv1beta1.SidecarSet {
+	var sets []*appsv1beta1.SidecarSet
 	for i := range n {
-		var s *appsv1alpha1.SidecarSet
+		var s *appsv1beta1.SidecarSet
 		switch {
 		case i >= 50:
 			s = set(fmt.Sprintf("idle-%04d", i), labels("app", fmt.Sprintf("idle-%04d", i)))
@@ -350,32 +350,32 @@ func TestBuild_CompactsInsteadOfDropping(t *testing.T) {
 	long := strings.Repeat("v", 50)
 	cases := []struct {
 		name string
-		sets func() []*appsv1alpha1.SidecarSet
+		sets func() []*appsv1beta1.SidecarSet
 		want Level
 	}{
-		{"many conjunctions become one requirement each", func() []*appsv1alpha1.SidecarSet {
-			var sets []*appsv1alpha1.SidecarSet
+		{"many conjunctions become one requirement each", func() []*appsv1beta1.SidecarSet {
+			var sets []*appsv1beta1.SidecarSet
 			for i := range 2000 {
 				sets = append(sets, set(fmt.Sprintf("s%d", i), labels("app", fmt.Sprintf("a%d", i%20), fmt.Sprintf("k%d", i), long)))
 			}
 			return sets
 		}, NecessaryLabel},
-		{"many values sharing a prefix become the prefix", func() []*appsv1alpha1.SidecarSet {
-			var sets []*appsv1alpha1.SidecarSet
+		{"many values sharing a prefix become the prefix", func() []*appsv1beta1.SidecarSet {
+			var sets []*appsv1beta1.SidecarSet
 			for i := range 6000 {
 				sets = append(sets, set(fmt.Sprintf("s%d", i), labels("app", fmt.Sprintf("a-much-longer-application-name-%04d", i))))
 			}
 			return sets
 		}, ValuePrefixes},
-		{"many long values without a separator become their keys", func() []*appsv1alpha1.SidecarSet {
-			var sets []*appsv1alpha1.SidecarSet
+		{"many long values without a separator become their keys", func() []*appsv1beta1.SidecarSet {
+			var sets []*appsv1beta1.SidecarSet
 			for i := range 6000 {
 				sets = append(sets, set(fmt.Sprintf("s%d", i), labels("app", fmt.Sprintf("%s%04d", long, i))))
 			}
 			return sets
 		}, LabelKeys},
-		{"many long keys leave the namespaces", func() []*appsv1alpha1.SidecarSet {
-			var sets []*appsv1alpha1.SidecarSet
+		{"many long keys leave the namespaces", func() []*appsv1beta1.SidecarSet {
+			var sets []*appsv1beta1.SidecarSet
 			for i := range 6000 {
 				sets = append(sets, inNamespace(set(fmt.Sprintf("s%d", i), labels(fmt.Sprintf("example.com/%s%04d", long, i), "x")), fmt.Sprintf("ns-%d", i%3)))
 			}
@@ -392,8 +392,8 @@ func TestBuild_CompactsInsteadOfDropping(t *testing.T) {
 			}
 			e := newEvaluator(t, c.Expression)
 			for _, s := range sets[:50] {
-				p := pod{namespace: s.Spec.Namespace, labels: maps.Clone(s.Spec.Selector.MatchLabels)}
-				if p.namespace == "" {
+				p := pod{namespace: match.IndexValues(s)[0], labels: maps.Clone(s.Spec.Selector.MatchLabels)}
+				if p.namespace == match.ClusterScope {
 					p.namespace = "default"
 				}
 				if !e.eval(t, p) {

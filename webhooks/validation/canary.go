@@ -5,17 +5,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // canaryBase returns the base of a canary SidecarSet: a SidecarSet is a
 // canary when its annotation apps.kruise.io/sidecarset-canary is exactly
 // "true" and apps.kruise.io/sidecarset-base is not empty.
-func canaryBase(s *appsv1alpha1.SidecarSet) (string, bool) {
-	if s.Annotations[appsv1alpha1.SidecarSetCanaryAnnotation] != "true" {
+func canaryBase(s *appsv1beta1.SidecarSet) (string, bool) {
+	if s.Annotations[appsv1beta1.SidecarSetCanaryAnnotation] != "true" {
 		return "", false
 	}
-	base := s.Annotations[appsv1alpha1.SidecarSetBaseAnnotation]
+	base := s.Annotations[appsv1beta1.SidecarSetBaseAnnotation]
 	return base, base != ""
 }
 
@@ -23,7 +23,7 @@ func canaryBase(s *appsv1alpha1.SidecarSet) (string, bool) {
 // other. A canary and its base usually declare the same sidecars on
 // overlapping selectors; they are exempt from the conflict checks against
 // each other, in both directions.
-func canaryPair(a, b *appsv1alpha1.SidecarSet) bool {
+func canaryPair(a, b *appsv1beta1.SidecarSet) bool {
 	if base, ok := canaryBase(a); ok && base == b.Name {
 		return true
 	}
@@ -34,20 +34,20 @@ func canaryPair(a, b *appsv1alpha1.SidecarSet) bool {
 // validateCanary checks the canary annotations: the base exists among the
 // others, is not the canary itself, is not a canary, and does not change on
 // update; the canary itself must use the NotUpdate strategy.
-func validateCanary(s, old *appsv1alpha1.SidecarSet, others []*appsv1alpha1.SidecarSet) field.ErrorList {
+func validateCanary(s, old *appsv1beta1.SidecarSet, others []*appsv1beta1.SidecarSet) field.ErrorList {
 	base, ok := canaryBase(s)
 	if !ok {
 		return nil
 	}
-	basePath := field.NewPath("metadata", "annotations").Key(appsv1alpha1.SidecarSetBaseAnnotation)
+	basePath := field.NewPath("metadata", "annotations").Key(appsv1beta1.SidecarSetBaseAnnotation)
 	var errs field.ErrorList
-	if s.Spec.UpdateStrategy.Type != appsv1alpha1.NotUpdateSidecarSetStrategyType {
+	if s.Spec.UpdateStrategy.Type != appsv1beta1.NotUpdateSidecarSetStrategyType {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "updateStrategy", "type"), s.Spec.UpdateStrategy.Type,
 			"a canary SidecarSet must use NotUpdate: it only injects its sidecars into new pods, and its base "+
 				"keeps upgrading existing ones; set updateStrategy.type to NotUpdate"))
 	}
 	if old != nil {
-		switch oldBase := old.Annotations[appsv1alpha1.SidecarSetBaseAnnotation]; {
+		switch oldBase := old.Annotations[appsv1beta1.SidecarSetBaseAnnotation]; {
 		case oldBase == "":
 			errs = append(errs, field.Invalid(basePath, base,
 				"is immutable: an existing SidecarSet cannot become a canary by an update; "+
@@ -62,7 +62,7 @@ func validateCanary(s, old *appsv1alpha1.SidecarSet, others []*appsv1alpha1.Side
 		return append(errs, field.Invalid(basePath, base,
 			"a canary SidecarSet cannot be its own base: name the SidecarSet it tests a new version of"))
 	}
-	var found *appsv1alpha1.SidecarSet
+	var found *appsv1beta1.SidecarSet
 	for _, other := range others {
 		if other != nil && other.Name == base {
 			found = other
@@ -80,7 +80,7 @@ func validateCanary(s, old *appsv1alpha1.SidecarSet, others []*appsv1alpha1.Side
 	return errs
 }
 
-func isCanary(s *appsv1alpha1.SidecarSet) bool {
+func isCanary(s *appsv1beta1.SidecarSet) bool {
 	_, ok := canaryBase(s)
 	return ok
 }

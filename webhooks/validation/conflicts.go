@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // conflict is a clash between the SidecarSet and another one that can
@@ -27,7 +27,7 @@ type conflict struct {
 // that can select the same pod (exact selector and namespace overlap),
 // except itself and its canary or base. On update, a conflict that the old
 // object already had is returned as a warning instead of an error.
-func validateConflicts(s, old *appsv1alpha1.SidecarSet, others []*appsv1alpha1.SidecarSet, spec *field.Path) (field.ErrorList, []string) {
+func validateConflicts(s, old *appsv1beta1.SidecarSet, others []*appsv1beta1.SidecarSet, spec *field.Path) (field.ErrorList, []string) {
 	found := findConflicts(s, others, spec)
 	if len(found) == 0 {
 		return nil, nil
@@ -50,17 +50,17 @@ func validateConflicts(s, old *appsv1alpha1.SidecarSet, others []*appsv1alpha1.S
 	return errs, warnings
 }
 
-func findConflicts(s *appsv1alpha1.SidecarSet, others []*appsv1alpha1.SidecarSet, spec *field.Path) []conflict {
+func findConflicts(s *appsv1beta1.SidecarSet, others []*appsv1beta1.SidecarSet, spec *field.Path) []conflict {
 	if match.IsEmpty(s.Spec.Selector) {
 		return nil // selects no pod
 	}
-	sorted := slices.SortedFunc(func(yield func(*appsv1alpha1.SidecarSet) bool) {
+	sorted := slices.SortedFunc(func(yield func(*appsv1beta1.SidecarSet) bool) {
 		for _, o := range others {
 			if o != nil && !yield(o) {
 				return
 			}
 		}
-	}, func(a, b *appsv1alpha1.SidecarSet) int { return strings.Compare(a.Name, b.Name) })
+	}, func(a, b *appsv1beta1.SidecarSet) int { return strings.Compare(a.Name, b.Name) })
 	myVolumes := defaultedVolumes(s.Spec.Volumes)
 	var out []conflict
 	for _, o := range sorted {
@@ -77,9 +77,9 @@ func findConflicts(s *appsv1alpha1.SidecarSet, others []*appsv1alpha1.SidecarSet
 // injectedNames returns the names of the containers a SidecarSet injects
 // into a pod, init containers included: a HotUpgrade sidecar X is injected
 // as. Each name maps to the sidecar it comes from.
-func injectedNames(spec *appsv1alpha1.SidecarSetSpec) map[string]string {
+func injectedNames(spec *appsv1beta1.SidecarSetSpec) map[string]string {
 	names := map[string]string{}
-	for _, list := range [][]appsv1alpha1.SidecarContainer{spec.InitContainers, spec.Containers} {
+	for _, list := range [][]appsv1beta1.SidecarContainer{spec.InitContainers, spec.Containers} {
 		for i := range list {
 			for _, n := range podNames(&list[i]) {
 				if _, taken := names[n]; !taken {
@@ -93,8 +93,8 @@ func injectedNames(spec *appsv1alpha1.SidecarSetSpec) map[string]string {
 
 // podNames are the container names a sidecar takes in a pod: its own name
 // (which also keys its hot-upgrade annotations) and its twins.
-func podNames(c *appsv1alpha1.SidecarContainer) []string {
-	if c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
+func podNames(c *appsv1beta1.SidecarContainer) []string {
+	if c.UpgradeStrategy.UpgradeType == appsv1beta1.SidecarContainerHotUpgrade {
 		return []string{c.Name, c.Name + "-1", c.Name + "-2"}
 	}
 	return []string{c.Name}
@@ -102,12 +102,12 @@ func podNames(c *appsv1alpha1.SidecarContainer) []string {
 
 // nameConflicts reports each sidecar of s, init or not, that would take a
 // container name that o also injects, whichever list o declares it in.
-func nameConflicts(s, o *appsv1alpha1.SidecarSet, spec *field.Path) []conflict {
+func nameConflicts(s, o *appsv1beta1.SidecarSet, spec *field.Path) []conflict {
 	theirs := injectedNames(&o.Spec)
 	var out []conflict
 	for _, list := range []struct {
 		path       *field.Path
-		containers []appsv1alpha1.SidecarContainer
+		containers []appsv1beta1.SidecarContainer
 	}{{spec.Child("initContainers"), s.Spec.InitContainers}, {spec.Child("containers"), s.Spec.Containers}} {
 		for i := range list.containers {
 			c := &list.containers[i]
@@ -141,7 +141,7 @@ func nameConflicts(s, o *appsv1alpha1.SidecarSet, spec *field.Path) []conflict {
 // volumeConflicts reports each volume of s that o declares under the same
 // name with a different definition (compared after defaulting): a pod gets
 // only one of the two.
-func volumeConflicts(volumes []corev1.Volume, defaulted map[string]corev1.Volume, o *appsv1alpha1.SidecarSet, path *field.Path) []conflict {
+func volumeConflicts(volumes []corev1.Volume, defaulted map[string]corev1.Volume, o *appsv1beta1.SidecarSet, path *field.Path) []conflict {
 	theirs := defaultedVolumes(o.Spec.Volumes)
 	var out []conflict
 	for i, v := range volumes {
@@ -165,7 +165,7 @@ func defaultedVolumes(volumes []corev1.Volume) map[string]corev1.Volume {
 	for i := range volumes {
 		volumes[i].DeepCopyInto(&copied[i])
 	}
-	appsv1alpha1.SetVolumeDefaults(copied)
+	appsv1beta1.SetVolumeDefaults(copied)
 	byName := make(map[string]corev1.Volume, len(copied))
 	for _, v := range copied {
 		byName[v.Name] = v
@@ -176,14 +176,14 @@ func defaultedVolumes(volumes []corev1.Volume) map[string]corev1.Volume {
 // annotationConflicts reports each annotation that s and o both patch onto
 // pods where either side overwrites it. Retain entries never conflict, and
 // neither do two MergePatchJson entries.
-func annotationConflicts(entries []appsv1alpha1.SidecarSetPatchPodMetadata, o *appsv1alpha1.SidecarSet, path *field.Path) []conflict {
-	theirs := map[string]appsv1alpha1.SidecarSetPatchPolicyType{}
+func annotationConflicts(entries []appsv1beta1.SidecarSetPatchPodMetadata, o *appsv1beta1.SidecarSet, path *field.Path) []conflict {
+	theirs := map[string]appsv1beta1.SidecarSetPatchPolicyType{}
 	for _, e := range o.Spec.PatchPodMetadata {
-		if effectivePolicy(e.PatchPolicy) == appsv1alpha1.SidecarSetRetainPatchPolicy {
+		if effectivePolicy(e.PatchPolicy) == appsv1beta1.SidecarSetRetainPatchPolicy {
 			continue
 		}
 		for k := range e.Annotations {
-			if theirs[k] != appsv1alpha1.SidecarSetOverwritePatchPolicy {
+			if theirs[k] != appsv1beta1.SidecarSetOverwritePatchPolicy {
 				theirs[k] = e.PatchPolicy
 			}
 		}
@@ -191,12 +191,12 @@ func annotationConflicts(entries []appsv1alpha1.SidecarSetPatchPodMetadata, o *a
 	var out []conflict
 	for i, e := range entries {
 		mine := effectivePolicy(e.PatchPolicy)
-		if mine == appsv1alpha1.SidecarSetRetainPatchPolicy {
+		if mine == appsv1beta1.SidecarSetRetainPatchPolicy {
 			continue
 		}
 		for _, k := range slices.Sorted(maps.Keys(e.Annotations)) {
 			other, shared := theirs[k]
-			if !shared || (mine != appsv1alpha1.SidecarSetOverwritePatchPolicy && other != appsv1alpha1.SidecarSetOverwritePatchPolicy) {
+			if !shared || (mine != appsv1beta1.SidecarSetOverwritePatchPolicy && other != appsv1beta1.SidecarSetOverwritePatchPolicy) {
 				continue
 			}
 			out = append(out, conflict{
@@ -211,9 +211,9 @@ func annotationConflicts(entries []appsv1alpha1.SidecarSetPatchPodMetadata, o *a
 	return out
 }
 
-func effectivePolicy(p appsv1alpha1.SidecarSetPatchPolicyType) appsv1alpha1.SidecarSetPatchPolicyType {
+func effectivePolicy(p appsv1beta1.SidecarSetPatchPolicyType) appsv1beta1.SidecarSetPatchPolicyType {
 	if p == "" {
-		return appsv1alpha1.SidecarSetRetainPatchPolicy
+		return appsv1beta1.SidecarSetRetainPatchPolicy
 	}
 	return p
 }

@@ -12,7 +12,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
@@ -20,7 +20,7 @@ import (
 // (init == true) or spec.containers with the subset of Kubernetes pod
 // validation that a pod built from them would fail, so that the mistake is
 // reported on the SidecarSet rather than on every pod creation.
-func validateSidecarContainers(list []appsv1alpha1.SidecarContainer, init bool, path *field.Path) field.ErrorList {
+func validateSidecarContainers(list []appsv1beta1.SidecarContainer, init bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i := range list {
 		errs = append(errs, validateSidecarContainer(&list[i], init, path.Index(i))...)
@@ -28,7 +28,7 @@ func validateSidecarContainers(list []appsv1alpha1.SidecarContainer, init bool, 
 	return errs
 }
 
-func validateSidecarContainer(c *appsv1alpha1.SidecarContainer, init bool, path *field.Path) field.ErrorList {
+func validateSidecarContainer(c *appsv1beta1.SidecarContainer, init bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateContainerName(c.Name, path.Child("name"))...)
 	errs = append(errs, validateImage(c.Image, path.Child("image"), true)...)
@@ -40,12 +40,12 @@ func validateSidecarContainer(c *appsv1alpha1.SidecarContainer, init bool, path 
 	errs = append(errs, validateEnvFrom(c.EnvFrom, path.Child("envFrom"))...)
 	errs = append(errs, validateMounts(c.VolumeMounts, c.VolumeDevices, path)...)
 	errs = append(errs, validateResources(&c.Resources, path.Child("resources"))...)
-	errs = append(errs, validateProbesAndLifecycle(&c.Container, init && !appsv1alpha1.IsNativeSidecar(&c.Container), path)...)
+	errs = append(errs, validateProbesAndLifecycle(&c.Container, init && !appsv1beta1.IsNativeSidecar(&c.Container), path)...)
 	errs = append(errs, validateTransferEnv(c.TransferEnv, path.Child("transferEnv"))...)
 	if p := c.ResourcesPolicy; p != nil {
 		errs = append(errs, validateResourcesPolicy(p, path.Child("resourcesPolicy"))...)
 	}
-	if init && !appsv1alpha1.IsNativeSidecar(&c.Container) && c.UpgradeStrategy.UpgradeType == appsv1alpha1.SidecarContainerHotUpgrade {
+	if init && !appsv1beta1.IsNativeSidecar(&c.Container) && c.UpgradeStrategy.UpgradeType == appsv1beta1.SidecarContainerHotUpgrade {
 		errs = append(errs, field.Forbidden(path.Child("upgradeStrategy", "upgradeType"),
 			"HotUpgrade needs a sidecar that keeps running, but a plain init container runs once, to completion, at pod "+
 				"creation: use ColdUpgrade, or make it a native sidecar with restartPolicy: Always"))
@@ -226,7 +226,7 @@ func validateResources(r *corev1.ResourceRequirements, path *field.Path) field.E
 
 // validateTransferEnv checks the label or annotation key that
 // sourceContainerNameFrom reads; the schema checks the shape of the path.
-func validateTransferEnv(transfers []appsv1alpha1.TransferEnvVar, path *field.Path) field.ErrorList {
+func validateTransferEnv(transfers []appsv1beta1.TransferEnvVar, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, t := range transfers {
 		if t.SourceContainerNameFrom == nil || t.SourceContainerNameFrom.FieldRef == nil {
@@ -254,7 +254,7 @@ func validateTransferEnv(transfers []appsv1alpha1.TransferEnvVar, path *field.Pa
 // validateResourcesPolicy checks the target regex and parses every resource
 // expression with the calculator the injector uses, so that a bad
 // expression is rejected here and not at pod creation.
-func validateResourcesPolicy(p *appsv1alpha1.ResourcesPolicy, path *field.Path) field.ErrorList {
+func validateResourcesPolicy(p *appsv1beta1.ResourcesPolicy, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if p.TargetContainersNameRegex != "" {
 		if _, err := regexp.Compile(p.TargetContainersNameRegex); err != nil {

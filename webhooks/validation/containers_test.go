@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 var (
@@ -20,20 +20,20 @@ func TestValidateSidecarSet_ContainerNamesAndImages(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		mutate func(*appsv1alpha1.SidecarSet)
+		mutate func(*appsv1beta1.SidecarSet)
 		want   field.ErrorList
 	}{
-		{name: "a container with a DNS label name and a tagged image is accepted", mutate: func(*appsv1alpha1.SidecarSet) {}},
+		{name: "a container with a DNS label name and a tagged image is accepted", mutate: func(*appsv1beta1.SidecarSet) {}},
 		{
 			name: "images by digest and with a registry port are accepted",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Image = "registry.example.com:5000/team/proxy@sha256:" +
 					"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 			},
 		},
 		{
 			name:   "an uppercase container name is rejected",
-			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Name = "Sidecar" },
+			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Name = "Sidecar" },
 			want: field.ErrorList{field.Invalid(c0.Child("name"), "Sidecar",
 				"a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "+
 					"and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "+
@@ -41,26 +41,26 @@ func TestValidateSidecarSet_ContainerNamesAndImages(t *testing.T) {
 		},
 		{
 			name: "an empty init container name is required",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
-				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{sidecar("", "busybox:1")}
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.InitContainers = []appsv1beta1.SidecarContainer{sidecar("", "busybox:1")}
 			},
 			want: field.ErrorList{field.Required(i0.Child("name"), "a sidecar needs a name")},
 		},
 		{
 			name:   "a missing image is required",
-			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "" },
+			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "" },
 			want:   field.ErrorList{field.Required(c0.Child("image"), "a sidecar needs an image: it is injected into pods as is")},
 		},
 		{
 			name:   "an image with an uppercase repository is rejected",
-			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "Centos:6.7" },
+			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "Centos:6.7" },
 			want: field.ErrorList{field.Invalid(c0.Child("image"), "Centos:6.7",
 				"must be a valid image reference, such as nginx:1.25 or registry.example.com/team/proxy@sha256:<digest>: "+
 					"invalid reference format: repository name (library/Centos) must be lowercase")},
 		},
 		{
 			name: "an invalid hotUpgradeEmptyImage is rejected",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0] = hotSidecar("sidecar1", "centos:6.7")
 				s.Spec.Containers[0].UpgradeStrategy.HotUpgradeEmptyImage = "empty image"
 			},
@@ -82,12 +82,12 @@ func TestValidateSidecarSet_PortsEnvAndMounts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		mutate func(*appsv1alpha1.SidecarContainer)
+		mutate func(*appsv1beta1.SidecarContainer)
 		want   field.ErrorList
 	}{
 		{
 			name: "named ports, env from one source and distinct paths are accepted",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
+			mutate: func(c *appsv1beta1.SidecarContainer) {
 				c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 80}, {Name: "dns", ContainerPort: 53, Protocol: corev1.ProtocolUDP},
 					{Name: "dns-tcp", ContainerPort: 53}}
 				c.Env = []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "my.var", ValueFrom: &corev1.EnvVarSource{
@@ -98,7 +98,7 @@ func TestValidateSidecarSet_PortsEnvAndMounts(t *testing.T) {
 		},
 		{
 			name: "out-of-range ports, a bad port name and an unknown protocol are rejected",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
+			mutate: func(c *appsv1beta1.SidecarContainer) {
 				c.Ports = []corev1.ContainerPort{{Name: "http_port", ContainerPort: 0, HostPort: 70000, Protocol: "ICMP"}}
 			},
 			want: field.ErrorList{
@@ -111,7 +111,7 @@ func TestValidateSidecarSet_PortsEnvAndMounts(t *testing.T) {
 		},
 		{
 			name: "the same containerPort and protocol twice, and a repeated port name, are duplicates",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
+			mutate: func(c *appsv1beta1.SidecarContainer) {
 				c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 80}, {Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}}
 			},
 			want: field.ErrorList{
@@ -123,7 +123,7 @@ func TestValidateSidecarSet_PortsEnvAndMounts(t *testing.T) {
 		},
 		{
 			name: "env names must be non-empty without '=', and valueFrom needs exactly one source and no value",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
+			mutate: func(c *appsv1beta1.SidecarContainer) {
 				c.Env = []corev1.EnvVar{
 					{Name: ""},
 					{Name: "A=B"},
@@ -148,7 +148,7 @@ func TestValidateSidecarSet_PortsEnvAndMounts(t *testing.T) {
 		},
 		{
 			name: "mounts need a name and a unique mountPath; devices a unique devicePath that is not a mountPath",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
+			mutate: func(c *appsv1beta1.SidecarContainer) {
 				c.VolumeMounts = []corev1.VolumeMount{{Name: "v", MountPath: "/data"}, {Name: "", MountPath: "/data"}, {Name: "v"}}
 				c.VolumeDevices = []corev1.VolumeDevice{{Name: "d", DevicePath: "/data"}, {Name: "d", DevicePath: "/dev/x"},
 					{Name: "d", DevicePath: "/dev/x"}, {Name: ""}}
@@ -168,7 +168,7 @@ func TestValidateSidecarSet_PortsEnvAndMounts(t *testing.T) {
 		},
 		{
 			name: "negative quantities and requests above limits are rejected",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
+			mutate: func(c *appsv1beta1.SidecarContainer) {
 				c.Resources = corev1.ResourceRequirements{
 					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("-1Mi")},
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("1Mi")},
@@ -184,7 +184,7 @@ func TestValidateSidecarSet_PortsEnvAndMounts(t *testing.T) {
 		},
 		{
 			name: "equal requests and limits in different units are accepted",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
+			mutate: func(c *appsv1beta1.SidecarContainer) {
 				c.Resources = corev1.ResourceRequirements{
 					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m")},
@@ -193,11 +193,11 @@ func TestValidateSidecarSet_PortsEnvAndMounts(t *testing.T) {
 		},
 		{
 			name: "a transferEnv label key that is not a valid label key is rejected; metadata.name is accepted",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
-				c.TransferEnv = []appsv1alpha1.TransferEnvVar{
-					{SourceContainerNameFrom: &appsv1alpha1.SourceContainerNameSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}, EnvName: "A"},
-					{SourceContainerNameFrom: &appsv1alpha1.SourceContainerNameSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['Example.com/Main']"}}, EnvName: "A"},
-					{SourceContainerNameFrom: &appsv1alpha1.SourceContainerNameSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['bad key']"}}, EnvName: "A"},
+			mutate: func(c *appsv1beta1.SidecarContainer) {
+				c.TransferEnv = []appsv1beta1.TransferEnvVar{
+					{SourceContainerNameFrom: &appsv1beta1.SourceContainerNameSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}, EnvName: "A"},
+					{SourceContainerNameFrom: &appsv1beta1.SourceContainerNameSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['Example.com/Main']"}}, EnvName: "A"},
+					{SourceContainerNameFrom: &appsv1beta1.SourceContainerNameSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['bad key']"}}, EnvName: "A"},
 				}
 			},
 			want: field.ErrorList{field.Invalid(c0.Child("transferEnv").Index(2).Child("sourceContainerNameFrom", "fieldRef", "fieldPath"),
@@ -207,28 +207,28 @@ func TestValidateSidecarSet_PortsEnvAndMounts(t *testing.T) {
 		},
 		{
 			name: "a resourcesPolicy name regex that does not compile is rejected",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
-				c.ResourcesPolicy = &appsv1alpha1.ResourcesPolicy{TargetContainerMode: appsv1alpha1.TargetContainerModeSum,
-					TargetContainersNameRegex: "app-(", ResourceExpr: appsv1alpha1.ResourceExpr{
-						Limits: &appsv1alpha1.ResourceExprLimits{CPU: "cpu*50%"}}}
+			mutate: func(c *appsv1beta1.SidecarContainer) {
+				c.ResourcesPolicy = &appsv1beta1.ResourcesPolicy{TargetContainerMode: appsv1beta1.TargetContainerModeSum,
+					TargetContainersNameRegex: "app-(", ResourceExpr: appsv1beta1.ResourceExpr{
+						Limits: &appsv1beta1.ResourceExprLimits{CPU: "cpu*50%"}}}
 			},
 			want: field.ErrorList{field.Invalid(c0.Child("resourcesPolicy", "targetContainersNameRegex"), "app-(",
 				"must be a valid regular expression (RE2 syntax): error parsing regexp: missing closing ): `app-(`")},
 		},
 		{
 			name: "a resourcesPolicy expression using the other resource's variable is rejected",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
-				c.ResourcesPolicy = &appsv1alpha1.ResourcesPolicy{TargetContainerMode: appsv1alpha1.TargetContainerModeMax,
-					ResourceExpr: appsv1alpha1.ResourceExpr{Requests: &appsv1alpha1.ResourceExprRequests{CPU: "memory*50%", Memory: "max(memory*20%, 100Mi)"}}}
+			mutate: func(c *appsv1beta1.SidecarContainer) {
+				c.ResourcesPolicy = &appsv1beta1.ResourcesPolicy{TargetContainerMode: appsv1beta1.TargetContainerModeMax,
+					ResourceExpr: appsv1beta1.ResourceExpr{Requests: &appsv1beta1.ResourceExprRequests{CPU: "memory*50%", Memory: "max(memory*20%, 100Mi)"}}}
 			},
 			want: field.ErrorList{field.Invalid(c0.Child("resourcesPolicy", "resourcesExpr", "requests", "cpu"), "memory*50%",
 				`a cpu expression cannot use "memory" at column 1 (the only variable is cpu)`)},
 		},
 		{
 			name: "a resourcesPolicy expression that does not parse is rejected",
-			mutate: func(c *appsv1alpha1.SidecarContainer) {
-				c.ResourcesPolicy = &appsv1alpha1.ResourcesPolicy{TargetContainerMode: appsv1alpha1.TargetContainerModeSum,
-					ResourceExpr: appsv1alpha1.ResourceExpr{Limits: &appsv1alpha1.ResourceExprLimits{Memory: "memory *"}}}
+			mutate: func(c *appsv1beta1.SidecarContainer) {
+				c.ResourcesPolicy = &appsv1beta1.ResourcesPolicy{TargetContainerMode: appsv1beta1.TargetContainerModeSum,
+					ResourceExpr: appsv1beta1.ResourceExpr{Limits: &appsv1beta1.ResourceExprLimits{Memory: "memory *"}}}
 			},
 			want: field.ErrorList{field.Invalid(c0.Child("resourcesPolicy", "resourcesExpr", "limits", "memory"), "memory *",
 				`expected a number, a quantity, memory or "(" at column 9, found end of expression`)},
@@ -237,7 +237,7 @@ func TestValidateSidecarSet_PortsEnvAndMounts(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newSidecarSet("s", "nginx", func(s *appsv1alpha1.SidecarSet) { tc.mutate(&s.Spec.Containers[0]) })
+			s := newSidecarSet("s", "nginx", func(s *appsv1beta1.SidecarSet) { tc.mutate(&s.Spec.Containers[0]) })
 			errs, _ := ValidateSidecarSet(s, nil, Options{})
 			checkErrors(t, tc.want, errs)
 		})
@@ -253,22 +253,22 @@ func TestValidateSidecarSet_ProbesAndLifecycle(t *testing.T) {
 		"completion before the pod starts: remove it, or make the init container a native sidecar"
 	tests := []struct {
 		name   string
-		mutate func(*appsv1alpha1.SidecarSet)
+		mutate func(*appsv1beta1.SidecarSet)
 		want   field.ErrorList
 	}{
 		{
 			name: "probes and hooks with one handler each are accepted on containers and native sidecars",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].ReadinessProbe = httpProbe()
 				s.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 5}}}
-				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{nativeSidecar("native", "envoy:1")}
+				s.Spec.InitContainers = []appsv1beta1.SidecarContainer{nativeSidecar("native", "envoy:1")}
 				s.Spec.InitContainers[0].StartupProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
 					TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(15021)}}}
 			},
 		},
 		{
 			name: "a probe without a handler, or with two, is rejected",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].LivenessProbe = &corev1.Probe{}
 				s.Spec.Containers[0].ReadinessProbe = httpProbe()
 				s.Spec.Containers[0].ReadinessProbe.Exec = &corev1.ExecAction{Command: []string{"true"}}
@@ -281,7 +281,7 @@ func TestValidateSidecarSet_ProbesAndLifecycle(t *testing.T) {
 		},
 		{
 			name: "bad probe ports, negative timings and a liveness successThreshold above 1 are rejected",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].LivenessProbe = &corev1.Probe{
 					ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(0)}},
 					PeriodSeconds:    -1,
@@ -299,7 +299,7 @@ func TestValidateSidecarSet_ProbesAndLifecycle(t *testing.T) {
 		},
 		{
 			name: "a lifecycle hook without a handler and with a bad port name is rejected",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{
 					PostStart: &corev1.LifecycleHandler{},
 					PreStop:   &corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("Admin_Port")}},
@@ -313,8 +313,8 @@ func TestValidateSidecarSet_ProbesAndLifecycle(t *testing.T) {
 		},
 		{
 			name: "probes and lifecycle on a plain init container are forbidden",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
-				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{sidecar("init", "busybox:1")}
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.InitContainers = []appsv1beta1.SidecarContainer{sidecar("init", "busybox:1")}
 				s.Spec.InitContainers[0].ReadinessProbe = httpProbe()
 				s.Spec.InitContainers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}
 			},
@@ -337,28 +337,28 @@ func TestValidateSidecarSet_InitContainerUpgrades(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		mutate func(*appsv1alpha1.SidecarSet)
+		mutate func(*appsv1beta1.SidecarSet)
 		want   field.ErrorList
 	}{
 		{
 			name: "a native sidecar is accepted with RollingUpdate",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
-				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{nativeSidecar("native", "envoy:1")}
-				s.Spec.UpdateStrategy.Type = appsv1alpha1.RollingUpdateSidecarSetStrategyType
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.InitContainers = []appsv1beta1.SidecarContainer{nativeSidecar("native", "envoy:1")}
+				s.Spec.UpdateStrategy.Type = appsv1beta1.RollingUpdateSidecarSetStrategyType
 			},
 		},
 		{
 			name: "a native sidecar is accepted with HotUpgrade",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				hot := hotSidecar("native", "envoy:1")
 				hot.RestartPolicy = nativeSidecar("x", "y").RestartPolicy
-				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{hot}
+				s.Spec.InitContainers = []appsv1beta1.SidecarContainer{hot}
 			},
 		},
 		{
 			name: "a plain init container with HotUpgrade is forbidden",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
-				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{hotSidecar("init", "busybox:1")}
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.InitContainers = []appsv1beta1.SidecarContainer{hotSidecar("init", "busybox:1")}
 			},
 			want: field.ErrorList{field.Forbidden(i0.Child("upgradeStrategy", "upgradeType"),
 				"HotUpgrade needs a sidecar that keeps running, but a plain init container runs once, to completion, at pod "+
@@ -411,7 +411,7 @@ func TestValidateSidecarSet_Volumes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newSidecarSet("s", "nginx", func(s *appsv1alpha1.SidecarSet) { s.Spec.Volumes = tc.volumes })
+			s := newSidecarSet("s", "nginx", func(s *appsv1beta1.SidecarSet) { s.Spec.Volumes = tc.volumes })
 			errs, _ := ValidateSidecarSet(s, nil, Options{})
 			checkErrors(t, tc.want, errs)
 		})

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // ignoreOrigin drops the machine-readable origin some apimachinery helpers
@@ -19,36 +19,36 @@ var ignoreOrigin = cmpopts.IgnoreFields(field.Error{}, "Origin")
 
 // newSidecarSet returns a valid, defaulted SidecarSet selecting app=<app>
 // with one container sidecar1, after applying the mutations.
-func newSidecarSet(name, app string, mutate ...func(*appsv1alpha1.SidecarSet)) *appsv1alpha1.SidecarSet {
-	s := &appsv1alpha1.SidecarSet{
+func newSidecarSet(name, app string, mutate ...func(*appsv1beta1.SidecarSet)) *appsv1beta1.SidecarSet {
+	s := &appsv1beta1.SidecarSet{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: appsv1alpha1.SidecarSetSpec{
+		Spec: appsv1beta1.SidecarSetSpec{
 			Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-			Containers: []appsv1alpha1.SidecarContainer{sidecar("sidecar1", "centos:6.7")},
+			Containers: []appsv1beta1.SidecarContainer{sidecar("sidecar1", "centos:6.7")},
 		},
 	}
 	for _, m := range mutate {
 		m(s)
 	}
-	appsv1alpha1.SetDefaults(s)
+	appsv1beta1.SetDefaults(s)
 	return s
 }
 
-func sidecar(name, image string) appsv1alpha1.SidecarContainer {
-	return appsv1alpha1.SidecarContainer{Container: corev1.Container{Name: name, Image: image}}
+func sidecar(name, image string) appsv1beta1.SidecarContainer {
+	return appsv1beta1.SidecarContainer{Container: corev1.Container{Name: name, Image: image}}
 }
 
-func nativeSidecar(name, image string) appsv1alpha1.SidecarContainer {
+func nativeSidecar(name, image string) appsv1beta1.SidecarContainer {
 	c := sidecar(name, image)
 	always := corev1.ContainerRestartPolicyAlways
 	c.RestartPolicy = &always
 	return c
 }
 
-func hotSidecar(name, image string) appsv1alpha1.SidecarContainer {
+func hotSidecar(name, image string) appsv1beta1.SidecarContainer {
 	c := sidecar(name, image)
-	c.UpgradeStrategy = appsv1alpha1.SidecarContainerUpgradeStrategy{
-		UpgradeType: appsv1alpha1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: "busybox:empty"}
+	c.UpgradeStrategy = appsv1beta1.SidecarContainerUpgradeStrategy{
+		UpgradeType: appsv1beta1.SidecarContainerHotUpgrade, HotUpgradeEmptyImage: "busybox:empty"}
 	return c
 }
 
@@ -69,6 +69,6 @@ func checkWarnings(t *testing.T, want, got []string) {
 }
 
 // cmpDiffSidecarSet diffs two SidecarSets exactly (nil and empty differ).
-func cmpDiffSidecarSet(want, got *appsv1alpha1.SidecarSet) string {
+func cmpDiffSidecarSet(want, got *appsv1beta1.SidecarSet) string {
 	return cmp.Diff(want, got, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 && a.String() == b.String() }))
 }

@@ -10,7 +10,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // maxNameLength is the longest SidecarSet name: the name is copied into the
@@ -45,18 +45,18 @@ func validateName(name string, path *field.Path) field.ErrorList {
 // validateFailurePolicy checks the failure policy annotation: Fail
 // (required sidecars, the default) or Ignore (best-effort sidecars).
 func validateFailurePolicy(annotations map[string]string, path *field.Path) field.ErrorList {
-	v, ok := annotations[appsv1alpha1.FailurePolicyAnnotation]
-	if !ok || v == appsv1alpha1.FailurePolicyFail || v == appsv1alpha1.FailurePolicyIgnore {
+	v, ok := annotations[appsv1beta1.FailurePolicyAnnotation]
+	if !ok || v == appsv1beta1.FailurePolicyFail || v == appsv1beta1.FailurePolicyIgnore {
 		return nil
 	}
-	return field.ErrorList{field.NotSupported(path.Key(appsv1alpha1.FailurePolicyAnnotation), v,
-		[]string{appsv1alpha1.FailurePolicyFail, appsv1alpha1.FailurePolicyIgnore})}
+	return field.ErrorList{field.NotSupported(path.Key(appsv1beta1.FailurePolicyAnnotation), v,
+		[]string{appsv1beta1.FailurePolicyFail, appsv1beta1.FailurePolicyIgnore})}
 }
 
 // validatePatchPodMetadata checks the annotations patched onto pods: keys and
 // values must be valid pod annotations, a key may appear in only one entry,
 // and a MergePatchJson value must be a JSON object.
-func validatePatchPodMetadata(entries []appsv1alpha1.SidecarSetPatchPodMetadata, path *field.Path) field.ErrorList {
+func validatePatchPodMetadata(entries []appsv1beta1.SidecarSetPatchPodMetadata, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	firstEntry := map[string]int{} // annotation key -> index of the first entry that sets it
 	for i, entry := range entries {
@@ -69,7 +69,7 @@ func validatePatchPodMetadata(entries []appsv1alpha1.SidecarSetPatchPodMetadata,
 			} else {
 				firstEntry[key] = i
 			}
-			if entry.PatchPolicy == appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy && !isJSONObject(entry.Annotations[key]) {
+			if entry.PatchPolicy == appsv1beta1.SidecarSetMergePatchJSONPatchPolicy && !isJSONObject(entry.Annotations[key]) {
 				errs = append(errs, field.Invalid(annotations.Key(key), entry.Annotations[key],
 					"must be a JSON object with patchPolicy MergePatchJson: it is merged into the pod's value as a JSON merge patch"))
 			}

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestValidateSidecarSet_Name(t *testing.T) {
@@ -52,7 +52,7 @@ func TestValidateSidecarSet_Name(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := newSidecarSet(tc.setName, "nginx")
-			var old *appsv1alpha1.SidecarSet
+			var old *appsv1beta1.SidecarSet
 			if tc.isUpdate {
 				old = s.DeepCopy()
 			}
@@ -68,19 +68,19 @@ func TestValidateSidecarSet_PatchPodMetadata(t *testing.T) {
 	entries := field.NewPath("spec", "patchPodMetadata")
 	tests := []struct {
 		name    string
-		entries []appsv1alpha1.SidecarSetPatchPodMetadata
+		entries []appsv1beta1.SidecarSetPatchPodMetadata
 		want    field.ErrorList
 	}{
 		{
 			name: "valid keys in distinct entries are accepted",
-			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+			entries: []appsv1beta1.SidecarSetPatchPodMetadata{
 				{Annotations: map[string]string{"example.com/log": "on"}},
-				{Annotations: map[string]string{"example.com/config": `{"a":1}`}, PatchPolicy: appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy},
+				{Annotations: map[string]string{"example.com/config": `{"a":1}`}, PatchPolicy: appsv1beta1.SidecarSetMergePatchJSONPatchPolicy},
 			},
 		},
 		{
 			name: "an invalid annotation key is rejected on its entry",
-			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+			entries: []appsv1beta1.SidecarSetPatchPodMetadata{
 				{Annotations: map[string]string{"bad key": "v"}},
 			},
 			want: field.ErrorList{field.Invalid(entries.Index(0).Child("annotations"), "bad key",
@@ -90,15 +90,15 @@ func TestValidateSidecarSet_PatchPodMetadata(t *testing.T) {
 		},
 		{
 			name: "an uppercase annotation key is accepted, as annotation keys are case-insensitive",
-			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+			entries: []appsv1beta1.SidecarSetPatchPodMetadata{
 				{Annotations: map[string]string{"Example.COM/Log": "v"}},
 			},
 		},
 		{
 			name: "a key set by two entries is a duplicate on the later entry",
-			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+			entries: []appsv1beta1.SidecarSetPatchPodMetadata{
 				{Annotations: map[string]string{"a": "1", "k": "1"}},
-				{Annotations: map[string]string{"k": "2"}, PatchPolicy: appsv1alpha1.SidecarSetOverwritePatchPolicy},
+				{Annotations: map[string]string{"k": "2"}, PatchPolicy: appsv1beta1.SidecarSetOverwritePatchPolicy},
 				{Annotations: map[string]string{"k": "3"}},
 			},
 			want: field.ErrorList{
@@ -110,9 +110,9 @@ func TestValidateSidecarSet_PatchPodMetadata(t *testing.T) {
 		},
 		{
 			name: "a MergePatchJson value that is not a JSON object is rejected",
-			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
+			entries: []appsv1beta1.SidecarSetPatchPodMetadata{
 				{Annotations: map[string]string{"ok": `{"x":true}`, "list": `[1]`, "text": "plain"},
-					PatchPolicy: appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy},
+					PatchPolicy: appsv1beta1.SidecarSetMergePatchJSONPatchPolicy},
 			},
 			want: field.ErrorList{
 				field.Invalid(entries.Index(0).Child("annotations").Key("list"), "[1]",
@@ -123,15 +123,15 @@ func TestValidateSidecarSet_PatchPodMetadata(t *testing.T) {
 		},
 		{
 			name: "a non-JSON value is fine with Overwrite",
-			entries: []appsv1alpha1.SidecarSetPatchPodMetadata{
-				{Annotations: map[string]string{"text": "plain"}, PatchPolicy: appsv1alpha1.SidecarSetOverwritePatchPolicy},
+			entries: []appsv1beta1.SidecarSetPatchPodMetadata{
+				{Annotations: map[string]string{"text": "plain"}, PatchPolicy: appsv1beta1.SidecarSetOverwritePatchPolicy},
 			},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newSidecarSet("s", "nginx", func(s *appsv1alpha1.SidecarSet) { s.Spec.PatchPodMetadata = tc.entries })
+			s := newSidecarSet("s", "nginx", func(s *appsv1beta1.SidecarSet) { s.Spec.PatchPodMetadata = tc.entries })
 			errs, warnings := ValidateSidecarSet(s, nil, Options{})
 			checkErrors(t, tc.want, errs)
 			checkWarnings(t, nil, warnings)
@@ -141,15 +141,15 @@ func TestValidateSidecarSet_PatchPodMetadata(t *testing.T) {
 
 func TestValidateSidecarSet_FailurePolicy(t *testing.T) {
 	t.Parallel()
-	key := field.NewPath("metadata", "annotations").Key(appsv1alpha1.FailurePolicyAnnotation)
+	key := field.NewPath("metadata", "annotations").Key(appsv1beta1.FailurePolicyAnnotation)
 	tests := []struct {
 		name  string
 		value *string
 		want  field.ErrorList
 	}{
 		{name: "no annotation: required (Fail)"},
-		{name: "Fail is accepted", value: new(appsv1alpha1.FailurePolicyFail)},
-		{name: "Ignore is accepted", value: new(appsv1alpha1.FailurePolicyIgnore)},
+		{name: "Fail is accepted", value: new(appsv1beta1.FailurePolicyFail)},
+		{name: "Ignore is accepted", value: new(appsv1beta1.FailurePolicyIgnore)},
 		{
 			name: "another value is refused with the supported ones", value: new("ignore"),
 			want: field.ErrorList{field.NotSupported(key, "ignore", []string{"Fail", "Ignore"})},
@@ -160,7 +160,7 @@ func TestValidateSidecarSet_FailurePolicy(t *testing.T) {
 			t.Parallel()
 			s := newSidecarSet("agent", "nginx")
 			if tc.value != nil {
-				s.Annotations = map[string]string{appsv1alpha1.FailurePolicyAnnotation: *tc.value}
+				s.Annotations = map[string]string{appsv1beta1.FailurePolicyAnnotation: *tc.value}
 			}
 			errs, warnings := ValidateSidecarSet(s, nil, Options{})
 			checkErrors(t, tc.want, errs)

@@ -9,12 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // validateSelectors checks that every label selector of the spec is a valid
 // label selector (keys, values, operators). Emptiness is the schema's job.
-func validateSelectors(spec *appsv1alpha1.SidecarSetSpec, path *field.Path) field.ErrorList {
+func validateSelectors(spec *appsv1beta1.SidecarSetSpec, path *field.Path) field.ErrorList {
 	opts := metav1validation.LabelSelectorValidationOptions{}
 	var errs field.ErrorList
 	errs = append(errs, metav1validation.ValidateLabelSelector(spec.Selector, opts, path.Child("selector"))...)
@@ -33,7 +33,7 @@ func validateSelectors(spec *appsv1alpha1.SidecarSetSpec, path *field.Path) fiel
 // validatePinnedRevision turns the shell's failure to resolve
 // injectionStrategy.revision into a field error: while the revision is
 // missing, every pod matching the SidecarSet would be rejected at creation.
-func validatePinnedRevision(s *appsv1alpha1.SidecarSet, o Options, path *field.Path) field.ErrorList {
+func validatePinnedRevision(s *appsv1beta1.SidecarSet, o Options, path *field.Path) field.ErrorList {
 	r, resolveErr := s.Spec.InjectionStrategy.Revision, o.PinnedRevisionError
 	if r == nil || resolveErr == nil {
 		return nil
@@ -58,8 +58,8 @@ func validatePinnedRevision(s *appsv1alpha1.SidecarSet, o Options, path *field.P
 
 // strategyWarnings flags rolling-update settings that are accepted but stop
 // the rollout: a maxUnavailable of 0 and a partition of 100%.
-func strategyWarnings(u *appsv1alpha1.SidecarSetUpdateStrategy, path *field.Path) []string {
-	if u.Type == appsv1alpha1.NotUpdateSidecarSetStrategyType {
+func strategyWarnings(u *appsv1beta1.SidecarSetUpdateStrategy, path *field.Path) []string {
+	if u.Type == appsv1beta1.NotUpdateSidecarSetStrategyType {
 		return nil
 	}
 	var warnings []string

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestValidateSidecarSet_Selectors(t *testing.T) {
@@ -17,24 +17,24 @@ func TestValidateSidecarSet_Selectors(t *testing.T) {
 	spec := field.NewPath("spec")
 	tests := []struct {
 		name   string
-		mutate func(*appsv1alpha1.SidecarSet)
+		mutate func(*appsv1beta1.SidecarSet)
 		want   field.ErrorList
 	}{
 		{
 			name: "valid selectors everywhere are accepted",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
 				s.Spec.UpdateStrategy.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"canary": "true"}}
-				s.Spec.UpdateStrategy.PriorityStrategy = &appsv1alpha1.UpdatePriorityStrategy{WeightPriority: []appsv1alpha1.UpdatePriorityWeightTerm{
+				s.Spec.UpdateStrategy.PriorityStrategy = &appsv1beta1.UpdatePriorityStrategy{WeightPriority: []appsv1beta1.UpdatePriorityWeightTerm{
 					{Weight: 50, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"zone": "a"}}}}}
 			},
 		},
 		{
 			name: "an unknown operator is reported on each selector with its path",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.NamespaceSelector = badOperator.DeepCopy()
 				s.Spec.UpdateStrategy.Selector = badOperator.DeepCopy()
-				s.Spec.UpdateStrategy.PriorityStrategy = &appsv1alpha1.UpdatePriorityStrategy{WeightPriority: []appsv1alpha1.UpdatePriorityWeightTerm{
+				s.Spec.UpdateStrategy.PriorityStrategy = &appsv1beta1.UpdatePriorityStrategy{WeightPriority: []appsv1beta1.UpdatePriorityWeightTerm{
 					{Weight: 1, MatchSelector: metav1.LabelSelector{MatchLabels: map[string]string{"zone": "a"}}},
 					{Weight: 2, MatchSelector: *badOperator.DeepCopy()}}}
 			},
@@ -49,7 +49,7 @@ func TestValidateSidecarSet_Selectors(t *testing.T) {
 		},
 		{
 			name: "an In expression without values is reported on the pod selector",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpIn}}}
 			},
 			want: field.ErrorList{field.Required(spec.Child("selector", "matchExpressions").Index(0).Child("values"),
@@ -74,24 +74,24 @@ func TestValidateSidecarSet_PinnedRevision(t *testing.T) {
 		"or remove injectionStrategy.revision"
 	tests := []struct {
 		name       string
-		revision   *appsv1alpha1.SidecarSetInjectRevision
+		revision   *appsv1beta1.SidecarSetInjectRevision
 		resolveErr error
 		want       field.ErrorList
 	}{
 		{
 			name:     "a resolved pinned revision is accepted",
-			revision: &appsv1alpha1.SidecarSetInjectRevision{RevisionName: new("s-7b9d")},
+			revision: &appsv1beta1.SidecarSetInjectRevision{RevisionName: new("s-7b9d")},
 		},
 		{
 			name:       "a missing revision name is rejected on revisionName",
-			revision:   &appsv1alpha1.SidecarSetInjectRevision{RevisionName: new("s-7b9d")},
+			revision:   &appsv1beta1.SidecarSetInjectRevision{RevisionName: new("s-7b9d")},
 			resolveErr: notFound,
 			want: field.ErrorList{field.Invalid(revision.Child("revisionName"), "s-7b9d",
 				`ControllerRevision "s-7b9d" cannot be resolved (controllerrevisions.apps "s-7b9d" not found): `+consequence)},
 		},
 		{
 			name:       "a missing custom version is rejected on customVersion",
-			revision:   &appsv1alpha1.SidecarSetInjectRevision{CustomVersion: new("v2")},
+			revision:   &appsv1beta1.SidecarSetInjectRevision{CustomVersion: new("v2")},
 			resolveErr: errors.New("no revision has this custom version"),
 			want: field.ErrorList{field.Invalid(revision.Child("customVersion"), "v2",
 				`no ControllerRevision with custom version "v2" can be resolved (no revision has this custom version): `+consequence)},
@@ -104,7 +104,7 @@ func TestValidateSidecarSet_PinnedRevision(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newSidecarSet("s", "nginx", func(s *appsv1alpha1.SidecarSet) { s.Spec.InjectionStrategy.Revision = tc.revision })
+			s := newSidecarSet("s", "nginx", func(s *appsv1beta1.SidecarSet) { s.Spec.InjectionStrategy.Revision = tc.revision })
 			errs, _ := ValidateSidecarSet(s, nil, Options{PinnedRevisionError: tc.resolveErr})
 			checkErrors(t, tc.want, errs)
 		})
@@ -119,7 +119,7 @@ func TestValidateSidecarSet_StrategyWarnings(t *testing.T) {
 	}
 	tests := []struct {
 		name           string
-		strategyType   appsv1alpha1.SidecarSetUpdateStrategyType
+		strategyType   appsv1beta1.SidecarSetUpdateStrategyType
 		maxUnavailable string
 		partition      string
 		want           []string
@@ -134,14 +134,14 @@ func TestValidateSidecarSet_StrategyWarnings(t *testing.T) {
 		},
 		{name: "a large integer partition gives no warning, as the pod count is unknown", maxUnavailable: "1", partition: "1000"},
 		{
-			name: "NotUpdate gives no strategy warning", strategyType: appsv1alpha1.NotUpdateSidecarSetStrategyType,
+			name: "NotUpdate gives no strategy warning", strategyType: appsv1beta1.NotUpdateSidecarSetStrategyType,
 			maxUnavailable: "0", partition: "100%",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newSidecarSet("s", "nginx", func(s *appsv1alpha1.SidecarSet) {
+			s := newSidecarSet("s", "nginx", func(s *appsv1beta1.SidecarSet) {
 				s.Spec.UpdateStrategy.Type = tc.strategyType
 				m, p := intstr.Parse(tc.maxUnavailable), intstr.Parse(tc.partition)
 				s.Spec.UpdateStrategy.MaxUnavailable, s.Spec.UpdateStrategy.Partition = &m, &p

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // updateWarnings says which parts of an update do not reach existing pods.
@@ -22,18 +22,18 @@ import (
 // and removed. Plain init containers, volumes, imagePullSecrets and
 // patchPodMetadata are applied at pod creation only (patchPodMetadata
 // Overwrite and MergePatchJson entries also at each in-place upgrade).
-func updateWarnings(s, old *appsv1alpha1.SidecarSet, spec *field.Path) []string {
+func updateWarnings(s, old *appsv1beta1.SidecarSet, spec *field.Path) []string {
 	now, before := s.DeepCopy(), old.DeepCopy()
-	appsv1alpha1.SetDefaults(now)
-	appsv1alpha1.SetDefaults(before)
-	nowHash, errNow := appsv1alpha1.ComputeHashes(&now.Spec)
-	beforeHash, errBefore := appsv1alpha1.ComputeHashes(&before.Spec)
+	appsv1beta1.SetDefaults(now)
+	appsv1beta1.SetDefaults(before)
+	nowHash, errNow := appsv1beta1.ComputeHashes(&now.Spec)
+	beforeHash, errBefore := appsv1beta1.ComputeHashes(&before.Spec)
 	notUpgradable := errNow != nil || errBefore != nil || nowHash.WithoutImage != beforeHash.WithoutImage
 	if notUpgradable && errNow == nil && errBefore == nil {
 		// A pull policy defaulted from the new tag is compared as the old
 		// one, as the controller does (a full replace without
 		// imagePullPolicy moving a tag to or from latest).
-		h, substituted, err := appsv1alpha1.WithoutImageHashWithPullPolicies(&now.Spec, pullPolicies(&before.Spec))
+		h, substituted, err := appsv1beta1.WithoutImageHashWithPullPolicies(&now.Spec, pullPolicies(&before.Spec))
 		notUpgradable = err != nil || !substituted || h != beforeHash.WithoutImage
 	}
 
@@ -84,11 +84,11 @@ func (d *differ) consequence(plainInit bool, effect string) string {
 
 // containers compares one list of sidecars by name. Image changes are
 // applied in place, except for plain init containers, which never run again.
-func (d *differ) containers(now, before []appsv1alpha1.SidecarContainer, init bool, path *field.Path) {
-	plain := func(c *appsv1alpha1.SidecarContainer) bool {
-		return init && !appsv1alpha1.IsNativeSidecar(&c.Container)
+func (d *differ) containers(now, before []appsv1beta1.SidecarContainer, init bool, path *field.Path) {
+	plain := func(c *appsv1beta1.SidecarContainer) bool {
+		return init && !appsv1beta1.IsNativeSidecar(&c.Container)
 	}
-	beforeByName := map[string]*appsv1alpha1.SidecarContainer{}
+	beforeByName := map[string]*appsv1beta1.SidecarContainer{}
 	for i := range before {
 		beforeByName[before[i].Name] = &before[i]
 	}
@@ -103,7 +103,7 @@ func (d *differ) containers(now, before []appsv1alpha1.SidecarContainer, init bo
 			continue
 		}
 		nowOrder = append(nowOrder, c.Name)
-		if !plain(c) && c.ImagePullPolicy != prev.ImagePullPolicy && appsv1alpha1.PullPolicyFollowsImage(&c.Container) {
+		if !plain(c) && c.ImagePullPolicy != prev.ImagePullPolicy && appsv1beta1.PullPolicyFollowsImage(&c.Container) {
 			d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): imagePullPolicy follows the image's tag from %s to %s; "+
 				"existing pods are upgraded in place and keep %s (a pod's pull policy cannot change), pods created from now on get %s",
 				path.Index(i), c.Name, prev.ImagePullPolicy, c.ImagePullPolicy, prev.ImagePullPolicy, c.ImagePullPolicy))
@@ -127,7 +127,7 @@ func (d *differ) containers(now, before []appsv1alpha1.SidecarContainer, init bo
 	}
 	// The hash covers the order of containers, and of init containers when
 	// one of them is a native sidecar; injection sorts init containers.
-	if !slices.Equal(nowOrder, beforeOrder) && (!init || appsv1alpha1.HasNativeSidecar(now)) {
+	if !slices.Equal(nowOrder, beforeOrder) && (!init || appsv1beta1.HasNativeSidecar(now)) {
 		d.warnings = append(d.warnings, fmt.Sprintf("%s: order changed from [%s] to [%s]; %s", path,
 			strings.Join(beforeOrder, ", "), strings.Join(nowOrder, ", "), d.consequence(false, "get the new order")))
 	}
@@ -137,7 +137,7 @@ func (d *differ) containers(now, before []appsv1alpha1.SidecarContainer, init bo
 // defaulted sidecars of the same name, in declaration order: first the
 // Kubernetes container fields, then the sidecar fields. The image is
 // ignored unless withImage is set.
-func changedFields(now, before *appsv1alpha1.SidecarContainer, withImage bool) []string {
+func changedFields(now, before *appsv1beta1.SidecarContainer, withImage bool) []string {
 	changed := diffStruct(reflect.ValueOf(&now.Container).Elem(), reflect.ValueOf(&before.Container).Elem(), func(name string) bool {
 		return name != "image" || withImage
 	})
@@ -208,9 +208,9 @@ func (d *differ) volumes(now, before []corev1.Volume, path *field.Path) {
 }
 
 // pullPolicies returns the pull policy of each of a spec's sidecars by name.
-func pullPolicies(spec *appsv1alpha1.SidecarSetSpec) func(string) (corev1.PullPolicy, bool) {
+func pullPolicies(spec *appsv1beta1.SidecarSetSpec) func(string) (corev1.PullPolicy, bool) {
 	byName := map[string]corev1.PullPolicy{}
-	for _, list := range [][]appsv1alpha1.SidecarContainer{spec.Containers, spec.InitContainers} {
+	for _, list := range [][]appsv1beta1.SidecarContainer{spec.Containers, spec.InitContainers} {
 		for i := range list {
 			byName[list[i].Name] = list[i].ImagePullPolicy
 		}

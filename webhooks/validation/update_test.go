@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
@@ -18,36 +18,36 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 		initOnly = "init containers run only at pod creation: only pods created from now on get it, " +
 			"existing pods keep their current init containers"
 	)
-	base := func(mutate ...func(*appsv1alpha1.SidecarSet)) *appsv1alpha1.SidecarSet {
-		return newSidecarSet("s", "nginx", append([]func(*appsv1alpha1.SidecarSet){
+	base := func(mutate ...func(*appsv1beta1.SidecarSet)) *appsv1beta1.SidecarSet {
+		return newSidecarSet("s", "nginx", append([]func(*appsv1beta1.SidecarSet){
 			withContainers(sidecar("sidecar1", "centos:6.7"), sidecar("sidecar2", "nginx:1")),
 			withInitContainers(sidecar("init", "busybox:1")),
 		}, mutate...)...)
 	}
 	tests := []struct {
 		name   string
-		old    *appsv1alpha1.SidecarSet
-		mutate func(*appsv1alpha1.SidecarSet)
+		old    *appsv1beta1.SidecarSet
+		mutate func(*appsv1beta1.SidecarSet)
 		want   []string
 	}{
 		{
 			name:   "an unchanged SidecarSet gives no warning",
-			mutate: func(*appsv1alpha1.SidecarSet) {},
+			mutate: func(*appsv1beta1.SidecarSet) {},
 		},
 		{
 			name:   "a pure image change of a container gives no warning",
-			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "centos:7" },
+			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "centos:7" },
 		},
 		{
 			name: "strategy, selector and pause changes apply at once and give no warning",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.UpdateStrategy.Paused = true
 				s.Spec.Selector.MatchLabels["tier"] = "front"
 			},
 		},
 		{
 			name: "a full replace moving the tag to latest without imagePullPolicy is still upgraded in place",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Image = "centos:latest"
 				s.Spec.Containers[0].ImagePullPolicy = ""
 			},
@@ -56,7 +56,7 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 		},
 		{
 			name: "an explicit pull policy that is not the tag's default is a change beyond the image",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Image = "centos:7"
 				s.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways
 			},
@@ -64,15 +64,15 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 		},
 		{
 			name:   "an env change reaches new pods only",
-			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
+			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
 			want:   []string{"spec.containers[0] (sidecar1): env changed; " + notInPlace},
 		},
 		{
 			name: "several changed fields are named in declaration order, sidecar fields last",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				c := &s.Spec.Containers[1]
 				c.Image = "nginx:2"
-				c.ShareVolumePolicy.Type = appsv1alpha1.ShareVolumePolicyEnabled
+				c.ShareVolumePolicy.Type = appsv1beta1.ShareVolumePolicyEnabled
 				c.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
 				c.Command = []string{"run"}
 			},
@@ -81,30 +81,30 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 		{
 			name: "a changed hotUpgradeEmptyImage is an upgradeStrategy change",
 			old:  base(withContainers(hotSidecar("sidecar1", "centos:6.7"))),
-			mutate: func(s *appsv1alpha1.SidecarSet) {
-				s.Spec.Containers = []appsv1alpha1.SidecarContainer{hotSidecar("sidecar1", "centos:6.7")}
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.Containers = []appsv1beta1.SidecarContainer{hotSidecar("sidecar1", "centos:6.7")}
 				s.Spec.Containers[0].UpgradeStrategy.HotUpgradeEmptyImage = "busybox:2"
 			},
 			want: []string{"spec.containers[0] (sidecar1): upgradeStrategy changed; " + notInPlace},
 		},
 		{
 			name: "the same quantity written in another unit changes the hash and is reported",
-			old: base(func(s *appsv1alpha1.SidecarSet) {
+			old: base(func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
 			}),
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1073741824")}
 			},
 			want: []string{"spec.containers[0] (sidecar1): resources changed; " + notInPlace},
 		},
 		{
 			name:   "an empty list where there was none is not a change",
-			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Env = []corev1.EnvVar{} },
+			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Env = []corev1.EnvVar{} },
 		},
 		{
 			name: "an added and a removed container are accepted with warnings",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
-				s.Spec.Containers = []appsv1alpha1.SidecarContainer{s.Spec.Containers[0], sidecar("sidecar3", "redis:7")}
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.Containers = []appsv1beta1.SidecarContainer{s.Spec.Containers[0], sidecar("sidecar3", "redis:7")}
 			},
 			want: []string{
 				"spec.containers (sidecar2): removed; this cannot be applied in place: only pods created from now on go without it, " +
@@ -114,7 +114,7 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 		},
 		{
 			name: "reordering containers changes the hash and is reported",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0], s.Spec.Containers[1] = s.Spec.Containers[1], s.Spec.Containers[0]
 			},
 			want: []string{"spec.containers: order changed from [sidecar1, sidecar2] to [sidecar2, sidecar1]; this cannot be " +
@@ -123,12 +123,12 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 		},
 		{
 			name:   "an image change of a plain init container reaches new pods only",
-			mutate: func(s *appsv1alpha1.SidecarSet) { s.Spec.InitContainers[0].Image = "busybox:2" },
+			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.InitContainers[0].Image = "busybox:2" },
 			want:   []string{"spec.initContainers[0] (init): image changed; " + initOnly},
 		},
 		{
 			name: "an added plain init container does not make pods not upgradable",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.InitContainers = append(s.Spec.InitContainers, sidecar("init2", "busybox:1"))
 			},
 			want: []string{"spec.initContainers[1] (init2): added; " + initOnly},
@@ -136,15 +136,15 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 		{
 			name: "an image change of a native sidecar is applied in place",
 			old:  base(withInitContainers(nativeSidecar("native", "envoy:1"))),
-			mutate: func(s *appsv1alpha1.SidecarSet) {
-				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{nativeSidecar("native", "envoy:2")}
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.InitContainers = []appsv1beta1.SidecarContainer{nativeSidecar("native", "envoy:2")}
 			},
 		},
 		{
 			name: "an env change of a native sidecar reaches new pods only",
 			old:  base(withInitContainers(nativeSidecar("native", "envoy:1"))),
-			mutate: func(s *appsv1alpha1.SidecarSet) {
-				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{nativeSidecar("native", "envoy:1")}
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.InitContainers = []appsv1beta1.SidecarContainer{nativeSidecar("native", "envoy:1")}
 				s.Spec.InitContainers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
 			},
 			want: []string{"spec.initContainers[0] (native): env changed; " + notInPlace},
@@ -166,9 +166,9 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 		},
 		{
 			name: "imagePullSecrets and patchPodMetadata changes are reported",
-			mutate: func(s *appsv1alpha1.SidecarSet) {
+			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
-				s.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{{Annotations: map[string]string{"k": "v"}}}
+				s.Spec.PatchPodMetadata = []appsv1beta1.SidecarSetPatchPodMetadata{{Annotations: map[string]string{"k": "v"}}}
 			},
 			want: []string{
 				"spec.imagePullSecrets: changed; image pull secrets reach only pods created from now on, existing pods keep " +
@@ -180,9 +180,9 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 		{
 			name: "a patchPolicy spelled out as the default is not a change",
 			old:  base(withPatch("", map[string]string{"k": "v"})),
-			mutate: func(s *appsv1alpha1.SidecarSet) {
-				s.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{{Annotations: map[string]string{"k": "v"},
-					PatchPolicy: appsv1alpha1.SidecarSetRetainPatchPolicy}}
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.PatchPodMetadata = []appsv1beta1.SidecarSetPatchPodMetadata{{Annotations: map[string]string{"k": "v"},
+					PatchPolicy: appsv1beta1.SidecarSetRetainPatchPolicy}}
 			},
 		},
 	}
@@ -195,7 +195,7 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 			}
 			s := old.DeepCopy()
 			tc.mutate(s)
-			appsv1alpha1.SetDefaults(s)
+			appsv1beta1.SetDefaults(s)
 			errs, warnings := ValidateSidecarSet(s, old, Options{})
 			checkErrors(t, nil, errs)
 			checkWarnings(t, tc.want, warnings)
@@ -207,10 +207,10 @@ func TestUpdateWarnings_UndefaultedOldObject(t *testing.T) {
 	t.Parallel()
 	// The old object from storage may predate some defaults: comparing after
 	// defaulting both sides keeps a pure image change silent.
-	old := &appsv1alpha1.SidecarSet{}
+	old := &appsv1beta1.SidecarSet{}
 	old.Name = "s"
-	old.Spec.Containers = []appsv1alpha1.SidecarContainer{sidecar("sidecar1", "centos:6.7")}
-	s := newSidecarSet("s", "nginx", func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "centos:7" })
+	old.Spec.Containers = []appsv1beta1.SidecarContainer{sidecar("sidecar1", "centos:6.7")}
+	s := newSidecarSet("s", "nginx", func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "centos:7" })
 	old.Spec.Selector = s.Spec.Selector
 	got := updateWarnings(s, old, field.NewPath("spec"))
 	checkWarnings(t, nil, got)

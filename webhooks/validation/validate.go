@@ -16,7 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Options are the inputs of ValidateSidecarSet that the webhook shell reads
@@ -25,7 +25,7 @@ type Options struct {
 	// Others are the other SidecarSets in the cluster (from the cache), used
 	// for conflict checks and to find the base of a canary. The SidecarSet
 	// being validated may be among them; it is skipped by name.
-	Others []*appsv1alpha1.SidecarSet
+	Others []*appsv1beta1.SidecarSet
 	// PinnedRevisionError is the shell's result of resolving
 	// spec.injectionStrategy.revision (nil = found or not pinned).
 	PinnedRevisionError error
@@ -42,7 +42,7 @@ type Options struct {
 // valid. On update, a conflict that the old object already had with the same
 // SidecarSet is reported as a warning instead of an error, so that objects
 // created under laxer rules (OpenKruise's) can still be edited.
-func ValidateSidecarSet(s, old *appsv1alpha1.SidecarSet, o Options) (field.ErrorList, []string) {
+func ValidateSidecarSet(s, old *appsv1beta1.SidecarSet, o Options) (field.ErrorList, []string) {
 	if s == nil {
 		return field.ErrorList{field.InternalError(nil, errors.New("no SidecarSet to validate"))}, nil
 	}

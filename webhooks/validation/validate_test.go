@@ -7,30 +7,30 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestValidateSidecarSet_Entry(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		s    *appsv1alpha1.SidecarSet
+		s    *appsv1beta1.SidecarSet
 		want field.ErrorList
 	}{
 		{
 			name: "a complete SidecarSet like the Kruise documentation example is accepted",
-			s: newSidecarSet("test-sidecarset", "nginx", func(s *appsv1alpha1.SidecarSet) {
+			s: newSidecarSet("test-sidecarset", "nginx", func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Command = []string{"sleep", "999d"}
 				s.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "log-volume", MountPath: "/var/log"}}
 				s.Spec.Volumes = []corev1.Volume{{Name: "log-volume", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-				s.Spec.InitContainers = []appsv1alpha1.SidecarContainer{nativeSidecar("istio-proxy", "istio/proxyv2:1.27")}
+				s.Spec.InitContainers = []appsv1beta1.SidecarContainer{nativeSidecar("istio-proxy", "istio/proxyv2:1.27")}
 				s.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry"}}
-				s.Spec.PatchPodMetadata = []appsv1alpha1.SidecarSetPatchPodMetadata{{Annotations: map[string]string{"example.com/a": "1"}}}
+				s.Spec.PatchPodMetadata = []appsv1beta1.SidecarSetPatchPodMetadata{{Annotations: map[string]string{"example.com/a": "1"}}}
 			}),
 		},
 		{
 			name: "errors of every stage are reported together, sorted by field path",
-			s: newSidecarSet("Bad", "nginx", func(s *appsv1alpha1.SidecarSet) {
+			s: newSidecarSet("Bad", "nginx", func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Volumes = []corev1.Volume{{Name: "V"}}
 				s.Spec.Containers[0].Image = ""
 			}),
@@ -77,11 +77,11 @@ func TestValidateSidecarSet_DoesNotModifyInputs(t *testing.T) {
 	other.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{}
 	sBefore, oldBefore, otherBefore := s.DeepCopy(), old.DeepCopy(), other.DeepCopy()
 
-	errs, _ := ValidateSidecarSet(s, old, Options{Others: []*appsv1alpha1.SidecarSet{other}})
+	errs, _ := ValidateSidecarSet(s, old, Options{Others: []*appsv1beta1.SidecarSet{other}})
 
 	for _, c := range []struct {
 		name      string
-		got, want *appsv1alpha1.SidecarSet
+		got, want *appsv1beta1.SidecarSet
 	}{{"new", s, sBefore}, {"old", old, oldBefore}, {"other", other, otherBefore}} {
 		if diff := cmpDiffSidecarSet(c.want, c.got); diff != "" {
 			t.Errorf("%s SidecarSet modified (-want +got):\n%s", c.name, diff)

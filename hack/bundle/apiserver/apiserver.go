@@ -22,34 +22,48 @@ type Server struct {
 	env    *envtest.Environment
 	config *rest.Config
 	client dynamic.Interface
+	// conversion is where a CRD's conversion webhook is served (OLM points
+	// it at the operator's Service); nil keeps the CRD's own.
+	conversion *apiextensionsv1.WebhookClientConfig
+	// stopConversion stops the conversion webhook Start serves.
+	stopConversion func()
 	// plural maps an installed CRD's group and kind to its resource.
 	plural map[schema.GroupKind]schema.GroupVersionResource
 	// namespaced records which installed kinds are namespaced.
 	namespaced map[schema.GroupKind]bool
 }
 
-// Start starts kube-apiserver and etcd from assetsDir (KUBEBUILDER_ASSETS).
+// Start starts kube-apiserver and etcd from assetsDir (KUBEBUILDER_ASSETS),
+// and serves the SidecarSet conversion webhook, as the operator would.
 func Start(assetsDir string) (*Server, error) {
 	env := &envtest.Environment{BinaryAssetsDirectory: assetsDir}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("starting kube-apiserver and etcd from %s (make envtest builds them): %w", assetsDir, err), env.Stop())
 	}
-	s, err := New(cfg)
+	stop, err := ServeConversion(env.WebhookInstallOptions)
 	if err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
-	s.env = env
+	s, err := New(cfg, ConversionClientConfig(env.WebhookInstallOptions))
+	if err != nil {
+		stop()
+		return nil, errors.Join(err, env.Stop())
+	}
+	s.env, s.stopConversion = env, stop
 	return s, nil
 }
 
-// New uses an API server that is already running (Stop does nothing).
-func New(cfg *rest.Config) (*Server, error) {
+// New uses an API server that is already running (Stop does nothing). A
+// non-nil conversion is where the CRDs' conversion webhooks are served: an
+// installed CRD with a conversion webhook points there, as OLM points it at
+// the operator.
+func New(cfg *rest.Config, conversion *apiextensionsv1.WebhookClientConfig) (*Server, error) {
 	client, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Server{config: cfg, client: client,
+	return &Server{config: cfg, client: client, conversion: conversion,
 		plural: map[schema.GroupKind]schema.GroupVersionResource{}, namespaced: map[schema.GroupKind]bool{}}, nil
 }
 
@@ -61,12 +75,18 @@ func (s *Server) Stop() error {
 	if s.env == nil {
 		return nil
 	}
+	if s.stopConversion != nil {
+		s.stopConversion()
+	}
 	return s.env.Stop()
 }
 
 // InstallCRD creates the CRD and waits until it is established.
 func (s *Server) InstallCRD(_ context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
 	crd = crd.DeepCopy()
+	if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsv1.WebhookConverter && c.Webhook != nil && s.conversion != nil {
+		c.Webhook.ClientConfig = s.conversion.DeepCopy()
+	}
 	if _, err := envtest.InstallCRDs(s.config, envtest.CRDInstallOptions{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}); err != nil {
 		return err
 	}

@@ -64,6 +64,14 @@ func Assemble(in Inputs) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
+	conversions, conversionServices, err := conversionDefinitions(s.crds, services, deployments)
+	if err != nil {
+		return nil, err
+	}
+	webhooks = append(webhooks, conversions...)
+	for name := range conversionServices {
+		webhookServices[name] = true
+	}
 	accounts := map[string]bool{}
 	for _, d := range deployments {
 		accounts[serviceAccount(d)] = true

@@ -6,6 +6,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -83,6 +84,42 @@ func webhookDefinitions(configs []*unstructured.Unstructured, services []*corev1
 				}
 			}
 		}
+	}
+	return out, used, nil
+}
+
+// conversionDefinitions turns the conversion webhooks of the CRDs into CSV
+// webhook definitions of type ConversionWebhook: OLM then writes each CRD's
+// conversion (its own Service, path and CA bundle). It returns the names of
+// the Services it resolved, as webhookDefinitions does.
+func conversionDefinitions(crds []*unstructured.Unstructured, services []*corev1.Service, deployments []*appsv1.Deployment) ([]csv.WebhookDescription, map[string]bool, error) {
+	var out []csv.WebhookDescription
+	used := map[string]bool{}
+	for _, u := range crds {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, crd, true); err != nil {
+			return nil, nil, fmt.Errorf("CustomResourceDefinition %s: %w", u.GetName(), err)
+		}
+		conv := crd.Spec.Conversion
+		if conv == nil || conv.Strategy != apiextensionsv1.WebhookConverter {
+			continue
+		}
+		name := "conversion." + crd.Name
+		if conv.Webhook == nil || conv.Webhook.ClientConfig == nil || conv.Webhook.ClientConfig.Service == nil {
+			return nil, nil, fmt.Errorf("CustomResourceDefinition %s: OLM serves conversion webhooks through a Service; a URL client config cannot be carried", crd.Name)
+		}
+		svc := conv.Webhook.ClientConfig.Service
+		b, err := resolveBackend(name, admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+			Namespace: svc.Namespace, Name: svc.Name, Path: svc.Path, Port: svc.Port,
+		}}, nil, services, deployments)
+		if err != nil {
+			return nil, nil, err
+		}
+		used[svc.Name] = true
+		d := description(csv.ConversionWebhook, name, b, conv.Webhook.ConversionReviewVersions)
+		d.ConversionCRDs = []string{crd.Name}
+		d.SideEffects = new(admissionregistrationv1.SideEffectClassNone)
+		out = append(out, d)
 	}
 	return out, used, nil
 }

@@ -8,6 +8,7 @@
 package olm
 
 import (
+	"encoding/base64"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -105,17 +106,17 @@ func Render(c *csv.ClusterServiceVersion, manifests []*unstructured.Unstructured
 		}
 		o.Deployments = append(o.Deployments, dep)
 	}
-	for _, w := range c.Spec.WebhookDefinitions {
-		if err := renderWebhook(o, c, w, in); err != nil {
-			return nil, err
-		}
-	}
 	for _, m := range manifests {
 		m = m.DeepCopy()
 		if namespaced(m.GetKind()) {
 			m.SetNamespace(in.Namespace)
 		}
 		o.Manifests = append(o.Manifests, m)
+	}
+	for _, w := range c.Spec.WebhookDefinitions {
+		if err := renderWebhook(o, c, w, in); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }
@@ -417,8 +418,42 @@ func renderWebhook(o *Objects, c *csv.ClusterServiceVersion, w csv.WebhookDescri
 				TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
 			}},
 		})
+	case csv.ConversionWebhook:
+		return renderConversion(o, w, cc)
 	default:
 		return fmt.Errorf("webhook %s: rendering %s webhooks is not supported", w.GenerateName, w.Type)
+	}
+	return nil
+}
+
+// renderConversion writes a conversion webhook into the CRDs it names, as
+// OLM does: its Service, the definition's path and port, the CA bundle.
+func renderConversion(o *Objects, w csv.WebhookDescription, cc admissionregistrationv1.WebhookClientConfig) error {
+	service := map[string]any{"namespace": cc.Service.Namespace, "name": cc.Service.Name, "port": int64(*cc.Service.Port)}
+	if cc.Service.Path != nil {
+		service["path"] = *cc.Service.Path
+	}
+	clientConfig := map[string]any{"service": service}
+	if len(cc.CABundle) > 0 {
+		clientConfig["caBundle"] = base64.StdEncoding.EncodeToString(cc.CABundle)
+	}
+	versions := make([]any, 0, len(w.AdmissionReviewVersions))
+	for _, v := range w.AdmissionReviewVersions {
+		versions = append(versions, v)
+	}
+	conversion := map[string]any{"strategy": "Webhook", "webhook": map[string]any{
+		"clientConfig": clientConfig, "conversionReviewVersions": versions,
+	}}
+	for _, name := range w.ConversionCRDs {
+		i := slices.IndexFunc(o.Manifests, func(m *unstructured.Unstructured) bool {
+			return m.GetKind() == "CustomResourceDefinition" && m.GetName() == name
+		})
+		if i < 0 {
+			return fmt.Errorf("conversion webhook %s: the bundle has no CustomResourceDefinition %s", w.GenerateName, name)
+		}
+		if err := unstructured.SetNestedField(o.Manifests[i].Object, conversion, "spec", "conversion"); err != nil {
+			return fmt.Errorf("conversion webhook %s: %w", w.GenerateName, err)
+		}
 	}
 	return nil
 }

@@ -248,9 +248,10 @@ func checkWebhookTimeouts(b *Bundle) []Finding {
 	return out
 }
 
-// servedPaths are the paths the manager's webhook server handles.
+// servedPaths are the paths the manager's webhook server handles for the
+// shipped configurations.
 func servedPaths() []string {
-	return []string{webhooks.PodInjectionPath, webhooks.SidecarSetDefaultPath, webhooks.SidecarSetValidatePath}
+	return webhooks.RoutedPaths()
 }
 
 func checkWebhookPaths(b *Bundle) []Finding {

@@ -498,10 +498,10 @@ func TestValidate_PracticeAndInvariantRules(t *testing.T) {
 			p := &b.CSV.Spec.Install.Spec.ClusterPermissions[0]
 			p.Rules = append(p.Rules, rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"*"}})
 		}, []string{"error " + RuleLeastPrivilege}},
-		{"a bundle without AllNamespaces fails", func(b *Bundle) {
+		{"a bundle without AllNamespaces fails (its conversion webhook needs AllNamespaces only)", func(b *Bundle) {
 			b.CSV.Spec.InstallModes[0].Supported = true
 			b.CSV.Spec.InstallModes[3].Supported = false
-		}, []string{"error " + RuleAllNamespaces}},
+		}, []string{"error " + RuleInstallModes, "error " + RuleAllNamespaces}},
 		{"a fail-closed webhook with a long timeout warns", func(b *Bundle) {
 			webhook(b, podWebhook).TimeoutSeconds = new(int32(30))
 		}, []string{"warning " + RuleWebhookTimeouts}},

@@ -25,7 +25,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/api/install"
 	"github.com/sidecarset-operator/sidecarset-operator/test/cluster"
 )
 
@@ -44,7 +44,7 @@ var Scheme = runtime.NewScheme()
 
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
-	utilruntime.Must(appsv1alpha1.AddToScheme(Scheme))
+	install.Install(Scheme)
 }
 
 // Env is a running e2e environment.

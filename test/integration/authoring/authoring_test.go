@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
@@ -59,9 +59,13 @@ func lacks(permission, name, user string) string {
 	return fmt.Sprintf(`requires permission to %s sidecarsets.apps.kruise.io %q, which user %q does not have`, permission, name, user)
 }
 
+// confine is the policy's advice to an author who may not inject into
+// many namespaces.
+const confine = "confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)"
+
 func everyNamespace(name, user string) string {
-	return "spec.namespace: injecting into every namespace " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
-		"; set spec.namespace to a namespace where you may create pods instead"
+	return "spec.namespaceSelector: injecting into every namespace " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
+		"; " + confine
 }
 
 func privileged(field, name, user string) string {
@@ -73,7 +77,7 @@ func secrets(field, name, user string) string {
 }
 
 func podsIn(namespace, user string) string {
-	return fmt.Sprintf(`spec.namespace: injecting into the pods of namespace %q requires permission to create pods in namespace %q, which user %q does not have`,
+	return fmt.Sprintf(`spec.namespaceSelector: injecting into the pods of namespace %q (v1alpha1 spec.namespace) requires permission to create pods in namespace %q, which user %q does not have`,
 		namespace, namespace, user)
 }
 
@@ -121,7 +125,7 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 					plain("selected-agent").NamespaceSelector(map[string]string{"team": "a"}),
 					func(name, user string) string {
 						return "spec.namespaceSelector: injecting into the namespaces a namespaceSelector picks " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
-							"; set spec.namespace to a namespace where you may create pods instead"
+							"; " + confine
 					}),
 				ginkgo.Entry("every namespace, to who holds inject-all-namespaces", carol, plain("all-agent"), nil),
 				ginkgo.Entry("a privileged sidecar, not without inject-privileged", carol,
@@ -147,7 +151,7 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 					plain("tls-agent").Volumes(builder.SecretVolume("tls", "tls")),
 					func(name, user string) string { return secrets("spec.volumes[0].secret", name, user) }),
 				ginkgo.Entry("a pinned revision, whose content the policy cannot see, not without inject-privileged and inject-secrets", carol,
-					plain("pinned-agent").InjectRevision(appsv1alpha1.SidecarSetInjectRevision{CustomVersion: new("v1")}),
+					plain("pinned-agent").InjectRevision(appsv1beta1.SidecarSetInjectRevision{CustomVersion: new("v1")}),
 					func(name, user string) string {
 						return "spec.injectionStrategy.revision: injecting a recorded revision, whose content this policy cannot check, requires permission to " +
 							"inject-privileged and inject-secrets sidecarsets.apps.kruise.io " + fmt.Sprintf("%q, which user %q does not have", name, user)
@@ -173,18 +177,18 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 				})
 
 				// Pausing the rollout leaves the sidecars alone.
-				update(ctx, carol, set.Name, func(s *appsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true }, "")
+				update(ctx, carol, set.Name, func(s *appsv1beta1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true }, "")
 				// A new image of the privileged sidecar is a change of what is
 				// injected.
-				update(ctx, carol, set.Name, func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "agent:2" },
+				update(ctx, carol, set.Name, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "agent:2" },
 					j.denial(set.Name, privileged("spec.containers[0].securityContext.privileged", set.Name, carol)))
-				update(ctx, dave, set.Name, func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "agent:2" }, "")
+				update(ctx, dave, set.Name, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "agent:2" }, "")
 
 				// The operator writes the status subresource, which the policy
 				// does not match.
 				patch := []byte(`{"status":{"observedGeneration":1234}}`)
 				gomega.Expect(clients[operator].Status().Patch(ctx, set, client.RawPatch(types.MergePatchType, patch))).To(gomega.Succeed())
-				got := &appsv1alpha1.SidecarSet{}
+				got := &appsv1beta1.SidecarSet{}
 				gomega.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(set), got)).To(gomega.Succeed())
 				gomega.Expect(got.Status.ObservedGeneration).To(gomega.Equal(int64(1234)))
 			})
@@ -199,6 +203,15 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 				gomega.Expect(err).NotTo(gomega.HaveOccurred(), stderr)
 				_, stderr, err = runKubectl(ctx, "apply", "--dry-run=server", "-f", file)
 				gomega.Expect(err).NotTo(gomega.HaveOccurred(), "a cluster administrator holds every verb: %s", stderr)
+
+				// v1alpha1's spec.namespace is judged as the namespace it is.
+				const namespaced = "testdata/team-agent.yaml"
+				_, stderr, err = runKubectl(ctx, "apply", "--dry-run=server", "-f", namespaced, "--as="+alice)
+				gomega.Expect(err).To(gomega.HaveOccurred())
+				gomega.Expect(stderr).To(gomega.Equal(`Error from server (Forbidden): error when creating "testdata/team-agent.yaml": ` +
+					j.denial("team-agent", podsIn(teamB, alice))))
+				_, stderr, err = runKubectl(ctx, "apply", "--dry-run=server", "-f", namespaced, "--as="+erin)
+				gomega.Expect(err).NotTo(gomega.HaveOccurred(), "erin may create pods everywhere: %s", stderr)
 			})
 		})
 	}
@@ -247,10 +260,10 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 
 // update changes a SidecarSet as a user and expects the error message want
 // (empty: success). Conflicts with the controller's writes are retried.
-func update(ctx context.Context, user, name string, change func(*appsv1alpha1.SidecarSet), want string) {
+func update(ctx context.Context, user, name string, change func(*appsv1beta1.SidecarSet), want string) {
 	ginkgo.GinkgoHelper()
 	gomega.Eventually(func(g gomega.Gomega) {
-		s := &appsv1alpha1.SidecarSet{}
+		s := &appsv1beta1.SidecarSet{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: name}, s)).To(gomega.Succeed())
 		change(s)
 		err := clients[user].Update(ctx, s, client.DryRunAll)

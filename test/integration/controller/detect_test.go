@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
@@ -43,10 +43,10 @@ var _ = ginkgo.Describe("Detection of pods that run without their sidecars", fun
 		gomega.Eventually(func(g gomega.Gomega) {
 			s := getSidecarSet(ctx, g, set.Name)
 			g.Expect(s.Status.NotInjectedPods).To(gomega.Equal(int32(1)))
-			c := meta.FindStatusCondition(s.Status.Conditions, appsv1alpha1.SidecarSetConditionInjected)
+			c := meta.FindStatusCondition(s.Status.Conditions, appsv1beta1.SidecarSetConditionInjected)
 			g.Expect(c).NotTo(gomega.BeNil())
 			g.Expect(c.Status).To(gomega.Equal(metav1.ConditionFalse))
-			g.Expect(c.Reason).To(gomega.Equal(appsv1alpha1.ReasonPodsNotInjected))
+			g.Expect(c.Reason).To(gomega.Equal(appsv1beta1.ReasonPodsNotInjected))
 			g.Expect(c.Message).To(gomega.Equal(want))
 			g.Expect(eventNotes(ctx, g, set.Name, controllers.EventPodsNotInjected)).To(gomega.ContainElement(want))
 		}).WithContext(ctx).Should(gomega.Succeed())
@@ -61,7 +61,7 @@ var _ = ginkgo.Describe("Detection of pods that run without their sidecars", fun
 		gomega.Eventually(func(g gomega.Gomega) {
 			s := getSidecarSet(ctx, g, set.Name)
 			g.Expect(s.Status.NotInjectedPods).To(gomega.BeZero())
-			g.Expect(meta.FindStatusCondition(s.Status.Conditions, appsv1alpha1.SidecarSetConditionInjected)).To(gomega.BeNil())
+			g.Expect(meta.FindStatusCondition(s.Status.Conditions, appsv1beta1.SidecarSetConditionInjected)).To(gomega.BeNil())
 			g.Expect(eventNotes(ctx, g, set.Name, controllers.EventPodsInjected)).To(gomega.ConsistOf(
 				"Every pod the SidecarSet selects carries its sidecars"))
 		}).WithContext(ctx).Should(gomega.Succeed())
@@ -78,7 +78,7 @@ var _ = ginkgo.Describe("Detection of pods that run without their sidecars", fun
 		gomega.Eventually(func(g gomega.Gomega) {
 			s := getSidecarSet(ctx, g, set.Name)
 			g.Expect(s.Status.NotInjectedPods).To(gomega.Equal(int32(1)))
-			c := meta.FindStatusCondition(s.Status.Conditions, appsv1alpha1.SidecarSetConditionInjected)
+			c := meta.FindStatusCondition(s.Status.Conditions, appsv1beta1.SidecarSetConditionInjected)
 			g.Expect(c).NotTo(gomega.BeNil())
 			g.Expect(c.Message).To(gomega.Equal(fmt.Sprintf(
 				"1 pod it selects runs without its sidecars: %s/own (has a container of a sidecar's name)", ns)))

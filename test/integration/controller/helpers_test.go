@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
@@ -34,7 +34,7 @@ func newNamespace(ctx context.Context) string {
 
 // createSidecarSet creates a SidecarSet (named after the spec's namespace)
 // and deletes it when the spec ends.
-func createSidecarSet(ctx context.Context, s *appsv1alpha1.SidecarSet) {
+func createSidecarSet(ctx context.Context, s *appsv1beta1.SidecarSet) {
 	gomega.Expect(k8s.Create(ctx, s)).To(gomega.Succeed())
 	ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
 		gomega.Expect(client.IgnoreNotFound(k8s.Delete(ctx, s))).To(gomega.Succeed())
@@ -127,8 +127,8 @@ type counts struct {
 }
 
 // getSidecarSet reads a SidecarSet.
-func getSidecarSet(ctx context.Context, g gomega.Gomega, name string) *appsv1alpha1.SidecarSet {
-	s := &appsv1alpha1.SidecarSet{}
+func getSidecarSet(ctx context.Context, g gomega.Gomega, name string) *appsv1beta1.SidecarSet {
+	s := &appsv1beta1.SidecarSet{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, s)).To(gomega.Succeed())
 	return s
 }
@@ -141,9 +141,9 @@ func expectSettled(ctx context.Context, name, reason string, want counts) {
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
 		s := getSidecarSet(ctx, g, name)
 		g.Expect(s.Status.ObservedGeneration).To(gomega.Equal(s.Generation), "status of an older generation")
-		c := meta.FindStatusCondition(s.Status.Conditions, appsv1alpha1.SidecarSetConditionProgressing)
-		if c == nil && reason == appsv1alpha1.ReasonRolloutComplete {
-			c = meta.FindStatusCondition(s.Status.Conditions, appsv1alpha1.SidecarSetConditionUpdated)
+		c := meta.FindStatusCondition(s.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing)
+		if c == nil && reason == appsv1beta1.ReasonRolloutComplete {
+			c = meta.FindStatusCondition(s.Status.Conditions, appsv1beta1.SidecarSetConditionUpdated)
 			g.Expect(c).NotTo(gomega.BeNil(), "neither a Progressing nor an Updated condition")
 			g.Expect(c.Status).To(gomega.Equal(metav1.ConditionTrue), "Updated: %s", c.Message)
 		}
@@ -151,12 +151,15 @@ func expectSettled(ctx context.Context, name, reason string, want counts) {
 		g.Expect(c.Reason).To(gomega.Equal(reason), "Progressing: %s", c.Message)
 		st := s.Status
 		g.Expect(counts{st.MatchedPods, st.UpdatedPods, st.ReadyPods, st.UpdatedReadyPods}).To(gomega.Equal(want), "Progressing: %s", c.Message)
+		// Written always, 0 included, as OpenKruise does (kubectl describe
+		// shows "Collision Count: 0", as the manual does).
+		g.Expect(st.CollisionCount).NotTo(gomega.BeNil(), "no status.collisionCount")
 	}).WithContext(ctx).Should(gomega.Succeed())
 }
 
 // updateSidecarSet changes a SidecarSet with a merge patch (no conflict
 // with the controller's status writes).
-func updateSidecarSet(ctx context.Context, name string, mutate func(*appsv1alpha1.SidecarSet)) {
+func updateSidecarSet(ctx context.Context, name string, mutate func(*appsv1beta1.SidecarSet)) {
 	s := getSidecarSet(ctx, gomega.Default, name)
 	base := s.DeepCopy()
 	mutate(s)

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -24,7 +24,7 @@ var _ = ginkgo.Describe("The SidecarSet controller's hot upgrade", func() {
 			Containers(builder.MakeContainer(sidecar, v1).HotUpgrade(emptyImage)).Obj())
 		twin1, twin2 := podstate.HotUpgradeTwins(sidecar)
 		startPods(ctx, w.ns, twin1, podNames(2), nil)
-		expectSettled(ctx, w.set, appsv1alpha1.ReasonRolloutComplete, counts{2, 2, 2, 2})
+		expectSettled(ctx, w.set, appsv1beta1.ReasonRolloutComplete, counts{2, 2, 2, 2})
 		expectTwins := func(images [2]string, working string, annotations map[string]string) {
 			for _, p := range listPods(ctx, gomega.Default, w.ns) {
 				gomega.Expect([2]string{specImage(&p, twin1), specImage(&p, twin2)}).To(gomega.Equal(images), "twins of %s", p.Name)
@@ -43,7 +43,7 @@ var _ = ginkgo.Describe("The SidecarSet controller's hot upgrade", func() {
 
 		ginkgo.By("changing the image: the idle twin gets it and works at once")
 		setImage(v2)(ctx, w)
-		expectSettled(ctx, w.set, appsv1alpha1.ReasonUpdatedPodsUnavailable, counts{2, 2, 0, 0})
+		expectSettled(ctx, w.set, appsv1beta1.ReasonUpdatedPodsUnavailable, counts{2, 2, 0, 0})
 		// The new twin's version is the SidecarSet's resourceVersion when it
 		// was upgraded; the old twin sees it as its alternative.
 		rv := listPods(ctx, gomega.Default, w.ns)[0].Annotations[podstate.VersionKey(twin2)]
@@ -59,7 +59,7 @@ var _ = ginkgo.Describe("The SidecarSet controller's hot upgrade", func() {
 				g.Expect(specImage(&p, twin1)).To(gomega.Equal(emptyImage), "old twin of %s", p.Name)
 			}
 		}).WithContext(ctx).Should(gomega.Succeed())
-		expectSettled(ctx, w.set, appsv1alpha1.ReasonUpdatedPodsUnavailable, counts{2, 2, 0, 0})
+		expectSettled(ctx, w.set, appsv1beta1.ReasonUpdatedPodsUnavailable, counts{2, 2, 0, 0})
 		expectTwins([2]string{emptyImage, v2}, twin2, map[string]string{
 			podstate.VersionKey(twin1): "0", podstate.VersionAltKey(twin2): "0", podstate.VersionKey(twin2): rv,
 		})
@@ -77,7 +77,7 @@ var _ = ginkgo.Describe("The SidecarSet controller's hot upgrade", func() {
 
 		ginkgo.By("restarting the reset twin")
 		runKubelet(ctx, w.ns)
-		expectSettled(ctx, w.set, appsv1alpha1.ReasonRolloutComplete, counts{2, 2, 2, 2})
+		expectSettled(ctx, w.set, appsv1beta1.ReasonRolloutComplete, counts{2, 2, 2, 2})
 		for _, p := range listPods(ctx, gomega.Default, w.ns) {
 			for _, c := range p.Status.ContainerStatuses {
 				want := int32(1) // each twin restarted once: the upgrade, then the reset

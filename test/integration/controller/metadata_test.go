@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
@@ -31,12 +31,12 @@ const (
 // controller, accepts or rejects a probe SidecarSet patching probeKey.
 func putWhitelist(ctx context.Context, doc, probeKey string, allowed bool) {
 	cm := &corev1.ConfigMap{}
-	key := client.ObjectKey{Namespace: framework.OperatorNamespace, Name: appsv1alpha1.ConfigurationConfigMapName}
+	key := client.ObjectKey{Namespace: framework.OperatorNamespace, Name: appsv1beta1.ConfigurationConfigMapName}
 	gomega.Expect(k8s.Get(ctx, key, cm)).To(gomega.Succeed())
-	cm.Data[appsv1alpha1.PatchPodMetadataWhiteListKey] = doc
+	cm.Data[appsv1beta1.PatchPodMetadataWhiteListKey] = doc
 	gomega.Expect(k8s.Update(ctx, cm)).To(gomega.Succeed())
 	probe := builder.MakeSidecarSet("whitelist-probe", specLabel, "none").
-		PatchPodMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, map[string]string{probeKey: "x"}).
+		PatchPodMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, map[string]string{probeKey: "x"}).
 		Containers(builder.MakeContainer(sidecar, v1)).Obj()
 	gomega.Eventually(func(g gomega.Gomega) {
 		err := k8s.Create(ctx, probe.DeepCopy(), client.DryRunAll)
@@ -66,10 +66,10 @@ var _ = ginkgo.Describe("The SidecarSet controller's patchPodMetadata", func() {
 	ginkgo.It("should re-apply it at upgrade under the rule of injection: never a SidecarSet state key, only the keys the whitelist in force allows", func(ctx ginkgo.SpecContext) {
 		w := &world{ns: newNamespace(ctx)}
 		w.set = w.ns
-		patches := func(oom, team string) []appsv1alpha1.SidecarSetPatchPodMetadata {
-			return []appsv1alpha1.SidecarSetPatchPodMetadata{{
-				PatchPolicy: appsv1alpha1.SidecarSetOverwritePatchPolicy,
-				Annotations: map[string]string{oomScore: oom, owner: team, appsv1alpha1.SidecarSetHashAnnotation: `{"forged":"x"}`},
+		patches := func(oom, team string) []appsv1beta1.SidecarSetPatchPodMetadata {
+			return []appsv1beta1.SidecarSetPatchPodMetadata{{
+				PatchPolicy: appsv1beta1.SidecarSetOverwritePatchPolicy,
+				Annotations: map[string]string{oomScore: oom, owner: team, appsv1beta1.SidecarSetHashAnnotation: `{"forged":"x"}`},
 			}}
 		}
 		set := builder.MakeSidecarSet(w.set, specLabel, w.ns).Label(stateKeysLabel, "allowed").MaxUnavailable(intstr.FromInt32(1)).
@@ -81,13 +81,13 @@ var _ = ginkgo.Describe("The SidecarSet controller's patchPodMetadata", func() {
 		ginkgo.By("injecting: the state key is left out, with a warning")
 		warnings := startPods(ctx, w.ns, sidecar, podNames(2), nil)
 		gomega.Expect(warnings).To(gomega.Equal([]string{reserved, reserved}))
-		expectSettled(ctx, w.set, appsv1alpha1.ReasonRolloutComplete, counts{2, 2, 2, 2})
+		expectSettled(ctx, w.set, appsv1beta1.ReasonRolloutComplete, counts{2, 2, 2, 2})
 		expectMetadata := func(pods map[string][2]string) {
-			hash := getSidecarSet(ctx, gomega.Default, w.set).Annotations[appsv1alpha1.SidecarSetHashAnnotation]
+			hash := getSidecarSet(ctx, gomega.Default, w.set).Annotations[appsv1beta1.SidecarSetHashAnnotation]
 			for _, p := range listPods(ctx, gomega.Default, w.ns) {
 				want := pods[p.Name]
 				gomega.Expect([2]string{p.Annotations[oomScore], p.Annotations[owner]}).To(gomega.Equal(want), "metadata of %s", p.Name)
-				hashes, err := podstate.DecodeHashes(p.Annotations[appsv1alpha1.SidecarSetHashAnnotation])
+				hashes, err := podstate.DecodeHashes(p.Annotations[appsv1beta1.SidecarSetHashAnnotation])
 				gomega.Expect(err).NotTo(gomega.HaveOccurred())
 				if specImage(&p, sidecar) == v2 {
 					gomega.Expect(hashes[w.set].Hash).To(gomega.Equal(hash), "the hash entry of %s", p.Name)
@@ -97,11 +97,11 @@ var _ = ginkgo.Describe("The SidecarSet controller's patchPodMetadata", func() {
 		expectMetadata(map[string][2]string{"pod-0": {"1", "web"}, "pod-1": {"1", "web"}})
 
 		ginkgo.By("upgrading the first pod: the state key is left out again, with an event")
-		updateSidecarSet(ctx, w.set, func(s *appsv1alpha1.SidecarSet) {
+		updateSidecarSet(ctx, w.set, func(s *appsv1beta1.SidecarSet) {
 			s.Spec.Containers[0].Image = v2
 			s.Spec.PatchPodMetadata = patches("2", "platform")
 		})
-		expectSettled(ctx, w.set, appsv1alpha1.ReasonWaitingForUnavailablePods, counts{2, 1, 1, 0})
+		expectSettled(ctx, w.set, appsv1beta1.ReasonWaitingForUnavailablePods, counts{2, 1, 1, 0})
 		first := ""
 		for _, p := range listPods(ctx, gomega.Default, w.ns) {
 			if specImage(&p, sidecar) == v2 {
@@ -120,7 +120,7 @@ var _ = ginkgo.Describe("The SidecarSet controller's patchPodMetadata", func() {
 			`{"selector":{"matchLabels":{"test.sidecarset-operator.dev/state-keys":"allowed"}},"allowedAnnotationKeyExprs":["^kruise\\.io/sidecarset-hash$"]}]}`,
 			owner, false)
 		runKubelet(ctx, w.ns)
-		expectSettled(ctx, w.set, appsv1alpha1.ReasonUpdatedPodsUnavailable, counts{2, 2, 1, 1})
+		expectSettled(ctx, w.set, appsv1beta1.ReasonUpdatedPodsUnavailable, counts{2, 2, 1, 1})
 		expectMetadata(map[string][2]string{first: {"2", "platform"}, second: {"2", "web"}})
 		notAllowed := fmt.Sprintf("SidecarSet %q: patchPodMetadata: annotation %s was not patched: sidecarSet patch metadata annotation(%s) "+
 			`is not allowed: it matches no pattern of the whitelist rules that select this SidecarSet: `+

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -63,13 +63,13 @@ func maxUnavailable(n int32) func(*builder.SidecarSetWrapper) *builder.SidecarSe
 
 func setImage(image string) func(context.Context, *world) {
 	return func(ctx context.Context, w *world) {
-		updateSidecarSet(ctx, w.set, func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = image })
+		updateSidecarSet(ctx, w.set, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = image })
 	}
 }
 
-func setStrategy(mutate func(*appsv1alpha1.SidecarSetUpdateStrategy)) func(context.Context, *world) {
+func setStrategy(mutate func(*appsv1beta1.SidecarSetUpdateStrategy)) func(context.Context, *world) {
 	return func(ctx context.Context, w *world) {
-		updateSidecarSet(ctx, w.set, func(s *appsv1alpha1.SidecarSet) { mutate(&s.Spec.UpdateStrategy) })
+		updateSidecarSet(ctx, w.set, func(s *appsv1beta1.SidecarSet) { mutate(&s.Spec.UpdateStrategy) })
 	}
 }
 
@@ -114,7 +114,7 @@ var _ = ginkgo.Describe("The SidecarSet controller", func() {
 			names := podNames(s.pods)
 			startPods(ctx, w.ns, sidecar, names, s.labels)
 			n := int32(s.pods)
-			initial := appsv1alpha1.ReasonRolloutComplete
+			initial := appsv1beta1.ReasonRolloutComplete
 			if s.settled != "" {
 				initial = s.settled
 			}
@@ -153,21 +153,21 @@ var _ = ginkgo.Describe("The SidecarSet controller", func() {
 			}},
 			[]step{
 				{by: "changing the image: 2 of 4 pods are held by the partition", do: setImage(v2),
-					reason: appsv1alpha1.ReasonPartitionHeld, counts: counts{4, 2, 2, 0}},
+					reason: appsv1beta1.ReasonPartitionHeld, counts: counts{4, 2, 2, 0}},
 				{by: "restarting the upgraded containers", do: kubelet,
-					reason: appsv1alpha1.ReasonPartitionHeld, counts: counts{4, 2, 4, 2}},
-				{by: "lowering the partition to 0", do: setStrategy(func(us *appsv1alpha1.SidecarSetUpdateStrategy) { us.Partition = new(intstr.FromInt32(0)) }),
-					reason: appsv1alpha1.ReasonUpdatedPodsUnavailable, counts: counts{4, 4, 2, 2}},
+					reason: appsv1beta1.ReasonPartitionHeld, counts: counts{4, 2, 4, 2}},
+				{by: "lowering the partition to 0", do: setStrategy(func(us *appsv1beta1.SidecarSetUpdateStrategy) { us.Partition = new(intstr.FromInt32(0)) }),
+					reason: appsv1beta1.ReasonUpdatedPodsUnavailable, counts: counts{4, 4, 2, 2}},
 				{by: "restarting the upgraded containers", do: kubelet,
-					reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{4, 4, 4, 4}},
+					reason: appsv1beta1.ReasonRolloutComplete, counts: counts{4, 4, 4, 4}},
 			}),
 		ginkgo.Entry("maxUnavailable 1: one pod at a time, the next once the last one runs its new sidecar",
 			setup{pods: 3, strategy: maxUnavailable(1)},
 			[]step{
-				{by: "changing the image", do: setImage(v2), reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{3, 1, 2, 0}},
-				{by: "restarting the first pod's sidecar", do: kubelet, reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{3, 2, 2, 1}},
-				{by: "restarting the second pod's sidecar", do: kubelet, reason: appsv1alpha1.ReasonUpdatedPodsUnavailable, counts: counts{3, 3, 2, 2}},
-				{by: "restarting the third pod's sidecar", do: kubelet, reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
+				{by: "changing the image", do: setImage(v2), reason: appsv1beta1.ReasonWaitingForUnavailablePods, counts: counts{3, 1, 2, 0}},
+				{by: "restarting the first pod's sidecar", do: kubelet, reason: appsv1beta1.ReasonWaitingForUnavailablePods, counts: counts{3, 2, 2, 1}},
+				{by: "restarting the second pod's sidecar", do: kubelet, reason: appsv1beta1.ReasonUpdatedPodsUnavailable, counts: counts{3, 3, 2, 2}},
+				{by: "restarting the third pod's sidecar", do: kubelet, reason: appsv1beta1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
 			}),
 		ginkgo.Entry("paused: no pod is upgraded until the rollout is resumed",
 			// Nothing to roll out yet: complete (no Progressing condition),
@@ -176,10 +176,10 @@ var _ = ginkgo.Describe("The SidecarSet controller", func() {
 				return s.MaxUnavailable(intstr.FromInt32(3)).Paused(true)
 			}},
 			[]step{
-				{by: "changing the image while paused", do: setImage(v2), reason: appsv1alpha1.ReasonPaused, counts: counts{3, 0, 3, 0}},
-				{by: "resuming", do: setStrategy(func(us *appsv1alpha1.SidecarSetUpdateStrategy) { us.Paused = false }),
-					reason: appsv1alpha1.ReasonUpdatedPodsUnavailable, counts: counts{3, 3, 0, 0}},
-				{by: "restarting the upgraded containers", do: kubelet, reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
+				{by: "changing the image while paused", do: setImage(v2), reason: appsv1beta1.ReasonPaused, counts: counts{3, 0, 3, 0}},
+				{by: "resuming", do: setStrategy(func(us *appsv1beta1.SidecarSetUpdateStrategy) { us.Paused = false }),
+					reason: appsv1beta1.ReasonUpdatedPodsUnavailable, counts: counts{3, 3, 0, 0}},
+				{by: "restarting the upgraded containers", do: kubelet, reason: appsv1beta1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
 			}),
 		ginkgo.Entry("updateStrategy.selector: only the selected pods are upgraded, and a pod labelled later joins",
 			setup{pods: 3,
@@ -188,13 +188,13 @@ var _ = ginkgo.Describe("The SidecarSet controller", func() {
 					return s.MaxUnavailable(intstr.FromInt32(3)).UpdateSelector(map[string]string{"canary": "true"})
 				}},
 			[]step{
-				{by: "changing the image", do: setImage(v2), reason: appsv1alpha1.ReasonUpdatedPodsUnavailable,
+				{by: "changing the image", do: setImage(v2), reason: appsv1beta1.ReasonUpdatedPodsUnavailable,
 					counts: counts{3, 2, 1, 0}, upgraded: []string{"pod-0", "pod-1"}},
-				{by: "restarting the upgraded containers", do: kubelet, reason: appsv1alpha1.ReasonNotSelected,
+				{by: "restarting the upgraded containers", do: kubelet, reason: appsv1beta1.ReasonNotSelected,
 					counts: counts{3, 2, 3, 2}, upgraded: []string{"pod-0", "pod-1"}},
 				{by: "labelling the third pod canary=true", do: label("pod-2", "canary", "true"),
-					reason: appsv1alpha1.ReasonUpdatedPodsUnavailable, counts: counts{3, 3, 2, 2}},
-				{by: "restarting its sidecar", do: kubelet, reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
+					reason: appsv1beta1.ReasonUpdatedPodsUnavailable, counts: counts{3, 3, 2, 2}},
+				{by: "restarting its sidecar", do: kubelet, reason: appsv1beta1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
 			}),
 		ginkgo.Entry("priority: the heaviest weightPriority pods are upgraded first",
 			setup{pods: 3,
@@ -205,30 +205,30 @@ var _ = ginkgo.Describe("The SidecarSet controller", func() {
 						WeightPriority(50, map[string]string{"priority": "medium"})
 				}},
 			[]step{
-				{by: "changing the image", do: setImage(v2), reason: appsv1alpha1.ReasonWaitingForUnavailablePods,
+				{by: "changing the image", do: setImage(v2), reason: appsv1beta1.ReasonWaitingForUnavailablePods,
 					counts: counts{3, 1, 2, 0}, upgraded: []string{"pod-1"}},
-				{by: "restarting its sidecar", do: kubelet, reason: appsv1alpha1.ReasonWaitingForUnavailablePods,
+				{by: "restarting its sidecar", do: kubelet, reason: appsv1beta1.ReasonWaitingForUnavailablePods,
 					counts: counts{3, 2, 2, 1}, upgraded: []string{"pod-1", "pod-2"}},
-				{by: "restarting the next one", do: kubelet, reason: appsv1alpha1.ReasonUpdatedPodsUnavailable,
+				{by: "restarting the next one", do: kubelet, reason: appsv1beta1.ReasonUpdatedPodsUnavailable,
 					counts: counts{3, 3, 2, 2}},
-				{by: "restarting the last one", do: kubelet, reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
+				{by: "restarting the last one", do: kubelet, reason: appsv1beta1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
 			}),
 		ginkgo.Entry("a pod deleted mid-update: the rollout goes on with the others",
 			setup{pods: 3, strategy: maxUnavailable(1)},
 			[]step{
-				{by: "changing the image", do: setImage(v2), reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{3, 1, 2, 0}},
-				{by: "deleting the pod being upgraded", do: deleteUpgraded, reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{2, 1, 1, 0}},
-				{by: "restarting its sidecar", do: kubelet, reason: appsv1alpha1.ReasonUpdatedPodsUnavailable, counts: counts{2, 2, 1, 1}},
-				{by: "restarting the last one", do: kubelet, reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{2, 2, 2, 2}},
+				{by: "changing the image", do: setImage(v2), reason: appsv1beta1.ReasonWaitingForUnavailablePods, counts: counts{3, 1, 2, 0}},
+				{by: "deleting the pod being upgraded", do: deleteUpgraded, reason: appsv1beta1.ReasonWaitingForUnavailablePods, counts: counts{2, 1, 1, 0}},
+				{by: "restarting its sidecar", do: kubelet, reason: appsv1beta1.ReasonUpdatedPodsUnavailable, counts: counts{2, 2, 1, 1}},
+				{by: "restarting the last one", do: kubelet, reason: appsv1beta1.ReasonRolloutComplete, counts: counts{2, 2, 2, 2}},
 			}),
 		ginkgo.Entry("a manager restart mid-rollout: the new manager goes on from what the pods record",
 			setup{pods: 3, strategy: maxUnavailable(1)},
 			[]step{
-				{by: "changing the image", do: setImage(v2), reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{3, 1, 2, 0}},
+				{by: "changing the image", do: setImage(v2), reason: appsv1beta1.ReasonWaitingForUnavailablePods, counts: counts{3, 1, 2, 0}},
 				{by: "restarting the manager while the kubelet restarts the sidecar", do: restartMidRollout,
-					reason: appsv1alpha1.ReasonWaitingForUnavailablePods, counts: counts{3, 2, 2, 1}},
-				{by: "restarting the next one", do: kubelet, reason: appsv1alpha1.ReasonUpdatedPodsUnavailable, counts: counts{3, 3, 2, 2}},
-				{by: "restarting the last one", do: kubelet, reason: appsv1alpha1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
+					reason: appsv1beta1.ReasonWaitingForUnavailablePods, counts: counts{3, 2, 2, 1}},
+				{by: "restarting the next one", do: kubelet, reason: appsv1beta1.ReasonUpdatedPodsUnavailable, counts: counts{3, 3, 2, 2}},
+				{by: "restarting the last one", do: kubelet, reason: appsv1beta1.ReasonRolloutComplete, counts: counts{3, 3, 3, 3}},
 			}),
 	)
 })

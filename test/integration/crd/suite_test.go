@@ -25,7 +25,7 @@ func TestCRD(t *testing.T) {
 
 var _ = ginkgo.BeforeSuite(func() {
 	var err error
-	env, err = framework.Start(framework.Options{})
+	env, err = framework.Start(framework.Options{ServeConversion: true})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 })
 

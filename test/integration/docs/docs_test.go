@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
 
@@ -171,7 +171,7 @@ func applyExample(ctx context.Context, ex example) {
 		pod := &corev1.Pod{}
 		key := client.ObjectKey{Namespace: podNamespace(ex), Name: ex.obj.GetName()}
 		gomega.Expect(env.Client.Get(ctx, key, pod)).To(gomega.Succeed())
-		ginkgo.GinkgoWriter.Printf("  injected: %q\n", pod.Annotations[appsv1alpha1.SidecarSetListAnnotation])
+		ginkgo.GinkgoWriter.Printf("  injected: %q\n", pod.Annotations[appsv1beta1.SidecarSetListAnnotation])
 	}
 }
 
@@ -187,11 +187,11 @@ func podNamespace(ex example) string {
 // order, so once a sentinel SidecarSet created now is injected, every
 // earlier change is in.
 func syncRegistry(ctx context.Context) {
-	sentinel := &appsv1alpha1.SidecarSet{
+	sentinel := &appsv1beta1.SidecarSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "docs-sentinel"},
-		Spec: appsv1alpha1.SidecarSetSpec{
+		Spec: appsv1beta1.SidecarSetSpec{
 			Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{sentinelLabel: "true"}},
-			Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "docs-sentinel", Image: "busybox:1.36"}}},
+			Containers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "docs-sentinel", Image: "busybox:1.36"}}},
 		},
 	}
 	gomega.Expect(env.Client.Create(ctx, sentinel)).To(gomega.Succeed())
@@ -219,12 +219,12 @@ func cleanUp(ctx context.Context, applied []example) {
 		gomega.Expect(err).NotTo(gomega.HaveOccurred(), "deleting %s: %s", ex, stderr)
 	}
 	gomega.Eventually(func(g gomega.Gomega) {
-		list := &appsv1alpha1.SidecarSetList{}
+		list := &appsv1beta1.SidecarSetList{}
 		g.Expect(env.Client.List(ctx, list)).To(gomega.Succeed())
 		g.Expect(list.Items).To(gomega.BeEmpty())
 	}).WithContext(ctx).Should(gomega.Succeed())
 	err := env.Client.DeleteAllOf(ctx, &appsv1.ControllerRevision{}, client.InNamespace(framework.OperatorNamespace),
-		client.HasLabels{appsv1alpha1.SidecarSetNameLabel})
+		client.HasLabels{appsv1beta1.SidecarSetNameLabel})
 	gomega.Expect(client.IgnoreNotFound(err)).To(gomega.Succeed())
 }
 

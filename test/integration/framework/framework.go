@@ -17,7 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/api/install"
+	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/apiserver"
 )
 
 // Scheme knows the built-in types and the SidecarSet API.
@@ -25,7 +26,7 @@ var Scheme = runtime.NewScheme()
 
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
-	utilruntime.Must(appsv1alpha1.AddToScheme(Scheme))
+	install.Install(Scheme)
 	utilruntime.Must(apiextensionsv1.AddToScheme(Scheme))
 }
 
@@ -47,6 +48,9 @@ type Env struct {
 
 	// stopManager stops the operator StartManager runs and waits for it.
 	stopManager func() error
+	// stopConversion stops the conversion-only server of
+	// Options.ServeConversion.
+	stopConversion func()
 }
 
 // Options select what is installed.
@@ -54,6 +58,11 @@ type Options struct {
 	// Webhooks installs the webhook configurations of config/webhook, served
 	// by envtest's local webhook server (TestEnv.WebhookInstallOptions).
 	Webhooks bool
+	// ServeConversion serves the CRD's conversion webhook (v1alpha1 to and
+	// from the stored v1beta1) on envtest's local webhook server without the
+	// operator, for the suites that do not start it. (The CRD always points
+	// its conversion there; the operator serves it when it runs.)
+	ServeConversion bool
 }
 
 // Start starts the control plane. The binaries come from KUBEBUILDER_ASSETS
@@ -67,6 +76,9 @@ func Start(o Options) (*Env, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: filepath.Join(root, "bin", "k8s"),
+		// The scheme knows the SidecarSet hub and spoke: envtest points the
+		// CRD's conversion webhook at its local webhook server.
+		Scheme: Scheme,
 	}
 	if o.Webhooks {
 		te.WebhookInstallOptions = envtest.WebhookInstallOptions{Paths: []string{filepath.Join(root, "config", "webhook")}}
@@ -82,13 +94,22 @@ func Start(o Options) (*Env, error) {
 	if env.KubeconfigPath, err = writeAdminKubeconfig(te); err != nil {
 		return nil, errors.Join(err, te.Stop())
 	}
+	if o.ServeConversion {
+		if env.stopConversion, err = apiserver.ServeConversion(te.WebhookInstallOptions); err != nil {
+			return nil, errors.Join(err, env.Stop())
+		}
+	}
 	return env, nil
 }
+
 
 // Stop stops the control plane and removes the kubeconfig.
 func (e *Env) Stop() error {
 	if e == nil {
 		return nil
+	}
+	if e.stopConversion != nil {
+		e.stopConversion()
 	}
 	return errors.Join(e.TestEnv.Stop(), os.Remove(e.KubeconfigPath))
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -69,12 +70,30 @@ func apply(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, o
 	if err != nil {
 		return nil, err
 	}
-	opts := metav1.ApplyOptions{FieldManager: "olm", Force: true}
-	if dryRun {
-		opts.DryRun = []string{metav1.DryRunAll}
+	if gvk.Kind == "CustomResourceDefinition" {
+		// OLM creates or updates CRDs (a conversion webhook it writes
+		// replaces the one the CRD had, which an apply would merge with).
+		ri := dyn.Resource(mapping.Resource)
+		live, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return ri.Create(ctx, obj, metav1.CreateOptions{FieldManager: "olm", DryRun: dryRunAll(dryRun)})
+		case err != nil:
+			return nil, err
+		}
+		obj.SetResourceVersion(live.GetResourceVersion())
+		return ri.Update(ctx, obj, metav1.UpdateOptions{FieldManager: "olm", DryRun: dryRunAll(dryRun)})
 	}
+	opts := metav1.ApplyOptions{FieldManager: "olm", Force: true, DryRun: dryRunAll(dryRun)}
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 		return dyn.Resource(mapping.Resource).Namespace(obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, opts)
 	}
 	return dyn.Resource(mapping.Resource).Apply(ctx, obj.GetName(), obj, opts)
+}
+
+func dryRunAll(dryRun bool) []string {
+	if dryRun {
+		return []string{metav1.DryRunAll}
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/apiserver"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/olm"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/validate"
@@ -116,7 +117,7 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 
 	ginkgo.It("should pass every validator rule, install its CRD and have its example accepted", func(ctx ginkgo.SpecContext) {
 		gomega.Expect(validate.Validate(bundle)).To(gomega.BeEmpty())
-		server, err := apiserver.New(env.Config)
+		server, err := apiserver.New(env.Config, apiserver.ConversionClientConfig(env.TestEnv.WebhookInstallOptions))
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		// The example goes through the CRD schema and the operator's own
 		// defaulting and validating webhooks.
@@ -188,7 +189,17 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 				}
 			}
 		}
-		gomega.Expect(paths).To(gomega.ConsistOf(webhooks.PodInjectionPath, webhooks.PodInjectionPath, webhooks.SidecarSetDefaultPath, webhooks.SidecarSetValidatePath))
+		// The CRD's conversion webhook, which OLM writes from the CSV's
+		// ConversionWebhook definition.
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		gomega.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(answers["CustomResourceDefinition/"+webhooks.SidecarSetCRDName].Object, crd)).To(gomega.Succeed())
+		gomega.Expect(crd.Spec.Conversion).NotTo(gomega.BeNil())
+		gomega.Expect(crd.Spec.Conversion.Strategy).To(gomega.Equal(apiextensionsv1.WebhookConverter))
+		cc := crd.Spec.Conversion.Webhook.ClientConfig
+		paths = append(paths, checkClientConfig(admissionregistrationv1.WebhookClientConfig{CABundle: cc.CABundle,
+			Service: &admissionregistrationv1.ServiceReference{Namespace: cc.Service.Namespace, Name: cc.Service.Name, Path: cc.Service.Path, Port: cc.Service.Port}}))
+		gomega.Expect(paths).To(gomega.ConsistOf(webhooks.PodInjectionPath, webhooks.PodInjectionPath, webhooks.SidecarSetDefaultPath,
+			webhooks.SidecarSetValidatePath, webhooks.ConversionPath))
 	})
 
 	ginkgo.It("should have the manager install the authoring policy the bundle cannot carry", func(ctx ginkgo.SpecContext) {
@@ -215,11 +226,11 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 	})
 
 	ginkgo.It("should run the operator with the CSV's permissions and no more", func(ctx ginkgo.SpecContext) {
-		sidecarSet := &appsv1alpha1.SidecarSet{
+		sidecarSet := &appsv1beta1.SidecarSet{
 			ObjectMeta: metav1.ObjectMeta{Name: "olm-permissions"},
-			Spec: appsv1alpha1.SidecarSetSpec{
+			Spec: appsv1beta1.SidecarSetSpec{
 				Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "olm-permissions"}},
-				Containers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "olm-sidecar", Image: "busybox:1.36"}}},
+				Containers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "olm-sidecar", Image: "busybox:1.36"}}},
 			},
 		}
 		gomega.Expect(env.Client.Create(ctx, sidecarSet)).To(gomega.Succeed())
@@ -264,13 +275,13 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		// The controller lists pods, writes the status and records a revision
 		// in its namespace.
 		gomega.Eventually(func(g gomega.Gomega) {
-			got := &appsv1alpha1.SidecarSet{}
+			got := &appsv1beta1.SidecarSet{}
 			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(sidecarSet), got)).To(gomega.Succeed())
 			g.Expect(got.Status.MatchedPods).To(gomega.Equal(int32(1)))
 			g.Expect(got.Status.LatestRevision).NotTo(gomega.BeEmpty())
 			revisions := &appsv1.ControllerRevisionList{}
 			g.Expect(env.Client.List(ctx, revisions, client.InNamespace(installNamespace),
-				client.MatchingLabels{appsv1alpha1.SidecarSetNameLabel: sidecarSet.Name})).To(gomega.Succeed())
+				client.MatchingLabels{appsv1beta1.SidecarSetNameLabel: sidecarSet.Name})).To(gomega.Succeed())
 			g.Expect(revisions.Items).NotTo(gomega.BeEmpty())
 		}).WithTimeout(30 * time.Second).WithPolling(500 * time.Millisecond).Should(gomega.Succeed())
 

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -25,9 +25,9 @@ var _ = ginkgo.Describe("SidecarSet admission", func() {
 	ginkgo.It("should record OpenKruise's hashes of the defaulted spec (the dns-f test vector)", func(ctx ginkgo.SpecContext) {
 		s, _ := createSidecarSet(ctx, sidecarSet(ns, "vector").Containers(builder.MakeContainer("dns-f", "dns:1.0")).
 			InitContainers(builder.MakeContainer("plain-init", "busybox:1.36")).Obj())
-		gomega.Expect(s.Annotations).To(gomega.HaveKeyWithValue(appsv1alpha1.SidecarSetHashAnnotation,
+		gomega.Expect(s.Annotations).To(gomega.HaveKeyWithValue(appsv1beta1.SidecarSetHashAnnotation,
 			"6wbd76bd7984x24fb4f44fv9222cw9v9bcf85x766744wddd4zwx927zzz2zb684"))
-		gomega.Expect(s.Annotations).To(gomega.HaveKeyWithValue(appsv1alpha1.SidecarSetHashWithoutImageAnnotation,
+		gomega.Expect(s.Annotations).To(gomega.HaveKeyWithValue(appsv1beta1.SidecarSetHashWithoutImageAnnotation,
 			"82684vwf9d4cb4wz4vffx4ddfbb47ww4z4wwxdbwb8w2zbb7zvf4524cdd49bv94"))
 	})
 
@@ -42,14 +42,14 @@ var _ = ginkgo.Describe("SidecarSet admission", func() {
 			PatchPodMetadata("", map[string]string{oomScore: "1"}).Obj())
 
 		spec := s.Spec
-		gomega.Expect(spec.UpdateStrategy.Type).To(gomega.Equal(appsv1alpha1.RollingUpdateSidecarSetStrategyType))
+		gomega.Expect(spec.UpdateStrategy.Type).To(gomega.Equal(appsv1beta1.RollingUpdateSidecarSetStrategyType))
 		gomega.Expect(spec.UpdateStrategy.MaxUnavailable).To(gomega.HaveValue(gomega.Equal(intstr.FromInt32(1))))
 		gomega.Expect(spec.UpdateStrategy.Partition).To(gomega.HaveValue(gomega.Equal(intstr.FromInt32(0))))
 		gomega.Expect(spec.RevisionHistoryLimit).To(gomega.HaveValue(gomega.Equal(int32(10))))
 		c := spec.Containers[0]
-		gomega.Expect(c.PodInjectPolicy).To(gomega.Equal(appsv1alpha1.BeforeAppContainerType))
-		gomega.Expect(c.UpgradeStrategy.UpgradeType).To(gomega.Equal(appsv1alpha1.SidecarContainerColdUpgrade))
-		gomega.Expect(c.ShareVolumePolicy.Type).To(gomega.Equal(appsv1alpha1.ShareVolumePolicyDisabled))
+		gomega.Expect(c.PodInjectPolicy).To(gomega.Equal(appsv1beta1.BeforeAppContainerType))
+		gomega.Expect(c.UpgradeStrategy.UpgradeType).To(gomega.Equal(appsv1beta1.SidecarContainerColdUpgrade))
+		gomega.Expect(c.ShareVolumePolicy.Type).To(gomega.Equal(appsv1beta1.ShareVolumePolicyDisabled))
 		gomega.Expect(c.ImagePullPolicy).To(gomega.Equal(corev1.PullIfNotPresent))
 		gomega.Expect(c.TerminationMessagePath).To(gomega.Equal("/dev/termination-log"))
 		gomega.Expect(c.TerminationMessagePolicy).To(gomega.Equal(corev1.TerminationMessageReadFile))
@@ -62,31 +62,31 @@ var _ = ginkgo.Describe("SidecarSet admission", func() {
 		gomega.Expect(c.ReadinessProbe.HTTPGet.Scheme).To(gomega.Equal(corev1.URISchemeHTTP))
 		gomega.Expect(c.TransferEnv[0].SourceContainerNameFrom.FieldRef.APIVersion).To(gomega.Equal("v1"))
 		i := spec.InitContainers[0]
-		gomega.Expect(i.PodInjectPolicy).To(gomega.Equal(appsv1alpha1.AfterAppContainerType))
+		gomega.Expect(i.PodInjectPolicy).To(gomega.Equal(appsv1beta1.AfterAppContainerType))
 		gomega.Expect(i.ImagePullPolicy).To(gomega.Equal(corev1.PullAlways))
 		gomega.Expect(spec.Volumes[0].Secret.DefaultMode).To(gomega.HaveValue(gomega.Equal(int32(0o644))))
-		gomega.Expect(spec.PatchPodMetadata[0].PatchPolicy).To(gomega.Equal(appsv1alpha1.SidecarSetRetainPatchPolicy))
+		gomega.Expect(spec.PatchPodMetadata[0].PatchPolicy).To(gomega.Equal(appsv1beta1.SidecarSetRetainPatchPolicy))
 
-		want, err := appsv1alpha1.ComputeHashes(&s.Spec)
+		want, err := appsv1beta1.ComputeHashes(&s.Spec)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		gomega.Expect(s.Annotations).To(gomega.HaveKeyWithValue(appsv1alpha1.SidecarSetHashAnnotation, want.Hash))
-		gomega.Expect(s.Annotations).To(gomega.HaveKeyWithValue(appsv1alpha1.SidecarSetHashWithoutImageAnnotation, want.WithoutImage))
+		gomega.Expect(s.Annotations).To(gomega.HaveKeyWithValue(appsv1beta1.SidecarSetHashAnnotation, want.Hash))
+		gomega.Expect(s.Annotations).To(gomega.HaveKeyWithValue(appsv1beta1.SidecarSetHashWithoutImageAnnotation, want.WithoutImage))
 	})
 
 	ginkgo.It("should admit a non-image change with a warning that only new pods get it, and an image change silently", func(ctx ginkgo.SpecContext) {
 		s, _ := createSidecarSet(ctx, sidecarSet(ns, "update").Containers(builder.MakeContainer("proxy", "envoy:v1").Env("LEVEL", "info")).Obj())
 
-		warnings, err := patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "envoy:v2" })
+		warnings, err := patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "envoy:v2" })
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(warnings).To(gomega.BeEmpty())
 
-		warnings, err = patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Env[0].Value = "debug" })
+		warnings, err = patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Env[0].Value = "debug" })
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(warnings).To(gomega.Equal([]string{
 			`spec.containers[0] (proxy): env changed; this cannot be applied in place: only pods created from now on get it, ` +
 				`existing pods keep their current sidecars (status shows them as not upgradable)`}))
 
-		warnings, err = patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) {
+		warnings, err = patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) {
 			s.Spec.Containers = append(s.Spec.Containers, builder.MakeContainer("logger", "fluentbit:v1").Sidecar())
 		})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -123,8 +123,8 @@ var _ = ginkgo.Describe("SidecarSet admission", func() {
 		s, warnings := createSidecarSet(ctx, sidecarSet(ns, "by-name").Containers(
 			builder.MakeContainer("proxy", "envoy:v1").TransferEnvFromField("metadata.name", "PORT")).Obj())
 		gomega.Expect(warnings).To(gomega.BeEmpty())
-		gomega.Expect(s.Spec.Containers[0].TransferEnv).To(gomega.Equal([]appsv1alpha1.TransferEnvVar{{
-			SourceContainerNameFrom: &appsv1alpha1.SourceContainerNameSource{
+		gomega.Expect(s.Spec.Containers[0].TransferEnv).To(gomega.Equal([]appsv1beta1.TransferEnvVar{{
+			SourceContainerNameFrom: &appsv1beta1.SourceContainerNameSource{
 				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
 			EnvName: "PORT",
 		}}))
@@ -133,7 +133,7 @@ var _ = ginkgo.Describe("SidecarSet admission", func() {
 	ginkgo.It("should let a canary reuse its base's sidecar names and inject the canary instead of the base", func(ctx ginkgo.SpecContext) {
 		base, _ := createSidecarSet(ctx, sidecarSet(ns, "base").Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())
 		canary := sidecarSet(ns, "canary").SelectorLabel("canary", "true").NotUpdate().
-			Annotation(appsv1alpha1.SidecarSetCanaryAnnotation, "true").Annotation(appsv1alpha1.SidecarSetBaseAnnotation, base.Name).
+			Annotation(appsv1beta1.SidecarSetCanaryAnnotation, "true").Annotation(appsv1beta1.SidecarSetBaseAnnotation, base.Name).
 			Containers(builder.MakeContainer("proxy", "envoy:v2")).Obj()
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(k8s.Create(ctx, canary.DeepCopy(), client.DryRunAll)).To(gomega.Succeed())

@@ -10,14 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
 // rejection returns the causes of the validating webhook's rejection of a
 // SidecarSet, waiting until the webhook's cache has the SidecarSets it
 // conflicts with (until then it is accepted: dry runs create nothing).
-func rejection(ctx context.Context, s *appsv1alpha1.SidecarSet) []string {
+func rejection(ctx context.Context, s *appsv1beta1.SidecarSet) []string {
 	var err error
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
 		err = k8s.Create(ctx, s.DeepCopy(), client.DryRunAll)
@@ -34,13 +34,13 @@ func nameConflict(path, name, other string) string {
 
 var _ = ginkgo.Describe("SidecarSet admission conflicts", func() {
 	var ns string
-	var first *appsv1alpha1.SidecarSet
+	var first *appsv1beta1.SidecarSet
 	ginkgo.BeforeEach(func(ctx ginkgo.SpecContext) {
 		ns = newNamespace(ctx, nil)
 		first, _ = createSidecarSet(ctx, logAgent(ns, "first").
 			Containers(builder.MakeContainer("proxy", "envoy:v1").Mount("shared", "/shared")).
 			Volumes(builder.EmptyDir("shared")).
-			PatchPodMetadata(appsv1alpha1.SidecarSetOverwritePatchPolicy, map[string]string{oomScore: `{"first":1}`}).Obj())
+			PatchPodMetadata(appsv1beta1.SidecarSetOverwritePatchPolicy, map[string]string{oomScore: `{"first":1}`}).Obj())
 	})
 
 	ginkgo.It("should reject a container name that an overlapping SidecarSet injects", func(ctx ginkgo.SpecContext) {
@@ -71,7 +71,7 @@ var _ = ginkgo.Describe("SidecarSet admission conflicts", func() {
 
 	ginkgo.It("should reject an annotation an overlapping SidecarSet overwrites, and accept Retain", func(ctx ginkgo.SpecContext) {
 		second := logAgent(ns, "second").Containers(builder.MakeContainer("logger", "fluentbit:v1")).
-			PatchPodMetadata(appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{oomScore: `{"second":2}`}).Obj()
+			PatchPodMetadata(appsv1beta1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{oomScore: `{"second":2}`}).Obj()
 		gomega.Expect(rejection(ctx, second)).To(gomega.Equal([]string{fmt.Sprintf(
 			`spec.patchPodMetadata[0].annotations[oom-score]: Invalid value: "oom-score": annotation "oom-score" is patched with `+
 				`MergePatchJson here and with Overwrite by SidecarSet %q, which can select the same pods, so the pods' value would `+
@@ -79,7 +79,7 @@ var _ = ginkgo.Describe("SidecarSet admission conflicts", func() {
 				`or make their selectors disjoint`, first.Name)}))
 
 		retain := second.DeepCopy()
-		retain.Spec.PatchPodMetadata[0].PatchPolicy = appsv1alpha1.SidecarSetRetainPatchPolicy
+		retain.Spec.PatchPodMetadata[0].PatchPolicy = appsv1beta1.SidecarSetRetainPatchPolicy
 		createSidecarSet(ctx, retain)
 	})
 
@@ -99,7 +99,7 @@ var _ = ginkgo.Describe("SidecarSet admission conflicts", func() {
 	ginkgo.It("should admit an update of a SidecarSet whose conflict predates it, with a warning", func(ctx ginkgo.SpecContext) {
 		legacy := createUnvalidated(ctx, sidecarSet(ns, "legacy").Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())
 
-		warnings, err := patchSidecarSet(ctx, legacy, func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "envoy:v3" })
+		warnings, err := patchSidecarSet(ctx, legacy, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "envoy:v3" })
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(warnings).To(gomega.Equal([]string{nameConflict("spec.containers[0].name", "proxy", first.Name) +
 			" (accepted because this conflict predates the update; resolve it)"}))

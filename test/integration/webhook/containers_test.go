@@ -5,7 +5,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -18,8 +18,8 @@ var _ = ginkgo.Describe("Pod injection of containers and init containers", func(
 	ginkgo.It("should put BeforeAppContainer sidecars first and AfterAppContainer ones last, marked IS_INJECTED", func(ctx ginkgo.SpecContext) {
 		s, _ := createSidecarSet(ctx, sidecarSet(ns, "placement").Containers(
 			builder.MakeContainer("before-1", "busybox:1.36"),
-			builder.MakeContainer("after-1", "busybox:1.36").InjectPolicy(appsv1alpha1.AfterAppContainerType),
-			builder.MakeContainer("before-2", "busybox:1.36").InjectPolicy(appsv1alpha1.BeforeAppContainerType).Env("OWN", "x"),
+			builder.MakeContainer("after-1", "busybox:1.36").InjectPolicy(appsv1beta1.AfterAppContainerType),
+			builder.MakeContainer("before-2", "busybox:1.36").InjectPolicy(appsv1beta1.BeforeAppContainerType).Env("OWN", "x"),
 		).Obj())
 
 		p, warnings := createInjected(ctx, pod(ns).Containers(
@@ -40,7 +40,7 @@ var _ = ginkgo.Describe("Pod injection of containers and init containers", func(
 		).Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())
 		b, _ := createSidecarSet(ctx, sidecarSet(ns, "b").InitContainers(
 			builder.MakeContainer("mid-init", "busybox:1.36"),
-			builder.MakeContainer("first-init", "busybox:1.36").InjectPolicy(appsv1alpha1.BeforeAppContainerType),
+			builder.MakeContainer("first-init", "busybox:1.36").InjectPolicy(appsv1beta1.BeforeAppContainerType),
 		).Obj())
 
 		p, _ := createInjected(ctx, pod(ns).InitContainers(builder.MakeContainer("pod-init", "busybox:1.36")).Obj(), a.Name, b.Name)
@@ -68,7 +68,7 @@ var _ = ginkgo.Describe("Pod injection of containers and init containers", func(
 		gomega.Expect(containerNames(p.Spec.Containers)).To(gomega.Equal([]string{"main"}))
 		entry := readState(p).Hashes[s.Name]
 		gomega.Expect(entry.SidecarList).To(gomega.Equal([]string{"mesh"}))
-		gomega.Expect(entry.Hash).To(gomega.Equal(s.Annotations[appsv1alpha1.SidecarSetHashAnnotation]))
+		gomega.Expect(entry.Hash).To(gomega.Equal(s.Annotations[appsv1beta1.SidecarSetHashAnnotation]))
 	})
 
 	ginkgo.It("should not inject into a pod that already exists when the pod is updated", func(ctx ginkgo.SpecContext) {

@@ -8,7 +8,7 @@ import (
 	"github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 )
@@ -20,10 +20,10 @@ const failureFlushTimeout = 10 * time.Second
 // the specs' pods (they have only "main"): the SidecarSet cannot be applied.
 func noTargetSidecar() *builder.ContainerWrapper {
 	c := builder.MakeContainer("log-agent", "agent:v1")
-	c.ResourcesPolicy = &appsv1alpha1.ResourcesPolicy{
-		TargetContainerMode:       appsv1alpha1.TargetContainerModeSum,
+	c.ResourcesPolicy = &appsv1beta1.ResourcesPolicy{
+		TargetContainerMode:       appsv1beta1.TargetContainerModeSum,
 		TargetContainersNameRegex: "^app",
-		ResourceExpr:              appsv1alpha1.ResourceExpr{Requests: &appsv1alpha1.ResourceExprRequests{CPU: "cpu*50%"}},
+		ResourceExpr:              appsv1beta1.ResourceExpr{Requests: &appsv1beta1.ResourceExprRequests{CPU: "cpu*50%"}},
 	}
 	return c
 }
@@ -35,7 +35,7 @@ var _ = ginkgo.Describe("Failure policy", func() {
 	// Issue 11, reproduction 2: a SidecarSet's own defect denied every pod
 	// it selected.
 	ginkgo.It("should admit a pod without a best-effort SidecarSet that cannot be applied, with a warning, a metric and an event", func(ctx ginkgo.SpecContext) {
-		broken := sidecarSet(ns, "logs").Annotation(appsv1alpha1.FailurePolicyAnnotation, appsv1alpha1.FailurePolicyIgnore).
+		broken := sidecarSet(ns, "logs").Annotation(appsv1beta1.FailurePolicyAnnotation, appsv1beta1.FailurePolicyIgnore).
 			Containers(noTargetSidecar()).Obj()
 		createSidecarSet(ctx, broken)
 		mesh, _ := createSidecarSet(ctx, sidecarSet(ns, "mesh").Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())

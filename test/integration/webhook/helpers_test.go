@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
@@ -59,7 +59,7 @@ func pod(ns string) *builder.PodWrapper {
 
 // createSidecarSet creates a SidecarSet, deletes it when the spec ends, and
 // returns it as stored with the admission warnings.
-func createSidecarSet(ctx context.Context, s *appsv1alpha1.SidecarSet) (*appsv1alpha1.SidecarSet, []string) {
+func createSidecarSet(ctx context.Context, s *appsv1beta1.SidecarSet) (*appsv1beta1.SidecarSet, []string) {
 	wctx, warnings := framework.WithWarnings(ctx)
 	gomega.Expect(k8s.Create(wctx, s)).To(gomega.Succeed())
 	deleteSidecarSetAtEnd(s)
@@ -69,11 +69,11 @@ func createSidecarSet(ctx context.Context, s *appsv1alpha1.SidecarSet) (*appsv1a
 // deleteSidecarSetAtEnd deletes a SidecarSet when the spec ends and waits
 // until the operator's cache no longer has it, so that the next spec's
 // SidecarSets are not validated against it.
-func deleteSidecarSetAtEnd(s *appsv1alpha1.SidecarSet) {
+func deleteSidecarSetAtEnd(s *appsv1beta1.SidecarSet) {
 	ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
 		gomega.Expect(client.IgnoreNotFound(k8s.Delete(ctx, s))).To(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
-			err := env.ManagerCache.Get(ctx, client.ObjectKeyFromObject(s), &appsv1alpha1.SidecarSet{})
+			err := env.ManagerCache.Get(ctx, client.ObjectKeyFromObject(s), &appsv1beta1.SidecarSet{})
 			g.Expect(apierrors.IsNotFound(err)).To(gomega.BeTrue(), "the operator's cache still has SidecarSet %s: %v", s.Name, err)
 		}).WithContext(ctx).Should(gomega.Succeed())
 	})
@@ -92,7 +92,7 @@ func deleteAtEnd(obj client.Object) {
 func createInjected(ctx context.Context, p *corev1.Pod, injected ...string) (*corev1.Pod, []string) {
 	want := podstate.EncodeInjectedList(injected)
 	return createOnceDryRun(ctx, p, func(g gomega.Gomega, dry *corev1.Pod) {
-		g.Expect(dry.Annotations[appsv1alpha1.SidecarSetListAnnotation]).To(gomega.Equal(want))
+		g.Expect(dry.Annotations[appsv1beta1.SidecarSetListAnnotation]).To(gomega.Equal(want))
 	})
 }
 
@@ -119,7 +119,7 @@ func waitForDryRun(ctx context.Context, p *corev1.Pod, check func(gomega.Gomega,
 
 // patchSidecarSet changes a SidecarSet with a merge patch (no conflict
 // with the controller's status writes) and returns the admission warnings.
-func patchSidecarSet(ctx context.Context, s *appsv1alpha1.SidecarSet, mutate func(*appsv1alpha1.SidecarSet)) ([]string, error) {
+func patchSidecarSet(ctx context.Context, s *appsv1beta1.SidecarSet, mutate func(*appsv1beta1.SidecarSet)) ([]string, error) {
 	gomega.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(gomega.Succeed())
 	base := s.DeepCopy()
 	mutate(s)

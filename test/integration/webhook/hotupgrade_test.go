@@ -5,7 +5,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -57,7 +57,7 @@ var _ = ginkgo.Describe("Pod injection of hot-upgrade sidecars", func() {
 		gomega.Expect(p.Annotations).To(gomega.HaveKeyWithValue("versionalt.sidecarset.kruise.io/proxy-2", "1"))
 		gomega.Expect(p.Annotations).To(gomega.HaveKeyWithValue("version.sidecarset.kruise.io/mesh-1", "1"))
 		gomega.Expect(p.Annotations).To(gomega.HaveKeyWithValue("versionalt.sidecarset.kruise.io/mesh-2", "1"))
-		gomega.Expect(p.Annotations).To(gomega.HaveKeyWithValue(appsv1alpha1.WorkingHotUpgradeContainerAnnotation,
+		gomega.Expect(p.Annotations).To(gomega.HaveKeyWithValue(appsv1beta1.WorkingHotUpgradeContainerAnnotation,
 			`{"mesh":"mesh-1","proxy":"proxy-1"}`))
 		gomega.Expect(readState(p).Hashes[s.Name].SidecarList).To(gomega.Equal([]string{"mesh", "proxy"}))
 	})
@@ -67,8 +67,8 @@ var _ = ginkgo.Describe("Pod injection of hot-upgrade sidecars", func() {
 			builder.MakeContainer("proxy", "envoy:v1").HotUpgrade("envoy:empty")).Obj())
 
 		p, _ := createInjected(ctx, pod(ns).
-			Annotation(appsv1alpha1.WorkingHotUpgradeContainerAnnotation, `{"agent":"agent-2"}`).Obj(), s.Name)
-		gomega.Expect(p.Annotations).To(gomega.HaveKeyWithValue(appsv1alpha1.WorkingHotUpgradeContainerAnnotation,
+			Annotation(appsv1beta1.WorkingHotUpgradeContainerAnnotation, `{"agent":"agent-2"}`).Obj(), s.Name)
+		gomega.Expect(p.Annotations).To(gomega.HaveKeyWithValue(appsv1beta1.WorkingHotUpgradeContainerAnnotation,
 			`{"agent":"agent-2","proxy":"proxy-1"}`))
 	})
 })

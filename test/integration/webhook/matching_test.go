@@ -5,7 +5,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -74,7 +74,7 @@ var _ = ginkgo.Describe("Pod injection matching", func() {
 		for _, suffix := range []string{"c", "a", "b"} {
 			s, _ := createSidecarSet(ctx, sidecarSet(ns, suffix).Containers(
 				builder.MakeContainer("before-"+suffix, "busybox:1.36"),
-				builder.MakeContainer("after-"+suffix, "busybox:1.36").InjectPolicy(appsv1alpha1.AfterAppContainerType),
+				builder.MakeContainer("after-"+suffix, "busybox:1.36").InjectPolicy(appsv1beta1.AfterAppContainerType),
 			).Obj())
 			names = append(names, s.Name)
 		}
@@ -83,7 +83,7 @@ var _ = ginkgo.Describe("Pod injection matching", func() {
 			gomega.Expect(warnings).To(gomega.BeEmpty())
 			gomega.Expect(containerNames(p.Spec.Containers)).To(gomega.Equal([]string{
 				"before-a", "before-b", "before-c", "main", "after-a", "after-b", "after-c"}))
-			gomega.Expect(p.Annotations[appsv1alpha1.SidecarSetListAnnotation]).To(gomega.Equal(joinSorted(names...)))
+			gomega.Expect(p.Annotations[appsv1beta1.SidecarSetListAnnotation]).To(gomega.Equal(joinSorted(names...)))
 		}
 	})
 

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
@@ -35,7 +35,7 @@ var _ = ginkgo.Describe("The patchPodMetadata whitelist with SidecarSetPatchPodM
 
 	ginkgo.It("should accept any key and patch pods while the ConfigMap is missing", func(ctx ginkgo.SpecContext) {
 		s := builder.MakeSidecarSet("owner", "app", "gated").
-			PatchPodMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, map[string]string{"team.example.com/owner": "platform"}).
+			PatchPodMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, map[string]string{"team.example.com/owner": "platform"}).
 			Containers(builder.MakeContainer("agent", "busybox:1.36")).Obj()
 		gomega.Expect(gated.Create(ctx, s)).To(gomega.Succeed())
 		p := builder.MakePod("pod", "default").Label("app", "gated").Obj()
@@ -50,10 +50,10 @@ var _ = ginkgo.Describe("The patchPodMetadata whitelist with SidecarSetPatchPodM
 	ginkgo.It("should accept keys of a SidecarSet no rule selects, and still enforce the rules that select one", func(ctx ginkgo.SpecContext) {
 		gomega.Expect(gated.Create(ctx, seedWhitelist())).To(gomega.Succeed())
 		unselected := builder.MakeSidecarSet("unselected", "app", "other").
-			PatchPodMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, map[string]string{"anything": "x"}).
+			PatchPodMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, map[string]string{"anything": "x"}).
 			Containers(builder.MakeContainer("agent", "busybox:1.36")).Obj()
 		selected := builder.MakeSidecarSet("selected", "app", "third").Label("sidecar", "log-agent").
-			PatchPodMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, map[string]string{"anything": "x"}).
+			PatchPodMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, map[string]string{"anything": "x"}).
 			Containers(builder.MakeContainer("agent", "busybox:1.36")).Obj()
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(causes(gated.Create(ctx, selected.DeepCopy(), client.DryRunAll))).To(gomega.Equal([]string{

@@ -10,7 +10,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
@@ -43,14 +43,14 @@ func putWhitelist(ctx context.Context, whitelist string) {
 		gomega.Expect(k8s.Create(ctx, builder.WhitelistConfigMap(framework.OperatorNamespace, whitelist))).To(gomega.Succeed())
 		return
 	}
-	cm.Data = map[string]string{appsv1alpha1.PatchPodMetadataWhiteListKey: whitelist}
+	cm.Data = map[string]string{appsv1beta1.PatchPodMetadataWhiteListKey: whitelist}
 	gomega.Expect(k8s.Update(ctx, cm)).To(gomega.Succeed())
 }
 
 // restoreSeedWhitelist puts the seed whitelist back and waits until it is
 // in force.
-func restoreSeedWhitelist(ctx context.Context, probe *appsv1alpha1.SidecarSet) {
-	putWhitelist(ctx, seedWhitelist().Data[appsv1alpha1.PatchPodMetadataWhiteListKey])
+func restoreSeedWhitelist(ctx context.Context, probe *appsv1beta1.SidecarSet) {
+	putWhitelist(ctx, seedWhitelist().Data[appsv1beta1.PatchPodMetadataWhiteListKey])
 	gomega.Eventually(func(g gomega.Gomega) {
 		g.Expect(k8s.Create(ctx, probe.DeepCopy(), client.DryRunAll)).NotTo(gomega.Succeed())
 	}).WithContext(ctx).Should(gomega.Succeed())
@@ -64,12 +64,12 @@ var _ = ginkgo.Describe("Pod metadata patches", func() {
 
 	ginkgo.It("should apply Retain, Overwrite and MergePatchJson of several SidecarSets in name order", func(ctx ginkgo.SpecContext) {
 		a, _ := createSidecarSet(ctx, logAgent(ns, "a").
-			PatchPodMetadata(appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{oomScore: `{"a":1}`}).
-			PatchPodMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, map[string]string{launchPriority: "Ordered"}).
+			PatchPodMetadata(appsv1beta1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{oomScore: `{"a":1}`}).
+			PatchPodMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, map[string]string{launchPriority: "Ordered"}).
 			Containers(builder.MakeContainer("agent-a", "busybox:1.36")).Obj())
 		b, _ := createSidecarSet(ctx, logAgent(ns, "b").
-			PatchPodMetadata(appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{oomScore: `{"b":2,"pod":9}`}).
-			PatchPodMetadata(appsv1alpha1.SidecarSetOverwritePatchPolicy, map[string]string{sidecarConfig: `{"command":"b"}`}).
+			PatchPodMetadata(appsv1beta1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{oomScore: `{"b":2,"pod":9}`}).
+			PatchPodMetadata(appsv1beta1.SidecarSetOverwritePatchPolicy, map[string]string{sidecarConfig: `{"command":"b"}`}).
 			Containers(builder.MakeContainer("agent-b", "busybox:1.36")).Obj())
 
 		annotated, _ := createInjected(ctx, pod(ns).Annotation(oomScore, `{"pod":0,"z":true}`).
@@ -86,7 +86,7 @@ var _ = ginkgo.Describe("Pod metadata patches", func() {
 
 	ginkgo.It("should deny a pod whose annotation a MergePatchJson entry cannot merge into", func(ctx ginkgo.SpecContext) {
 		s, _ := createSidecarSet(ctx, logAgent(ns, "merge").
-			PatchPodMetadata(appsv1alpha1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{oomScore: `{"a":1}`}).
+			PatchPodMetadata(appsv1beta1.SidecarSetMergePatchJSONPatchPolicy, map[string]string{oomScore: `{"a":1}`}).
 			Containers(builder.MakeContainer("agent", "busybox:1.36")).Obj())
 		createInjected(ctx, pod(ns).Obj(), s.Name)
 
@@ -99,11 +99,11 @@ var _ = ginkgo.Describe("Pod metadata patches", func() {
 
 var _ = ginkgo.Describe("The patchPodMetadata whitelist", ginkgo.Ordered, func() {
 	var ns string
-	var owner *appsv1alpha1.SidecarSet // patches a key the seed whitelist does not allow
+	var owner *appsv1beta1.SidecarSet // patches a key the seed whitelist does not allow
 	ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
 		ns = newNamespace(ctx, nil)
 		owner = logAgent(ns, "owner").
-			PatchPodMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, map[string]string{"team.example.com/owner": "platform"}).
+			PatchPodMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, map[string]string{"team.example.com/owner": "platform"}).
 			Containers(builder.MakeContainer("agent", "busybox:1.36")).Obj()
 		ginkgo.DeferCleanup(restoreSeedWhitelist, owner)
 	})
@@ -115,7 +115,7 @@ var _ = ginkgo.Describe("The patchPodMetadata whitelist", ginkgo.Ordered, func()
 				`is not allowed: it matches no pattern of the whitelist rules that select this SidecarSet: ` + seedRules}))
 
 		unlabelled := sidecarSet(ns, "unlabelled").
-			PatchPodMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, map[string]string{oomScore: "1"}).
+			PatchPodMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, map[string]string{oomScore: "1"}).
 			Containers(builder.MakeContainer("agent", "busybox:1.36")).Obj()
 		err = k8s.Create(ctx, unlabelled)
 		gomega.Expect(causes(err)).To(gomega.Equal([]string{
@@ -154,7 +154,7 @@ var _ = ginkgo.Describe("The patchPodMetadata whitelist", ginkgo.Ordered, func()
 		}).WithContext(ctx).Should(gomega.Succeed())
 
 		gomega.Expect(k8s.Create(ctx, owner.DeepCopy(), client.DryRunAll)).To(gomega.Succeed(), "the last good whitelist allows the key")
-		other := logAgent(ns, "other").PatchPodMetadata(appsv1alpha1.SidecarSetRetainPatchPolicy, map[string]string{"anything": "x"}).
+		other := logAgent(ns, "other").PatchPodMetadata(appsv1beta1.SidecarSetRetainPatchPolicy, map[string]string{"anything": "x"}).
 			Containers(builder.MakeContainer("agent", "busybox:1.36")).Obj()
 		gomega.Expect(causes(k8s.Create(ctx, other, client.DryRunAll))).To(gomega.Equal([]string{
 			`spec.patchPodMetadata[0].annotations[anything]: Forbidden: sidecarSet patch metadata annotation(anything) is not allowed: ` +

@@ -15,7 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
 
@@ -104,7 +104,7 @@ var _ = ginkgo.Describe("Pod injection next to another mutating webhook", func()
 
 			waitForDryRun(ctx, pod(ns).Obj(), func(g gomega.Gomega, dry *corev1.Pod) {
 				g.Expect(containerNames(dry.Spec.Containers)).To(gomega.ContainElement("added-by-other"))
-				g.Expect(dry.Annotations[appsv1alpha1.SidecarSetListAnnotation]).To(gomega.Equal(s.Name))
+				g.Expect(dry.Annotations[appsv1beta1.SidecarSetListAnnotation]).To(gomega.Equal(s.Name))
 			})
 			calls, reinvocations := other.calls.Load(), metricValue(injectionsMetric, alreadyInjected)
 			p, _, err := createPod(ctx, pod(ns).Obj())

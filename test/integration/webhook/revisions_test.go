@@ -12,14 +12,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
 
 // recordedRevision waits until the controller has recorded the SidecarSet's
 // current spec as a ControllerRevision other than previous, and returns it.
-func recordedRevision(ctx context.Context, s *appsv1alpha1.SidecarSet, previous string) *appsv1.ControllerRevision {
+func recordedRevision(ctx context.Context, s *appsv1beta1.SidecarSet, previous string) *appsv1.ControllerRevision {
 	rev := &appsv1.ControllerRevision{}
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(gomega.Succeed())
@@ -27,7 +27,7 @@ func recordedRevision(ctx context.Context, s *appsv1alpha1.SidecarSet, previous 
 		g.Expect(s.Status.LatestRevision).NotTo(gomega.BeEmpty())
 		g.Expect(s.Status.LatestRevision).NotTo(gomega.Equal(previous))
 		g.Expect(k8s.Get(ctx, types.NamespacedName{Namespace: framework.OperatorNamespace, Name: s.Status.LatestRevision}, rev)).To(gomega.Succeed())
-		g.Expect(rev.Labels).To(gomega.HaveKeyWithValue(appsv1alpha1.SidecarSetNameLabel, s.Name))
+		g.Expect(rev.Labels).To(gomega.HaveKeyWithValue(appsv1beta1.SidecarSetNameLabel, s.Name))
 	}).WithContext(ctx).Should(gomega.Succeed())
 	return rev
 }
@@ -47,54 +47,54 @@ var _ = ginkgo.Describe("Pod injection of a pinned revision", func() {
 	})
 
 	ginkgo.It("should inject the newest revision labelled with the pinned customVersion", func(ctx ginkgo.SpecContext) {
-		s, _ := createSidecarSet(ctx, sidecarSet(ns, "custom").Label(appsv1alpha1.SidecarSetCustomVersionLabel, "v1").
+		s, _ := createSidecarSet(ctx, sidecarSet(ns, "custom").CustomVersion("v1").
 			Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())
 		v1 := recordedRevision(ctx, s, "")
-		v1Hash := s.Annotations[appsv1alpha1.SidecarSetHashAnnotation]
+		v1Hash := s.Annotations[appsv1beta1.SidecarSetHashAnnotation]
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(v1), v1)).To(gomega.Succeed())
-			g.Expect(v1.Labels).To(gomega.HaveKeyWithValue(appsv1alpha1.SidecarSetCustomVersionLabel, "v1"))
+			g.Expect(v1.Labels).To(gomega.HaveKeyWithValue(appsv1beta1.SidecarSetCustomVersionLabel, "v1"))
 		}).WithContext(ctx).Should(gomega.Succeed())
 
 		ginkgo.By("changing the image and the custom version to v2")
-		_, err := patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) {
-			s.Labels[appsv1alpha1.SidecarSetCustomVersionLabel] = "v2"
+		_, err := patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) {
+			s.Spec.CustomVersion = "v2"
 			s.Spec.Containers[0].Image = "envoy:v2"
 		})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		v2 := recordedRevision(ctx, s, v1.Name)
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(v2), v2)).To(gomega.Succeed())
-			g.Expect(v2.Labels).To(gomega.HaveKeyWithValue(appsv1alpha1.SidecarSetCustomVersionLabel, "v2"))
+			g.Expect(v2.Labels).To(gomega.HaveKeyWithValue(appsv1beta1.SidecarSetCustomVersionLabel, "v2"))
 		}).WithContext(ctx).Should(gomega.Succeed())
 		gomega.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(v1), v1)).To(gomega.Succeed())
-		gomega.Expect(v1.Labels).To(gomega.HaveKeyWithValue(appsv1alpha1.SidecarSetCustomVersionLabel, "v1"))
+		gomega.Expect(v1.Labels).To(gomega.HaveKeyWithValue(appsv1beta1.SidecarSetCustomVersionLabel, "v1"))
 
 		ginkgo.By("pinning customVersion v1")
-		_, err = patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) {
-			s.Spec.InjectionStrategy.Revision = &appsv1alpha1.SidecarSetInjectRevision{CustomVersion: new("v1")}
+		_, err = patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) {
+			s.Spec.InjectionStrategy.Revision = &appsv1beta1.SidecarSetInjectRevision{CustomVersion: new("v1")}
 		})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		gomega.Expect(s.Spec.InjectionStrategy.Revision.Policy).To(gomega.Equal(appsv1alpha1.AlwaysSidecarSetInjectRevisionPolicy))
+		gomega.Expect(s.Spec.InjectionStrategy.Revision.Policy).To(gomega.Equal(appsv1beta1.AlwaysSidecarSetInjectRevisionPolicy))
 
 		p, _ := createOnceDryRun(ctx, pod(ns).Obj(), withImage("proxy", "envoy:v1"))
 		gomega.Expect(containerNames(p.Spec.Containers)).To(gomega.Equal([]string{"proxy", "main"}))
 		entry := readState(p).Hashes[s.Name]
 		gomega.Expect(entry.ControllerRevision).To(gomega.Equal(v1.Name))
 		gomega.Expect(entry.Hash).To(gomega.Equal(v1Hash))
-		gomega.Expect(entry.Hash).NotTo(gomega.Equal(s.Annotations[appsv1alpha1.SidecarSetHashAnnotation]))
+		gomega.Expect(entry.Hash).NotTo(gomega.Equal(s.Annotations[appsv1beta1.SidecarSetHashAnnotation]))
 	})
 
 	ginkgo.It("should inject the pinned revisionName to pods outside the update selector with policy Partial", func(ctx ginkgo.SpecContext) {
 		s, _ := createSidecarSet(ctx, sidecarSet(ns, "partial").Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())
 		v1 := recordedRevision(ctx, s, "")
-		_, err := patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "envoy:v2" })
+		_, err := patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "envoy:v2" })
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		v2 := recordedRevision(ctx, s, v1.Name)
 
-		_, err = patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) {
-			s.Spec.InjectionStrategy.Revision = &appsv1alpha1.SidecarSetInjectRevision{
-				RevisionName: new(v1.Name), Policy: appsv1alpha1.PartialSidecarSetInjectRevisionPolicy}
+		_, err = patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) {
+			s.Spec.InjectionStrategy.Revision = &appsv1beta1.SidecarSetInjectRevision{
+				RevisionName: new(v1.Name), Policy: appsv1beta1.PartialSidecarSetInjectRevisionPolicy}
 			s.Spec.UpdateStrategy.Selector = builder.MakeSidecarSet("x", "canary", "true").Spec.Selector
 		})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -103,10 +103,10 @@ var _ = ginkgo.Describe("Pod injection of a pinned revision", func() {
 		gomega.Expect(readState(stable).Hashes[s.Name].ControllerRevision).To(gomega.Equal(v1.Name))
 		canary, _ := createOnceDryRun(ctx, pod(ns).Label("canary", "true").Obj(), withImage("proxy", "envoy:v2"))
 		gomega.Expect(readState(canary).Hashes[s.Name].ControllerRevision).To(gomega.Equal(v2.Name))
-		gomega.Expect(readState(canary).Hashes[s.Name].Hash).To(gomega.Equal(s.Annotations[appsv1alpha1.SidecarSetHashAnnotation]))
+		gomega.Expect(readState(canary).Hashes[s.Name].Hash).To(gomega.Equal(s.Annotations[appsv1beta1.SidecarSetHashAnnotation]))
 
 		ginkgo.By("sending every selected pod to the pinned revision with a partition of 100%")
-		warnings, err := patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) {
+		warnings, err := patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) {
 			s.Spec.UpdateStrategy.Selector = nil
 			s.Spec.UpdateStrategy.Partition = new(intstr.FromString("100%"))
 		})
@@ -120,7 +120,7 @@ var _ = ginkgo.Describe("Pod injection of a pinned revision", func() {
 		}
 
 		ginkgo.By("sending every pod to the latest spec with a partition of 0%")
-		_, err = patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) { s.Spec.UpdateStrategy.Partition = new(intstr.FromString("0%")) })
+		_, err = patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) { s.Spec.UpdateStrategy.Partition = new(intstr.FromString("0%")) })
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		for range 3 {
 			latest, _ := createOnceDryRun(ctx, pod(ns).Obj(), withImage("proxy", "envoy:v2"))
@@ -131,11 +131,11 @@ var _ = ginkgo.Describe("Pod injection of a pinned revision", func() {
 	ginkgo.It("should deny pods, naming the SidecarSet and the revision, once the pinned revision is gone", func(ctx ginkgo.SpecContext) {
 		s, _ := createSidecarSet(ctx, sidecarSet(ns, "gone").Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())
 		v1 := recordedRevision(ctx, s, "")
-		_, err := patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) { s.Spec.Containers[0].Image = "envoy:v2" })
+		_, err := patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "envoy:v2" })
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		recordedRevision(ctx, s, v1.Name)
-		_, err = patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) {
-			s.Spec.InjectionStrategy.Revision = &appsv1alpha1.SidecarSetInjectRevision{RevisionName: new(v1.Name)}
+		_, err = patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) {
+			s.Spec.InjectionStrategy.Revision = &appsv1beta1.SidecarSetInjectRevision{RevisionName: new(v1.Name)}
 		})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		createOnceDryRun(ctx, pod(ns).Obj(), withImage("proxy", "envoy:v1"))
@@ -158,16 +158,16 @@ var _ = ginkgo.Describe("Pod injection of a pinned revision", func() {
 			"or remove injectionStrategy.revision"
 
 		s := sidecarSet(ns, "pinned").Containers(builder.MakeContainer("logger", "fluentbit:v1"))
-		err := k8s.Create(ctx, s.Clone().InjectRevision(appsv1alpha1.SidecarSetInjectRevision{RevisionName: new(foreign.Name)}).Obj())
+		err := k8s.Create(ctx, s.Clone().InjectRevision(appsv1beta1.SidecarSetInjectRevision{RevisionName: new(foreign.Name)}).Obj())
 		gomega.Expect(causes(err)).To(gomega.Equal([]string{fmt.Sprintf(
 			`spec.injectionStrategy.revision.revisionName: Invalid value: %q: ControllerRevision %q cannot be resolved `+
 				`(ControllerRevision %s/%s belongs to SidecarSet %q, not %q): %s`,
 			foreign.Name, foreign.Name, framework.OperatorNamespace, foreign.Name, other.Name, s.Name, consequence)}))
 
-		err = k8s.Create(ctx, s.Clone().InjectRevision(appsv1alpha1.SidecarSetInjectRevision{CustomVersion: new("v9")}).Obj())
+		err = k8s.Create(ctx, s.Clone().InjectRevision(appsv1beta1.SidecarSetInjectRevision{CustomVersion: new("v9")}).Obj())
 		gomega.Expect(causes(err)).To(gomega.Equal([]string{fmt.Sprintf(
 			`spec.injectionStrategy.revision.customVersion: Invalid value: "v9": no ControllerRevision with custom version "v9" `+
 				`can be resolved (no ControllerRevision of SidecarSet %q in %s has %s=v9): %s`,
-			s.Name, framework.OperatorNamespace, appsv1alpha1.SidecarSetCustomVersionLabel, consequence)}))
+			s.Name, framework.OperatorNamespace, appsv1beta1.SidecarSetCustomVersionLabel, consequence)}))
 	})
 })

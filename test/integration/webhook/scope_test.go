@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
@@ -94,7 +94,7 @@ var _ = ginkgo.Describe("The pod webhooks' scope", func() {
 	ginkgo.It("should send the pods only best-effort SidecarSets select to the best-effort webhook", func(ctx ginkgo.SpecContext) {
 		ns := newNamespace(ctx, nil)
 		logs := sidecarSet(ns, "logs").Containers(builder.MakeContainer("log-agent", "agent:v1")).Obj()
-		logs.Annotations = map[string]string{appsv1alpha1.FailurePolicyAnnotation: appsv1alpha1.FailurePolicyIgnore}
+		logs.Annotations = map[string]string{appsv1beta1.FailurePolicyAnnotation: appsv1beta1.FailurePolicyIgnore}
 		createSidecarSet(ctx, logs)
 		expectScopeHas(ctx, podBestEffortWebhook, fmt.Sprintf("'%s'", ns))
 		gomega.Eventually(func(g gomega.Gomega) {
@@ -106,11 +106,11 @@ var _ = ginkgo.Describe("The pod webhooks' scope", func() {
 
 	ginkgo.DescribeTable("should write conditions the API server accepts for 5000 SidecarSets",
 		func(ctx ginkgo.SpecContext, value string, want scope.Level) {
-			var sets []*appsv1alpha1.SidecarSet
+			var sets []*appsv1beta1.SidecarSet
 			for i := range 5000 {
 				s := builder.MakeSidecarSet(fmt.Sprintf("s%04d", i), "app", fmt.Sprintf(value, i)).Obj()
 				if i%3 == 0 {
-					s.Spec.Namespace = fmt.Sprintf("team-%03d", i%100)
+					s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace(fmt.Sprintf("team-%03d", i%100))
 				}
 				sets = append(sets, s)
 			}

@@ -13,23 +13,27 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
 
 // seed reads a SidecarSet of the seed documents (shared with the CRD
 // suite, which proves they apply as written).
-func seed(file string) *appsv1alpha1.SidecarSet {
+func seed(file string) *appsv1beta1.SidecarSet {
 	data, err := os.ReadFile(filepath.Join(seedDir, file))
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	s := &appsv1alpha1.SidecarSet{}
-	gomega.Expect(yaml.UnmarshalStrict(data, s)).To(gomega.Succeed())
+	// The seeds are v1alpha1, converted to the hub as the API server does.
+	written := &appsv1alpha1.SidecarSet{}
+	gomega.Expect(yaml.UnmarshalStrict(data, written)).To(gomega.Succeed())
+	s := &appsv1beta1.SidecarSet{}
+	gomega.Expect(written.ConvertTo(s)).To(gomega.Succeed())
 	return s
 }
 
 // applySeed creates a seed SidecarSet as written; it is deleted when the
 // spec ends.
-func applySeed(ctx context.Context, file string) *appsv1alpha1.SidecarSet {
+func applySeed(ctx context.Context, file string) *appsv1beta1.SidecarSet {
 	s, _ := createSidecarSet(ctx, seed(file))
 	return s
 }
@@ -40,26 +44,26 @@ func samplePod(ns string) *builder.PodWrapper {
 }
 
 // pinSeedToOlderImage records a first version of a seed SidecarSet with an
-// older image (and labels), so that the seed, applied next, can pin it.
-func pinSeedToOlderImage(ctx context.Context, file string, labels map[string]string) (*appsv1alpha1.SidecarSet, string) {
+// older image (and custom version), so that the seed, applied next, can pin it.
+func pinSeedToOlderImage(ctx context.Context, file, customVersion string) (*appsv1beta1.SidecarSet, string) {
 	older := seed(file)
-	older.Spec.InjectionStrategy = appsv1alpha1.SidecarSetInjectionStrategy{}
+	older.Spec.InjectionStrategy = appsv1beta1.SidecarSetInjectionStrategy{}
 	older.Spec.Containers[0].Image = "nginx:1.24"
-	older.Labels = labels
+	older.Spec.CustomVersion = customVersion
 	older, _ = createSidecarSet(ctx, older)
 	rev := recordedRevision(ctx, older, "")
-	for k, v := range labels {
+	if customVersion != "" {
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(rev), rev)).To(gomega.Succeed())
-			g.Expect(rev.Labels).To(gomega.HaveKeyWithValue(k, v))
+			g.Expect(rev.Labels).To(gomega.HaveKeyWithValue(appsv1beta1.SidecarSetCustomVersionLabel, customVersion))
 		}).WithContext(ctx).Should(gomega.Succeed())
 	}
 	return older, rev.Name
 }
 
 // updateToSeed replaces the spec and labels of a SidecarSet by the seed's.
-func updateToSeed(ctx context.Context, s *appsv1alpha1.SidecarSet, want *appsv1alpha1.SidecarSet) {
-	_, err := patchSidecarSet(ctx, s, func(s *appsv1alpha1.SidecarSet) {
+func updateToSeed(ctx context.Context, s *appsv1beta1.SidecarSet, want *appsv1beta1.SidecarSet) {
+	_, err := patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) {
 		s.Labels = want.Labels
 		s.Spec = want.Spec
 	})
@@ -169,7 +173,7 @@ var _ = ginkgo.Describe("The seed documents' injection examples", func() {
 				`or remove injectionStrategy.revision`,
 			placeholder, placeholder, framework.OperatorNamespace, placeholder, placeholder, framework.OperatorNamespace)}))
 
-		older, revision := pinSeedToOlderImage(ctx, "07-revision-name.yaml", nil)
+		older, revision := pinSeedToOlderImage(ctx, "07-revision-name.yaml", "")
 		asWritten.Spec.InjectionStrategy.Revision.RevisionName = new(revision)
 		updateToSeed(ctx, older, asWritten)
 		p, _ := createOnceDryRun(ctx, samplePod(ns).Obj(), withImage("nginx", "nginx:1.24"))
@@ -184,7 +188,7 @@ var _ = ginkgo.Describe("The seed documents' injection examples", func() {
 			`no ControllerRevision with custom version "version-1" can be resolved`))
 
 		older, revision := pinSeedToOlderImage(ctx, "08-custom-version.yaml",
-			map[string]string{appsv1alpha1.SidecarSetCustomVersionLabel: "version-1"})
+			"version-1")
 		updateToSeed(ctx, older, asWritten)
 		p, _ := createOnceDryRun(ctx, samplePod(ns).Obj(), withImage("nginx", "nginx:1.24"))
 		gomega.Expect(readState(p).Hashes[older.Name].ControllerRevision).To(gomega.Equal(revision))
@@ -206,7 +210,7 @@ var _ = ginkgo.Describe("The seed documents' injection examples", func() {
 			p, _ := createInjected(ctx, samplePod(ns).Obj(), s.Name)
 			gomega.Expect(containerNames(p.Spec.Containers)).To(gomega.Equal([]string{"nginx", "main"}))
 			gomega.Expect(container(p.Spec.Containers, "nginx").Image).To(gomega.Equal("nginx:alpine"))
-			gomega.Expect(readState(p).Hashes[s.Name].Hash).To(gomega.Equal(s.Annotations[appsv1alpha1.SidecarSetHashAnnotation]))
+			gomega.Expect(readState(p).Hashes[s.Name].Hash).To(gomega.Equal(s.Annotations[appsv1beta1.SidecarSetHashAnnotation]))
 		},
 		ginkgo.Entry(nil, "10-partition.yaml"),
 		ginkgo.Entry(nil, "11-max-unavailable.yaml"),
@@ -228,7 +232,7 @@ var _ = ginkgo.Describe("The seed documents' injection examples", func() {
 			gomega.Expect(c.ImagePullPolicy).To(gomega.Equal(corev1.PullAlways))
 			gomega.Expect(c.Lifecycle.PostStart.Exec.Command).To(gomega.Equal([]string{"/bin/sh", "/migrate.sh"}))
 		}
-		gomega.Expect(p.Annotations).To(gomega.HaveKeyWithValue(appsv1alpha1.WorkingHotUpgradeContainerAnnotation, `{"sidecar":"sidecar-1"}`))
+		gomega.Expect(p.Annotations).To(gomega.HaveKeyWithValue(appsv1beta1.WorkingHotUpgradeContainerAnnotation, `{"sidecar":"sidecar-1"}`))
 	})
 
 	ginkgo.DescribeTable("should patch 18's pod metadata, allowed by 19-whitelist-configmap.yaml",

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // validatingConfiguration is the ValidatingWebhookConfiguration installed
@@ -26,7 +26,7 @@ const unvalidatedLabel = "test.sidecarset-operator.dev/unvalidated"
 // with unvalidatedLabel while it is created, then restored. The
 // defaulting webhook still runs. The SidecarSet is deleted when the spec
 // ends.
-func createUnvalidated(ctx context.Context, s *appsv1alpha1.SidecarSet) *appsv1alpha1.SidecarSet {
+func createUnvalidated(ctx context.Context, s *appsv1beta1.SidecarSet) *appsv1beta1.SidecarSet {
 	if s.Labels == nil {
 		s.Labels = map[string]string{}
 	}

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // DefaultTargetContainersNameRegex selects every candidate container; it is
@@ -40,7 +40,7 @@ type field struct {
 // that does not compile is kept as an error, returned by Compute in the
 // order an uncompiled policy would meet it.
 type Policy struct {
-	mode      appsv1alpha1.TargetContainerModeType
+	mode      appsv1beta1.TargetContainerModeType
 	nameRegex string
 	re        *regexp.Regexp
 	reErr     error
@@ -49,7 +49,7 @@ type Policy struct {
 
 // Compile compiles a resourcesPolicy; nil compiles to nil, which computes
 // no resources.
-func Compile(policy *appsv1alpha1.ResourcesPolicy) *Policy {
+func Compile(policy *appsv1beta1.ResourcesPolicy) *Policy {
 	if policy == nil {
 		return nil
 	}
@@ -140,7 +140,7 @@ func (p *Policy) Compute(podContainers, podInitContainers []corev1.Container, ex
 }
 
 // fieldsOf lists the four expression fields of a policy.
-func fieldsOf(expr appsv1alpha1.ResourceExpr) []field {
+func fieldsOf(expr appsv1beta1.ResourceExpr) []field {
 	var fields []field
 	if l := expr.Limits; l != nil {
 		fields = append(fields,
@@ -205,12 +205,12 @@ func selectTargets(re *regexp.Regexp, nameRegex string, containers, initContaine
 }
 
 // aggregateResources sums or maximises cpu and memory over the targets.
-func aggregateResources(mode appsv1alpha1.TargetContainerModeType, targets []corev1.Container) (aggregate, error) {
+func aggregateResources(mode appsv1beta1.TargetContainerModeType, targets []corev1.Container) (aggregate, error) {
 	var combine func(acc *resource.Quantity, q resource.Quantity)
 	switch mode {
-	case appsv1alpha1.TargetContainerModeSum:
+	case appsv1beta1.TargetContainerModeSum:
 		combine = func(acc *resource.Quantity, q resource.Quantity) { acc.Add(q) }
-	case appsv1alpha1.TargetContainerModeMax:
+	case appsv1beta1.TargetContainerModeMax:
 		combine = func(acc *resource.Quantity, q resource.Quantity) {
 			if q.Cmp(*acc) > 0 {
 				*acc = q.DeepCopy()
@@ -218,7 +218,7 @@ func aggregateResources(mode appsv1alpha1.TargetContainerModeType, targets []cor
 		}
 	default:
 		return aggregate{}, fmt.Errorf("unsupported targetContainersMode %q (want %q or %q)",
-			mode, appsv1alpha1.TargetContainerModeSum, appsv1alpha1.TargetContainerModeMax)
+			mode, appsv1beta1.TargetContainerModeSum, appsv1beta1.TargetContainerModeMax)
 	}
 
 	agg := aggregate{limits: corev1.ResourceList{}, requests: corev1.ResourceList{}}

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // res is a container's resources in short form: "" leaves a field unset.
@@ -40,23 +40,23 @@ func nativeSidecar(name string, r res) corev1.Container {
 
 // exprs is a policy's expressions in short form; nil Limits/Requests stay nil.
 type exprs struct {
-	limits   *appsv1alpha1.ResourceExprLimits
-	requests *appsv1alpha1.ResourceExprRequests
+	limits   *appsv1beta1.ResourceExprLimits
+	requests *appsv1beta1.ResourceExprRequests
 }
 
-func lim(cpu, mem string) *appsv1alpha1.ResourceExprLimits {
-	return &appsv1alpha1.ResourceExprLimits{CPU: cpu, Memory: mem}
+func lim(cpu, mem string) *appsv1beta1.ResourceExprLimits {
+	return &appsv1beta1.ResourceExprLimits{CPU: cpu, Memory: mem}
 }
 
-func req(cpu, mem string) *appsv1alpha1.ResourceExprRequests {
-	return &appsv1alpha1.ResourceExprRequests{CPU: cpu, Memory: mem}
+func req(cpu, mem string) *appsv1beta1.ResourceExprRequests {
+	return &appsv1beta1.ResourceExprRequests{CPU: cpu, Memory: mem}
 }
 
-func policy(mode appsv1alpha1.TargetContainerModeType, regex string, e exprs) *appsv1alpha1.ResourcesPolicy {
-	return &appsv1alpha1.ResourcesPolicy{
+func policy(mode appsv1beta1.TargetContainerModeType, regex string, e exprs) *appsv1beta1.ResourcesPolicy {
+	return &appsv1beta1.ResourcesPolicy{
 		TargetContainerMode:       mode,
 		TargetContainersNameRegex: regex,
-		ResourceExpr:              appsv1alpha1.ResourceExpr{Limits: e.limits, Requests: e.requests},
+		ResourceExpr:              appsv1beta1.ResourceExpr{Limits: e.limits, Requests: e.requests},
 	}
 }
 
@@ -75,7 +75,7 @@ func renderRequirements(r corev1.ResourceRequirements) map[string]string {
 
 type computeCase struct {
 	name           string
-	policy         *appsv1alpha1.ResourcesPolicy
+	policy         *appsv1beta1.ResourcesPolicy
 	containers     []corev1.Container
 	initContainers []corev1.Container
 	exclude        map[string]bool
@@ -117,7 +117,7 @@ func TestCompute_WorkedExamples(t *testing.T) {
 	runComputeCases(t, []computeCase{
 		{
 			name: "sum mode halves the summed cpu and keeps constant memory",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				limits: lim("cpu*50%", "200Mi"), requests: req("cpu*50%", "100Mi"),
 			}),
 			containers: []corev1.Container{container("app1", app1), container("app2", app2)},
@@ -128,7 +128,7 @@ func TestCompute_WorkedExamples(t *testing.T) {
 		},
 		{
 			name: "max mode floors half the largest cpu at 50m",
-			policy: policy(appsv1alpha1.TargetContainerModeMax, "^large.engine.v.*$", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeMax, "^large.engine.v.*$", exprs{
 				limits: lim("max(cpu*50%, 50m)", "200Mi"), requests: req("max(cpu*50%, 50m)", "100Mi"),
 			}),
 			containers: []corev1.Container{container("large.engine.v4", app1), container("large.engine.v8", app2)},
@@ -139,7 +139,7 @@ func TestCompute_WorkedExamples(t *testing.T) {
 		},
 		{
 			name: "an anchored regex selects only the 200m container",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, "^large.engine.v4$", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, "^large.engine.v4$", exprs{
 				limits: lim("max(cpu*50%, 50m)", "200Mi"), requests: req("max(cpu*50%, 50m)", "100Mi"),
 			}),
 			containers: []corev1.Container{container("large.engine.v4", app1), container("large.engine.v8", app2)},
@@ -150,7 +150,7 @@ func TestCompute_WorkedExamples(t *testing.T) {
 		},
 		{
 			name: "a target without a cpu limit leaves the cpu limit unset",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				limits: lim("cpu*50%", "memory*30%"), requests: req("cpu*30%", "memory*20%"),
 			}),
 			containers: []corev1.Container{
@@ -167,7 +167,7 @@ func TestCompute_WorkedExamples(t *testing.T) {
 			// expression, but its caller skips empty expressions, so the
 			// Kruise pod gets no request either: same result.
 			name: "empty expressions leave their fields unset",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				limits: lim("", "memory"), requests: req("", "memory*50%"),
 			}),
 			containers: []corev1.Container{container("app1", app1), container("app2", app2)},
@@ -188,7 +188,7 @@ func TestCompute_KruiseFixes(t *testing.T) {
 		{
 			// Kruise: no cpu limit (the unlimited aggregate suppresses even constants).
 			name: "a constant cpu limit applies although a target has no cpu limit",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				limits: lim("500m", "memory*30%"), requests: req("cpu*30%", ""),
 			}),
 			containers: noCPULimit,
@@ -197,7 +197,7 @@ func TestCompute_KruiseFixes(t *testing.T) {
 		{
 			// Kruise: no memory limit.
 			name: "a constant memory limit applies in max mode although a target has no memory limit",
-			policy: policy(appsv1alpha1.TargetContainerModeMax, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeMax, ".*", exprs{
 				limits: lim("", "max(200Mi, 1/2 * 1Gi)"),
 			}),
 			containers: []corev1.Container{container("app1", app1), container("app2", res{limCPU: "400m"})},
@@ -205,7 +205,7 @@ func TestCompute_KruiseFixes(t *testing.T) {
 		},
 		{
 			name: "a variable limit expression is still unset when the aggregate is unlimited",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				limits: lim("max(cpu*50%, 100m)", ""),
 			}),
 			containers: noCPULimit,
@@ -214,7 +214,7 @@ func TestCompute_KruiseFixes(t *testing.T) {
 		{
 			// Kruise: limits.cpu 100m with requests.cpu 300m; the API server rejects the pod.
 			name: "a computed request above the computed limit is an error naming both",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				limits: lim("100m", ""), requests: req("cpu*50%", ""),
 			}),
 			containers: []corev1.Container{container("app1", res{reqCPU: "200m"}), container("app2", res{reqCPU: "400m"})},
@@ -224,7 +224,7 @@ func TestCompute_KruiseFixes(t *testing.T) {
 		{
 			// Kruise: limits.memory 100Mi with requests.memory 150Mi; the API server rejects the pod.
 			name: "a memory request above the memory limit is an error",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				limits: lim("", "memory*1/6"), requests: req("", "memory*50%"),
 			}),
 			containers: []corev1.Container{container("app1", app1), container("app2", app2)},
@@ -233,7 +233,7 @@ func TestCompute_KruiseFixes(t *testing.T) {
 		},
 		{
 			name: "a request equal to the limit is accepted",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				limits: lim("cpu*50%", ""), requests: req("300m", ""),
 			}),
 			containers: []corev1.Container{container("app1", app1), container("app2", app2)},
@@ -242,7 +242,7 @@ func TestCompute_KruiseFixes(t *testing.T) {
 		{
 			// Kruise: the word "memory" binds the variable memory to the cpu aggregate: limits.cpu 300m.
 			name: "a cpu expression that mentions memory is an error",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				limits: lim("memory*50%", ""),
 			}),
 			containers: []corev1.Container{container("app1", app1), container("app2", app2)},
@@ -251,7 +251,7 @@ func TestCompute_KruiseFixes(t *testing.T) {
 		{
 			// Kruise: without the word "memory", the variable is cpu, bound to the memory aggregate: 300Mi.
 			name: "a memory expression that uses cpu is an error",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				requests: req("", "cpu*50%"),
 			}),
 			containers: []corev1.Container{container("app1", app1), container("app2", app2)},
@@ -259,7 +259,7 @@ func TestCompute_KruiseFixes(t *testing.T) {
 		},
 		{
 			name: "a plain number in a memory field means bytes",
-			policy: policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{
+			policy: policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{
 				limits: lim("", "1073741824"), requests: req("0.5", ""),
 			}),
 			containers: []corev1.Container{container("app1", app1)},
@@ -278,7 +278,7 @@ func TestCompute_Targets(t *testing.T) {
 		},
 		{
 			name:           "native-sidecar init containers are targets and plain init containers are not",
-			policy:         policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{limits: lim("cpu", "memory"), requests: req("cpu", "memory")}),
+			policy:         policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{limits: lim("cpu", "memory"), requests: req("cpu", "memory")}),
 			initContainers: []corev1.Container{container("setup", res{limCPU: "1", limMem: "1Gi", reqCPU: "1", reqMem: "1Gi"}), nativeSidecar("proxy", app1)},
 			containers:     []corev1.Container{container("app", app2)},
 			want: map[string]string{
@@ -288,14 +288,14 @@ func TestCompute_Targets(t *testing.T) {
 		},
 		{
 			name:           "a plain init container without limits does not make the aggregate unlimited",
-			policy:         policy(appsv1alpha1.TargetContainerModeMax, ".*", exprs{limits: lim("cpu", "")}),
+			policy:         policy(appsv1beta1.TargetContainerModeMax, ".*", exprs{limits: lim("cpu", "")}),
 			initContainers: []corev1.Container{container("setup", res{})},
 			containers:     []corev1.Container{container("app", app2)},
 			want:           map[string]string{"limits.cpu": "400m"},
 		},
 		{
 			name:       "excluded sidecar names are never targets",
-			policy:     policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{limits: lim("cpu", "")}),
+			policy:     policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{limits: lim("cpu", "")}),
 			containers: []corev1.Container{container("app", app1), container("envoy", res{limCPU: "2"}), container("log", res{limCPU: "1"})},
 			initContainers: []corev1.Container{
 				nativeSidecar("init-proxy", res{limCPU: "3"}),
@@ -305,19 +305,19 @@ func TestCompute_Targets(t *testing.T) {
 		},
 		{
 			name:       "the regex is unanchored",
-			policy:     policy(appsv1alpha1.TargetContainerModeSum, "app", exprs{limits: lim("cpu", "")}),
+			policy:     policy(appsv1beta1.TargetContainerModeSum, "app", exprs{limits: lim("cpu", "")}),
 			containers: []corev1.Container{container("my-app-1", app1), container("worker", res{limCPU: "3"})},
 			want:       map[string]string{"limits.cpu": "200m"},
 		},
 		{
 			name:       "an empty regex defaults to every container",
-			policy:     policy(appsv1alpha1.TargetContainerModeSum, "", exprs{limits: lim("cpu", "")}),
+			policy:     policy(appsv1beta1.TargetContainerModeSum, "", exprs{limits: lim("cpu", "")}),
 			containers: []corev1.Container{container("app1", app1), container("app2", app2)},
 			want:       map[string]string{"limits.cpu": "600m"},
 		},
 		{
 			name:       "max mode takes the largest limit and request separately",
-			policy:     policy(appsv1alpha1.TargetContainerModeMax, ".*", exprs{limits: lim("cpu", "memory"), requests: req("cpu", "memory")}),
+			policy:     policy(appsv1beta1.TargetContainerModeMax, ".*", exprs{limits: lim("cpu", "memory"), requests: req("cpu", "memory")}),
 			containers: []corev1.Container{container("a", res{limCPU: "1", limMem: "1Gi", reqCPU: "100m", reqMem: "256Mi"}), container("b", res{limCPU: "2", limMem: "512Mi", reqCPU: "50m", reqMem: "512Mi"})},
 			want: map[string]string{
 				"limits.cpu": "2", "limits.memory": "1Gi",
@@ -326,13 +326,13 @@ func TestCompute_Targets(t *testing.T) {
 		},
 		{
 			name:       "missing requests count as zero",
-			policy:     policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{requests: req("max(cpu*50%, 50m)", "memory*50%")}),
+			policy:     policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{requests: req("max(cpu*50%, 50m)", "memory*50%")}),
 			containers: []corev1.Container{container("app1", res{limCPU: "1"}), container("app2", res{reqMem: "100Mi"})},
 			want:       map[string]string{"requests.cpu": "50m", "requests.memory": "50Mi"},
 		},
 		{
 			name:       "sum mode adds mixed-format memory exactly",
-			policy:     policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{limits: lim("", "memory")}),
+			policy:     policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{limits: lim("", "memory")}),
 			containers: []corev1.Container{container("a", res{limMem: "1Gi"}), container("b", res{limMem: "1G"})},
 			want:       map[string]string{"limits.memory": "2073741824"},
 		},
@@ -345,13 +345,13 @@ func TestCompute_Errors(t *testing.T) {
 	runComputeCases(t, []computeCase{
 		{
 			name:       "no matching container is an error",
-			policy:     policy(appsv1alpha1.TargetContainerModeSum, "^nonexistent$", all),
+			policy:     policy(appsv1beta1.TargetContainerModeSum, "^nonexistent$", all),
 			containers: []corev1.Container{container("app1", app1)},
 			wantErr:    `no containers match targetContainersNameRegex "^nonexistent$"`,
 		},
 		{
 			name:           "a pod whose only candidates are excluded or plain init containers is an error",
-			policy:         policy(appsv1alpha1.TargetContainerModeSum, ".*", all),
+			policy:         policy(appsv1beta1.TargetContainerModeSum, ".*", all),
 			initContainers: []corev1.Container{container("setup", app1)},
 			containers:     []corev1.Container{container("envoy", app1)},
 			exclude:        map[string]bool{"envoy": true},
@@ -359,7 +359,7 @@ func TestCompute_Errors(t *testing.T) {
 		},
 		{
 			name:       "an invalid regex is an error",
-			policy:     policy(appsv1alpha1.TargetContainerModeSum, "app(", all),
+			policy:     policy(appsv1beta1.TargetContainerModeSum, "app(", all),
 			containers: []corev1.Container{container("app1", app1)},
 			wantErr:    "invalid targetContainersNameRegex \"app(\": error parsing regexp: missing closing ): `app(`",
 		},
@@ -371,13 +371,13 @@ func TestCompute_Errors(t *testing.T) {
 		},
 		{
 			name:       "an unparsable expression is an error naming its field",
-			policy:     policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{limits: lim("cpu * invalid", "")}),
+			policy:     policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{limits: lim("cpu * invalid", "")}),
 			containers: []corev1.Container{container("app1", app1)},
 			wantErr:    `resourcesExpr.limits.cpu "cpu * invalid": unknown identifier "invalid" at column 7 (the only variable is cpu)`,
 		},
 		{
 			name:       "a negative result is an error naming the field and the bound value",
-			policy:     policy(appsv1alpha1.TargetContainerModeSum, ".*", exprs{requests: req("cpu - 100m", "")}),
+			policy:     policy(appsv1beta1.TargetContainerModeSum, ".*", exprs{requests: req("cpu - 100m", "")}),
 			containers: []corev1.Container{container("app1", app1)},
 			wantErr:    `resourcesExpr.requests.cpu "cpu - 100m" with cpu = 50m: result is negative: -50m`,
 		},

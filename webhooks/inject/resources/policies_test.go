@@ -5,18 +5,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestCompileSpec_CompilesEachPolicyOnce(t *testing.T) {
 	t.Parallel()
-	spec := &appsv1alpha1.SidecarSetSpec{
-		InitContainers: []appsv1alpha1.SidecarContainer{{Container: corev1.Container{Name: "init"},
-			ResourcesPolicy: policy(appsv1alpha1.TargetContainerModeSum, "", exprs{requests: req("cpu*50%", "")})}},
-		Containers: []appsv1alpha1.SidecarContainer{
+	spec := &appsv1beta1.SidecarSetSpec{
+		InitContainers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "init"},
+			ResourcesPolicy: policy(appsv1beta1.TargetContainerModeSum, "", exprs{requests: req("cpu*50%", "")})}},
+		Containers: []appsv1beta1.SidecarContainer{
 			{Container: corev1.Container{Name: "plain"}},
 			{Container: corev1.Container{Name: "bad"},
-				ResourcesPolicy: policy(appsv1alpha1.TargetContainerModeSum, "[", exprs{limits: lim("cpu*", "")})},
+				ResourcesPolicy: policy(appsv1beta1.TargetContainerModeSum, "[", exprs{limits: lim("cpu*", "")})},
 		},
 	}
 	compiled := CompileSpec(spec)

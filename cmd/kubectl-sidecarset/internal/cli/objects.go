@@ -17,7 +17,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/install"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // scheme knows the built-in types and the SidecarSet API.
@@ -25,7 +27,7 @@ var scheme = runtime.NewScheme()
 
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(appsv1alpha1.AddToScheme(scheme))
+	install.Install(scheme)
 }
 
 // readInput reads a file, a directory's YAML and JSON files (sorted by
@@ -67,7 +69,8 @@ func readInput(path string, stdin io.Reader) ([]byte, error) {
 }
 
 // decodeObjects decodes the objects of a manifest that the scheme knows
-// (a List's items one by one); other kinds are skipped.
+// (a List's items one by one; SidecarSets of either version as v1beta1);
+// other kinds are skipped.
 func decodeObjects(data []byte) ([]runtime.Object, error) {
 	decoder := serializer.NewCodecFactory(scheme).UniversalDeserializer()
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
@@ -98,6 +101,15 @@ func decodeDocument(decoder runtime.Decoder, doc []byte) ([]runtime.Object, erro
 		return nil, nil
 	case err != nil:
 		return nil, err
+	}
+	if spoke, ok := obj.(*appsv1alpha1.SidecarSet); ok {
+		// A v1alpha1 SidecarSet is read as the API server stores it.
+		hub := &appsv1beta1.SidecarSet{}
+		if err := spoke.ConvertTo(hub); err != nil {
+			return nil, err
+		}
+		hub.APIVersion, hub.Kind = appsv1beta1.GroupVersion.String(), "SidecarSet"
+		return []runtime.Object{hub}, nil
 	}
 	list, ok := obj.(*corev1.List)
 	if !ok {

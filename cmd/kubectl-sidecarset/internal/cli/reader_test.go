@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 )
 
@@ -19,7 +19,7 @@ func TestStateReader_ServesTheWebhookReads(t *testing.T) {
 	t.Parallel()
 	rev := func(ns, name, owner string) appsv1.ControllerRevision {
 		return appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
-			Labels: map[string]string{appsv1alpha1.SidecarSetNameLabel: owner}}}
+			Labels: map[string]string{appsv1beta1.SidecarSetNameLabel: owner}}}
 	}
 	r, err := newStateReader(t.Context(), map[string]map[string]string{"team-a": {"env": "prod"}},
 		[]appsv1.ControllerRevision{rev("kruise-system", "a-1", "a"), rev("kruise-system", "b-1", "b"), rev("other", "a-2", "a")})

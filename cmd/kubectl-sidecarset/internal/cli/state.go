@@ -17,7 +17,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
@@ -95,7 +96,7 @@ func (o *options) now() (metav1.Time, error) {
 // state is what the pod webhook reads, gathered from the cluster or from
 // files.
 type state struct {
-	sets       []appsv1alpha1.SidecarSet
+	sets       []appsv1beta1.SidecarSet
 	revisions  []appsv1.ControllerRevision
 	namespaces map[string]map[string]string
 	// whitelist is nil when it was not read.
@@ -123,7 +124,7 @@ func (o *options) load(ctx context.Context, inputs []runtime.Object) (*state, er
 	} else if err := o.loadFile(st); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(st.sets, func(a, b appsv1alpha1.SidecarSet) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(st.sets, func(a, b appsv1beta1.SidecarSet) int { return strings.Compare(a.Name, b.Name) })
 	return st, nil
 }
 
@@ -133,20 +134,20 @@ func (o *options) loadCluster(ctx context.Context, st *state) error {
 		return err
 	}
 	st.live = true
-	sets := &appsv1alpha1.SidecarSetList{}
+	sets := &appsv1beta1.SidecarSetList{}
 	if err := c.List(ctx, sets); err != nil {
 		return fmt.Errorf("listing SidecarSets: %w", err)
 	}
 	st.sets = sets.Items
-	if slices.ContainsFunc(st.sets, func(s appsv1alpha1.SidecarSet) bool { return s.Spec.InjectionStrategy.Revision != nil }) {
+	if slices.ContainsFunc(st.sets, func(s appsv1beta1.SidecarSet) bool { return s.Spec.InjectionStrategy.Revision != nil }) {
 		revs := &appsv1.ControllerRevisionList{}
-		if err := c.List(ctx, revs, client.InNamespace(o.operatorNamespace), client.HasLabels{appsv1alpha1.SidecarSetNameLabel}); err != nil {
+		if err := c.List(ctx, revs, client.InNamespace(o.operatorNamespace), client.HasLabels{appsv1beta1.SidecarSetNameLabel}); err != nil {
 			return fmt.Errorf("listing the ControllerRevisions of %s: %w", o.operatorNamespace, err)
 		}
 		st.revisions = revs.Items
 	}
 	cm := &corev1.ConfigMap{}
-	err = c.Get(ctx, types.NamespacedName{Namespace: o.operatorNamespace, Name: appsv1alpha1.ConfigurationConfigMapName}, cm)
+	err = c.Get(ctx, types.NamespacedName{Namespace: o.operatorNamespace, Name: appsv1beta1.ConfigurationConfigMapName}, cm)
 	switch {
 	case apierrors.IsNotFound(err):
 		st.whitelist = &policy.Snapshot{}
@@ -195,7 +196,7 @@ func (o *options) loadFile(st *state) error {
 	}
 	for _, obj := range objs {
 		switch x := obj.(type) {
-		case *appsv1alpha1.SidecarSet:
+		case *appsv1beta1.SidecarSet:
 			st.sets = append(st.sets, *x)
 		case *appsv1.ControllerRevision:
 			if x.Namespace == "" {
@@ -203,14 +204,14 @@ func (o *options) loadFile(st *state) error {
 			}
 			st.revisions = append(st.revisions, *x)
 		case *corev1.ConfigMap:
-			if x.Name == appsv1alpha1.ConfigurationConfigMapName && (x.Namespace == "" || x.Namespace == o.operatorNamespace) {
+			if x.Name == appsv1beta1.ConfigurationConfigMapName && (x.Namespace == "" || x.Namespace == o.operatorNamespace) {
 				st.whitelist, st.whitelistStore = snapshotOf(x)
 			}
 		}
 	}
-	if st.whitelist == nil && slices.ContainsFunc(st.sets, func(s appsv1alpha1.SidecarSet) bool { return len(s.Spec.PatchPodMetadata) > 0 }) {
+	if st.whitelist == nil && slices.ContainsFunc(st.sets, func(s appsv1beta1.SidecarSet) bool { return len(s.Spec.PatchPodMetadata) > 0 }) {
 		st.notes = append(st.notes, fmt.Sprintf("no %s ConfigMap in %s: patchPodMetadata is not checked against the whitelist",
-			appsv1alpha1.ConfigurationConfigMapName, o.sidecarSetsFrom))
+			appsv1beta1.ConfigurationConfigMapName, o.sidecarSetsFrom))
 	}
 	return nil
 }
@@ -253,8 +254,8 @@ func (o *options) namespaceLabels(ctx context.Context, st *state, name string) (
 // needsNamespaceLabels reports whether some SidecarSet selects namespaces
 // by their labels.
 func (st *state) needsNamespaceLabels() bool {
-	return slices.ContainsFunc(st.sets, func(s appsv1alpha1.SidecarSet) bool {
-		return s.Spec.Namespace == "" && s.Spec.NamespaceSelector != nil
+	return slices.ContainsFunc(st.sets, func(s appsv1beta1.SidecarSet) bool {
+		return match.NeedsNamespaceLabels(&s)
 	})
 }
 

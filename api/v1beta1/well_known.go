@@ -1,4 +1,6 @@
-package v1alpha1
+package v1beta1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // Annotation, label and condition keys shared with OpenKruise. Pods injected
 // by either implementation carry the same keys with the same formats, so each
@@ -28,6 +30,11 @@ const (
 	// SidecarSetCustomVersionLabel tags a SidecarSet, and the
 	// ControllerRevisions recorded from it, with a user version.
 	SidecarSetCustomVersionLabel = "apps.kruise.io/sidecarset-custom-version"
+	// NamespaceNameLabel is the label the API server puts on every
+	// namespace, with its name. v1alpha1's spec.namespace is the
+	// namespaceSelector {matchLabels: {kubernetes.io/metadata.name: <name>}}.
+	NamespaceNameLabel = "kubernetes.io/metadata.name"
+
 	// SidecarSetNameLabel names the SidecarSet of a ControllerRevision.
 	SidecarSetNameLabel = "kruise.io/sidecarset-name"
 	// SidecarSetCanaryAnnotation marks a canary SidecarSet ("true").
@@ -125,4 +132,10 @@ const (
 // never weakens a required sidecar.
 func IsBestEffort(s *SidecarSet) bool {
 	return s.Annotations[FailurePolicyAnnotation] == FailurePolicyIgnore
+}
+
+// SelectNamespace returns the namespaceSelector of one namespace, by name:
+// what v1alpha1's spec.namespace converts to.
+func SelectNamespace(name string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchLabels: map[string]string{NamespaceNameLabel: name}}
 }

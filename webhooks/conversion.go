@@ -1,0 +1,160 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The manager keeps the SidecarSet CRD's conversion webhook pointing at its
+// own webhook server.
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=sidecarsets.apps.kruise.io,verbs=get;patch
+
+// SidecarSetCRDName is the name of the SidecarSet CRD.
+const SidecarSetCRDName = "sidecarsets.apps.kruise.io"
+
+// SidecarSetWebhookName is the SidecarSet defaulting webhook's name: the
+// conversion webhook is reached where it is.
+const SidecarSetWebhookName = "msidecarset.sidecarset-operator.dev"
+
+// conversionSyncInterval is how often the CRD's conversion webhook is
+// checked once it is right (another installer, such as an OpenKruise
+// manager still running, may rewrite it); until then it is checked every
+// second.
+const conversionSyncInterval = 10 * time.Second
+
+// ConversionConfig keeps the SidecarSet CRD's conversion webhook (the API
+// server converts between apps.kruise.io/v1alpha1 and the stored v1beta1
+// through it) at the operator's webhook server: the same Service or URL as
+// the SidecarSet defaulting webhook of MutatingConfig, with the path
+// /convert and the same CA bundle (which the certificate machinery keeps
+// current there: self-managed, cert-manager's CA injector, ...). It runs on
+// every replica, as the webhook server does; its writes are idempotent.
+//
+// Under OLM (no MutatingConfig), OLM writes the conversion webhook from the
+// CSV's ConversionWebhook definition, and ConversionConfig is not used.
+type ConversionConfig struct {
+	// Reader reads the CRD and the webhook configuration: uncached (the
+	// manager may get the one CRD by name, not list CRDs).
+	Reader client.Reader
+	// Client patches the CRD.
+	Client client.Client
+	// MutatingConfig names the MutatingWebhookConfiguration of the
+	// SidecarSet defaulting webhook.
+	MutatingConfig string
+}
+
+// NeedLeaderElection is false: every replica serves the conversion webhook.
+func (c *ConversionConfig) NeedLeaderElection() bool { return false }
+
+// Start syncs every second until the CRD is right, then every
+// conversionSyncInterval.
+func (c *ConversionConfig) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("crd-conversion")
+	interval, lastErr := time.Second, ""
+	for {
+		changed, err := c.Sync(ctx)
+		switch {
+		case err != nil:
+			if err.Error() != lastErr {
+				log.Info("The SidecarSet CRD's conversion webhook is not set yet", "reason", err.Error())
+			}
+			lastErr, interval = err.Error(), time.Second
+		default:
+			if changed || lastErr != "" {
+				log.Info("The SidecarSet CRD's conversion webhook points at this operator", "crd", SidecarSetCRDName)
+			}
+			lastErr, interval = "", conversionSyncInterval
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(interval):
+		}
+	}
+}
+
+// Sync writes the CRD's conversion webhook if it differs from the one
+// DesiredConversion derives from the webhook configuration; changed says
+// whether it wrote.
+func (c *ConversionConfig) Sync(ctx context.Context) (changed bool, err error) {
+	config := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := c.Reader.Get(ctx, types.NamespacedName{Name: c.MutatingConfig}, config); err != nil {
+		return false, fmt.Errorf("reading MutatingWebhookConfiguration %s: %w", c.MutatingConfig, err)
+	}
+	var clientConfig *admissionregistrationv1.WebhookClientConfig
+	for i := range config.Webhooks {
+		if config.Webhooks[i].Name == SidecarSetWebhookName {
+			clientConfig = &config.Webhooks[i].ClientConfig
+		}
+	}
+	if clientConfig == nil {
+		return false, fmt.Errorf("MutatingWebhookConfiguration %s has no webhook %s", c.MutatingConfig, SidecarSetWebhookName)
+	}
+	if len(clientConfig.CABundle) == 0 {
+		return false, fmt.Errorf("webhook %s of MutatingWebhookConfiguration %s has no CA bundle yet", SidecarSetWebhookName, c.MutatingConfig)
+	}
+	want, err := DesiredConversion(*clientConfig)
+	if err != nil {
+		return false, err
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Reader.Get(ctx, types.NamespacedName{Name: SidecarSetCRDName}, crd); err != nil {
+		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", SidecarSetCRDName, err)
+	}
+	if equality.Semantic.DeepEqual(crd.Spec.Conversion, want) {
+		return false, nil
+	}
+	patch := client.MergeFromWithOptions(crd.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	crd.Spec.Conversion = want
+	if err := c.Client.Patch(ctx, crd, patch, client.FieldOwner("sidecarset-operator")); err != nil {
+		return false, fmt.Errorf("writing the conversion webhook of CustomResourceDefinition %s: %w", SidecarSetCRDName, err)
+	}
+	return true, nil
+}
+
+// DesiredConversion is the conversion of the SidecarSet CRD served where an
+// admission webhook with the given client configuration is: the same
+// Service (namespace, name, port) or the same URL's scheme and host, with
+// the path /convert, and the same CA bundle. The API server sends
+// ConversionReviews of v1 (or v1beta1, as OpenKruise's CRD lists).
+func DesiredConversion(admission admissionregistrationv1.WebhookClientConfig) (*apiextensionsv1.CustomResourceConversion, error) {
+	out := apiextensionsv1.WebhookClientConfig{CABundle: admission.CABundle}
+	switch {
+	case admission.Service != nil:
+		port := int32(443) // the API server's default
+		if admission.Service.Port != nil {
+			port = *admission.Service.Port
+		}
+		out.Service = &apiextensionsv1.ServiceReference{
+			Namespace: admission.Service.Namespace,
+			Name:      admission.Service.Name,
+			Path:      new(ConversionPath),
+			Port:      &port,
+		}
+	case admission.URL != nil:
+		u, err := url.Parse(*admission.URL)
+		if err != nil {
+			return nil, fmt.Errorf("the webhook's URL %q: %w", *admission.URL, err)
+		}
+		converted := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: ConversionPath}).String()
+		out.URL = &converted
+	default:
+		return nil, fmt.Errorf("the webhook has neither a Service nor a URL")
+	}
+	return &apiextensionsv1.CustomResourceConversion{
+		Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{
+			ClientConfig:             &out,
+			ConversionReviewVersions: []string{"v1", "v1beta1"},
+		},
+	}, nil
+}
