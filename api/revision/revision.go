@@ -33,8 +33,8 @@ const maxNamePrefix = 223
 type Data struct {
 	Containers       []appsv1beta1.SidecarContainer           `json:"containers"`
 	InitContainers   []appsv1beta1.SidecarContainer           `json:"initContainers"`
-	Volumes          []corev1.Volume                           `json:"volumes"`
-	ImagePullSecrets []corev1.LocalObjectReference             `json:"imagePullSecrets"`
+	Volumes          []corev1.Volume                          `json:"volumes"`
+	ImagePullSecrets []corev1.LocalObjectReference            `json:"imagePullSecrets"`
 	PatchPodMetadata []appsv1beta1.SidecarSetPatchPodMetadata `json:"patchPodMetadata"`
 }
 

@@ -97,7 +97,7 @@ func TestNew_LabelsAnnotationsAndOwner(t *testing.T) {
 	s.Labels = map[string]string{"team": "web"}
 	s.Spec.CustomVersion = "v1"
 	s.Annotations = map[string]string{
-		appsv1beta1.SidecarSetHashAnnotation:              "h",
+		appsv1beta1.SidecarSetHashAnnotation:               "h",
 		"kubectl.kubernetes.io/last-applied-configuration": "{...}",
 	}
 	got, err := New(s, "kruise-system", 7, new(int32(0)))

@@ -76,9 +76,9 @@ func TestPatchMetadata_ProtectsSidecarSetState(t *testing.T) {
 	set := newSidecarSet("s", "web", "c")
 	set.Spec.PatchPodMetadata = []appsv1beta1.SidecarSetPatchPodMetadata{
 		{PatchPolicy: appsv1beta1.SidecarSetOverwritePatchPolicy, Annotations: map[string]string{
-			"team":                                "platform",
+			"team":                               "platform",
 			appsv1beta1.SidecarSetListAnnotation: "evil",
-			"version.sidecarset.kruise.io/x-1":    "9",
+			"version.sidecarset.kruise.io/x-1":   "9",
 		}},
 	}
 	annotations := map[string]string{"team": "app"}

@@ -102,7 +102,6 @@ func Start(o Options) (*Env, error) {
 	return env, nil
 }
 
-
 // Stop stops the control plane and removes the kubeconfig.
 func (e *Env) Stop() error {
 	if e == nil {
