@@ -59,8 +59,9 @@ func (c *ConversionConfig) NeedLeaderElection() bool { return false }
 // conversionSyncInterval.
 func (c *ConversionConfig) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("crd-conversion")
-	interval, lastErr := time.Second, ""
+	lastErr := ""
 	for {
+		interval := conversionSyncInterval
 		changed, err := c.Sync(ctx)
 		switch {
 		case err != nil:
@@ -68,11 +69,9 @@ func (c *ConversionConfig) Start(ctx context.Context) error {
 				log.Info("The SidecarSet CRD's conversion webhook is not set yet", "reason", err.Error())
 			}
 			lastErr, interval = err.Error(), time.Second
-		default:
-			if changed || lastErr != "" {
-				log.Info("The SidecarSet CRD's conversion webhook points at this operator", "crd", SidecarSetCRDName)
-			}
-			lastErr, interval = "", conversionSyncInterval
+		case changed || lastErr != "":
+			log.Info("The SidecarSet CRD's conversion webhook points at this operator", "crd", SidecarSetCRDName)
+			lastErr = ""
 		}
 		select {
 		case <-ctx.Done():

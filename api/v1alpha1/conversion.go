@@ -18,13 +18,13 @@ import (
 //     spec.customVersion (an empty label is dropped).
 //
 // The source is not modified.
-func (src *SidecarSet) ConvertTo(dstRaw conversion.Hub) error {
+func (s *SidecarSet) ConvertTo(dstRaw conversion.Hub) error {
 	dst, ok := dstRaw.(*v1beta1.SidecarSet)
 	if !ok {
 		return fmt.Errorf("cannot convert a SidecarSet to %T", dstRaw)
 	}
-	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
-	in := src.Spec.DeepCopy()
+	dst.ObjectMeta = *s.ObjectMeta.DeepCopy()
+	in := s.Spec.DeepCopy()
 	dst.Spec = v1beta1.SidecarSetSpec{
 		Selector:             in.Selector,
 		NamespaceSelector:    in.NamespaceSelector,
@@ -44,7 +44,7 @@ func (src *SidecarSet) ConvertTo(dstRaw conversion.Hub) error {
 		dst.Spec.CustomVersion = version
 		delete(dst.Labels, SidecarSetCustomVersionLabel)
 	}
-	dst.Status = *src.Status.DeepCopy()
+	dst.Status = *s.Status.DeepCopy()
 	return nil
 }
 
@@ -53,14 +53,14 @@ func (src *SidecarSet) ConvertTo(dstRaw conversion.Hub) error {
 // is), and a non-empty spec.customVersion becomes the label
 // apps.kruise.io/sidecarset-custom-version, overwriting one already there.
 // The source is not modified.
-func (dst *SidecarSet) ConvertFrom(srcRaw conversion.Hub) error {
+func (s *SidecarSet) ConvertFrom(srcRaw conversion.Hub) error {
 	src, ok := srcRaw.(*v1beta1.SidecarSet)
 	if !ok {
 		return fmt.Errorf("cannot convert a SidecarSet from %T", srcRaw)
 	}
-	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
+	s.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	in := src.Spec.DeepCopy()
-	dst.Spec = SidecarSetSpec{
+	s.Spec = SidecarSetSpec{
 		Selector:             in.Selector,
 		NamespaceSelector:    in.NamespaceSelector,
 		InitContainers:       in.InitContainers,
@@ -73,12 +73,12 @@ func (dst *SidecarSet) ConvertFrom(srcRaw conversion.Hub) error {
 		PatchPodMetadata:     in.PatchPodMetadata,
 	}
 	if in.CustomVersion != "" {
-		if dst.Labels == nil {
-			dst.Labels = map[string]string{}
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
 		}
-		dst.Labels[SidecarSetCustomVersionLabel] = in.CustomVersion
+		s.Labels[SidecarSetCustomVersionLabel] = in.CustomVersion
 	}
-	dst.Status = *src.Status.DeepCopy()
+	s.Status = *src.Status.DeepCopy()
 	return nil
 }
 

@@ -36,7 +36,7 @@ func main() {
 }
 
 func trimFile(path string) error {
-	data, err := os.ReadFile(path) //nolint:gosec // the file make names
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
@@ -108,9 +108,7 @@ func Trim(crd *apiextensionsv1.CustomResourceDefinition) error {
 // adds to corev1.Container.
 func ownContainerFields() map[string]bool {
 	out := map[string]bool{}
-	t := reflect.TypeFor[appsv1beta1.SidecarContainer]()
-	for i := range t.NumField() {
-		f := t.Field(i)
+	for f := range reflect.TypeFor[appsv1beta1.SidecarContainer]().Fields() {
 		if f.Anonymous {
 			continue
 		}

@@ -129,7 +129,16 @@ func (c *Cluster) RESTConfig() (*rest.Config, error) {
 // RunKubectl runs kubectl against the cluster and returns its standard
 // output; on failure the error carries the standard error.
 func (c *Cluster) RunKubectl(ctx context.Context, args ...string) ([]byte, error) {
+	return c.RunKubectlStdin(ctx, nil, args...)
+}
+
+// RunKubectlStdin runs kubectl against the cluster with stdin as its
+// standard input.
+func (c *Cluster) RunKubectlStdin(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, c.Kubectl(), append([]string{"--kubeconfig", c.KubeconfigPath()}, args...)...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -129,7 +129,10 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 	})
 
 	ginkgo.It("should have the real install (config/default) accepted by the apiserver", func(ctx ginkgo.SpecContext) {
-		out := kubectl(ctx, "apply", "-k", filepath.Join(env.RepoRoot, "config", "default"), "--dry-run=server")
+		// Server-side: the cluster's CRD converts through a URL (the manager
+		// runs on this host); the real install's Service replaces it, which
+		// a client-side apply without last-applied state would merge with.
+		out := kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(env.RepoRoot, "config", "default"), "--dry-run=server")
 		for _, want := range []string{
 			"customresourcedefinition.apiextensions.k8s.io/sidecarsets.apps.kruise.io",
 			"deployment.apps/sidecarset-operator",
@@ -157,7 +160,7 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) { kubectl(ctx, "delete", "-f", crds) })
 		kubectl(ctx, "wait", "--for=condition=Established", "crd/issuers.cert-manager.io", "crd/certificates.cert-manager.io")
 
-		out := kubectl(ctx, "apply", "-k", filepath.Join(env.RepoRoot, "config", "certmanager"), "--dry-run=server")
+		out := kubectl(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(env.RepoRoot, "config", "certmanager"), "--dry-run=server")
 		gomega.Expect(out).To(gomega.ContainSubstring("certificate.cert-manager.io/sidecarset-operator-serving-cert"))
 		gomega.Expect(out).To(gomega.ContainSubstring("issuer.cert-manager.io/sidecarset-operator-selfsigned"))
 		gomega.Expect(out).NotTo(gomega.ContainSubstring("secret/"), "cert-manager owns the Secret in this install")

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/test/fixtures"
@@ -51,21 +52,14 @@ var _ = ginkgo.Describe("Taking over from OpenKruise", ginkgo.Label("takeover", 
 		for _, s := range fx.sets {
 			uids[s.Name] = createAsStored(ctx, s)
 		}
-		for _, r := range fx.revisions {
-			r := r.DeepCopy()
-			clearServerFields(&r.ObjectMeta)
-			for i := range r.OwnerReferences {
-				r.OwnerReferences[i].UID = uids[r.OwnerReferences[i].Name]
-			}
-			gomega.Expect(env.Client.Create(ctx, r)).To(gomega.Succeed())
-		}
+		createRevisions(ctx, fx.revisions, uids)
 		basic := fx.pod("basic")
 		pods := []*corev1.Pod{basic, fx.pod("hot"), fx.pod("features"), fx.pod("native"), fx.pod("versioned"),
 			renamed(basic, "basic-current"), legacyHashes(renamed(basic, "basic-legacy"))}
 		for _, p := range pods {
 			gomega.Expect(env.Client.Create(ctx, asCreated(p))).To(gomega.Succeed())
 		}
-		before := expectRunning(ctx, len(pods))
+		before := expectRunning(ctx, "fx", len(pods))
 
 		ginkgo.By("starting the operator: it counts the pods and keeps OpenKruise's revisions")
 		restore(ctx)
@@ -141,7 +135,8 @@ var _ = ginkgo.Describe("Taking over from OpenKruise", ginkgo.Label("takeover", 
 	}, ginkgo.SpecTimeout(managerReadyTimeout+3*rolloutTimeout))
 })
 
-// kruiseFixtures are the objects of test/fixtures/kruise-v1.8.
+// kruiseFixtures are the objects one OpenKruise release wrote
+// (test/fixtures).
 type kruiseFixtures struct {
 	sets, upgradedSets           []appsv1beta1.SidecarSet
 	revisions, upgradedRevisions []appsv1.ControllerRevision
@@ -149,19 +144,21 @@ type kruiseFixtures struct {
 }
 
 func loadKruiseFixtures() *kruiseFixtures {
-	fx := &kruiseFixtures{}
-	fixtureList("sidecarsets-injected.yaml", &fx.sets)
-	fixtureList("sidecarsets-upgraded.yaml", &fx.upgradedSets)
-	fixtureList("controllerrevisions-injected.yaml", &fx.revisions)
-	fixtureList("controllerrevisions-upgraded.yaml", &fx.upgradedRevisions)
-	fixtureList("pods-injected.yaml", &fx.pods)
-	fixtureList("pods-upgraded.yaml", &fx.upgradedPods)
-	return fx
+	return loadFixtures(fixtures.Kruise18, "sidecarsets-injected.yaml", "sidecarsets-upgraded.yaml")
 }
 
-// fixtureList decodes a list of test/fixtures/kruise-v1.8.
-func fixtureList[T any](file string, items *[]T) {
-	*items = fixtures.MustList[T](ginkgo.GinkgoT(), file)
+// loadFixtures reads what one OpenKruise release wrote, its SidecarSets as
+// v1beta1 (read through the version of the given files).
+func loadFixtures(r fixtures.Release, sets, upgradedSets string) *kruiseFixtures {
+	t := ginkgo.GinkgoT()
+	return &kruiseFixtures{
+		sets:              fixtures.MustSidecarSets(t, r, sets),
+		upgradedSets:      fixtures.MustSidecarSets(t, r, upgradedSets),
+		revisions:         fixtures.MustList[appsv1.ControllerRevision](t, r, "controllerrevisions-injected.yaml"),
+		upgradedRevisions: fixtures.MustList[appsv1.ControllerRevision](t, r, "controllerrevisions-upgraded.yaml"),
+		pods:              fixtures.MustList[corev1.Pod](t, r, "pods-injected.yaml"),
+		upgradedPods:      fixtures.MustList[corev1.Pod](t, r, "pods-upgraded.yaml"),
+	}
 }
 
 func (fx *kruiseFixtures) pod(name string) *corev1.Pod {
@@ -198,6 +195,19 @@ func createAsStored(ctx context.Context, stored appsv1beta1.SidecarSet) types.UI
 	s.Status = status
 	gomega.ExpectWithOffset(1, env.Client.Status().Update(ctx, s)).To(gomega.Succeed(), s.Name)
 	return s.UID
+}
+
+// createRevisions creates what OpenKruise wrote in its namespace, each
+// revision owned by the SidecarSet of its owner's name (by its new UID).
+func createRevisions(ctx context.Context, revisions []appsv1.ControllerRevision, uids map[string]types.UID) {
+	for _, r := range revisions {
+		r := r.DeepCopy()
+		clearServerFields(&r.ObjectMeta)
+		for i := range r.OwnerReferences {
+			r.OwnerReferences[i].UID = uids[r.OwnerReferences[i].Name]
+		}
+		gomega.ExpectWithOffset(1, env.Client.Create(ctx, r)).To(gomega.Succeed())
+	}
 }
 
 // asCreated is a pod of the fixtures as it can be created again: without
@@ -245,12 +255,12 @@ func legacyHashes(p *corev1.Pod) *corev1.Pod {
 	return p
 }
 
-// expectRunning waits until the n pods of namespace fx run, ready, and
+// expectRunning waits until the n pods of a namespace run, ready, and
 // returns them.
-func expectRunning(ctx context.Context, n int) []corev1.Pod {
+func expectRunning(ctx context.Context, ns string, n int) []corev1.Pod {
 	var pods []corev1.Pod
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
-		pods = listPods(ctx, g, "fx", nil)
+		pods = listPods(ctx, g, ns, nil)
 		g.Expect(pods).To(gomega.HaveLen(n))
 		for i := range pods {
 			g.Expect(podReady(&pods[i])).To(gomega.BeTrue(), "pod %s", pods[i].Name)
@@ -264,8 +274,9 @@ func podNamed(pods []corev1.Pod, name string) *corev1.Pod {
 }
 
 // expectRevisions waits until a SidecarSet's ControllerRevisions are
-// exactly want (name to revision number), all owned by it under the served
-// API version, and returns them.
+// exactly want (name to revision number), all owned by it through a served
+// version (OpenKruise 1.8 wrote v1alpha1, 1.9 and this operator write
+// v1beta1; the garbage collector resolves both), and returns them.
 func expectRevisions(ctx context.Context, set string, uid types.UID, want map[string]int64) []appsv1.ControllerRevision {
 	var revs []appsv1.ControllerRevision
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
@@ -278,7 +289,8 @@ func expectRevisions(ctx context.Context, set string, uid types.UID, want map[st
 			ref := metav1.GetControllerOf(&r)
 			g.Expect(ref).NotTo(gomega.BeNil(), "revision %s has no controller", r.Name)
 			g.Expect(ref.UID).To(gomega.Equal(uid), "revision %s", r.Name)
-			g.Expect(ref.APIVersion).To(gomega.Equal(appsv1beta1.GroupVersion.String()), "revision %s is not adopted", r.Name)
+			g.Expect(ref.APIVersion).To(gomega.BeElementOf(appsv1alpha1.GroupVersion.String(), appsv1beta1.GroupVersion.String()),
+				"revision %s is owned through a version the API server does not serve", r.Name)
 		}
 		g.Expect(got).To(gomega.Equal(want))
 		revs = list.Items
@@ -346,26 +358,38 @@ func withoutWebhooks(ctx context.Context) func(context.Context) {
 	}
 }
 
-// deleteKruiseObjects removes what the spec created: the fx namespace (and
-// its pods), the SidecarSets and their revisions.
+// deleteKruiseObjects removes what the takeover specs created: the fx and
+// fx19 namespaces (and their pods), the SidecarSets and their revisions.
 func deleteKruiseObjects(ctx context.Context) {
-	gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fx"}}))).To(gomega.Succeed())
+	for _, ns := range kruiseNamespaces {
+		gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(gomega.Succeed())
+	}
 	list := &appsv1beta1.SidecarSetList{}
 	gomega.Expect(env.Client.List(ctx, list)).To(gomega.Succeed())
 	for i := range list.Items {
-		if s := &list.Items[i]; strings.HasPrefix(s.Name, "fx-") {
+		if s := &list.Items[i]; isKruiseFixture(s.Name) {
 			gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, s))).To(gomega.Succeed())
 		}
 	}
 	revs := &appsv1.ControllerRevisionList{}
 	gomega.Expect(env.Client.List(ctx, revs, client.InNamespace(framework.OperatorNamespace))).To(gomega.Succeed())
 	for i := range revs.Items {
-		if r := &revs.Items[i]; strings.HasPrefix(r.Labels[appsv1beta1.SidecarSetNameLabel], "fx-") {
+		if r := &revs.Items[i]; isKruiseFixture(r.Labels[appsv1beta1.SidecarSetNameLabel]) {
 			gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, r))).To(gomega.Succeed())
 		}
 	}
-	gomega.Eventually(func() bool {
-		err := env.Client.Get(ctx, types.NamespacedName{Name: "fx"}, &corev1.Namespace{})
-		return apierrors.IsNotFound(err)
-	}).WithContext(ctx).Should(gomega.BeTrue())
+	for _, ns := range kruiseNamespaces {
+		gomega.Eventually(func() bool {
+			err := env.Client.Get(ctx, types.NamespacedName{Name: ns}, &corev1.Namespace{})
+			return apierrors.IsNotFound(err)
+		}).WithContext(ctx).Should(gomega.BeTrue())
+	}
 }
+
+// isKruiseFixture reports whether a SidecarSet is one of the fixtures'.
+func isKruiseFixture(name string) bool {
+	return strings.HasPrefix(name, "fx-") || strings.HasPrefix(name, "fx19-")
+}
+
+// kruiseNamespaces are the namespaces of the fixtures' pods.
+var kruiseNamespaces = []string{"fx", "fx19"}

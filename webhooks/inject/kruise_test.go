@@ -53,6 +53,7 @@ func TestInject_MatchesOpenKruise(t *testing.T) {
 }
 
 func matchesOpenKruise(t *testing.T, kr kruiseRelease) {
+	t.Helper()
 	sets := fixtures.MustSidecarSets(t, kr.release, kr.sets)
 	want := fixtures.MustList[corev1.Pod](t, kr.release, "pods-injected.yaml")
 	inputs := fixtures.MustDocs[corev1.Pod](t, kr.release, "input-pods.yaml", "Pod")

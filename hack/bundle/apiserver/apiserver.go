@@ -26,7 +26,7 @@ type Server struct {
 	// it at the operator's Service); nil keeps the CRD's own.
 	conversion *apiextensionsv1.WebhookClientConfig
 	// stopConversion stops the conversion webhook Start serves.
-	stopConversion func()
+	stopConversion func() error
 	// plural maps an installed CRD's group and kind to its resource.
 	plural map[schema.GroupKind]schema.GroupVersionResource
 	// namespaced records which installed kinds are namespaced.
@@ -47,8 +47,7 @@ func Start(assetsDir string) (*Server, error) {
 	}
 	s, err := New(cfg, ConversionClientConfig(env.WebhookInstallOptions))
 	if err != nil {
-		stop()
-		return nil, errors.Join(err, env.Stop())
+		return nil, errors.Join(err, stop(), env.Stop())
 	}
 	s.env, s.stopConversion = env, stop
 	return s, nil
@@ -75,10 +74,11 @@ func (s *Server) Stop() error {
 	if s.env == nil {
 		return nil
 	}
+	var err error
 	if s.stopConversion != nil {
-		s.stopConversion()
+		err = s.stopConversion()
 	}
-	return s.env.Stop()
+	return errors.Join(err, s.env.Stop())
 }
 
 // InstallCRD creates the CRD and waits until it is established.

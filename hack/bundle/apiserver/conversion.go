@@ -20,9 +20,10 @@ import (
 
 // ServeConversion serves the SidecarSet conversion webhook (/convert, the
 // operator's handler) on envtest's local webhook server, for an API server
-// with no operator running, until the returned function is called. The
-// CRD's conversion must point at ConversionClientConfig(wio).
-func ServeConversion(wio envtest.WebhookInstallOptions) (stop func(), err error) {
+// with no operator running, until the returned function is called (it
+// returns the server's error). The CRD's conversion must point at
+// ConversionClientConfig(wio).
+func ServeConversion(wio envtest.WebhookInstallOptions) (stop func() error, err error) {
 	scheme := runtime.NewScheme()
 	install.Install(scheme)
 	srv := webhook.NewServer(webhook.Options{Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir})
@@ -30,9 +31,9 @@ func ServeConversion(wio envtest.WebhookInstallOptions) (stop func(), err error)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
-	stop = func() {
+	stop = func() error {
 		cancel()
-		<-done
+		return <-done
 	}
 	addr := net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort))
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -42,8 +43,7 @@ func ServeConversion(wio envtest.WebhookInstallOptions) (stop func(), err error)
 			return stop, nil
 		}
 	}
-	stop()
-	return nil, errors.New("the conversion webhook server did not start within 30s")
+	return nil, errors.Join(errors.New("the conversion webhook server did not start within 30s"), stop())
 }
 
 // ConversionClientConfig is where envtest's local webhook server serves the

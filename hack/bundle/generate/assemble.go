@@ -80,6 +80,9 @@ func Assemble(in Inputs) (Files, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.Spec.CustomResourceDefinitions.Owned, err = ownedPerVersion(c.Spec.CustomResourceDefinitions.Owned, s.crds); err != nil {
+		return nil, err
+	}
 	if err := checkOwned(c, s.crds); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -39,11 +40,12 @@ const (
 	OperatorNamespace = "kruise-system"
 )
 
-// Scheme knows the built-in types and the SidecarSet API.
+// Scheme knows the built-in types, CRDs and the SidecarSet API.
 var Scheme = runtime.NewScheme()
 
 func init() {
 	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
+	utilruntime.Must(apiextensionsv1.AddToScheme(Scheme))
 	install.Install(Scheme)
 }
 

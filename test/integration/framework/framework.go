@@ -50,7 +50,7 @@ type Env struct {
 	stopManager func() error
 	// stopConversion stops the conversion-only server of
 	// Options.ServeConversion.
-	stopConversion func()
+	stopConversion func() error
 }
 
 // Options select what is installed.
@@ -107,10 +107,11 @@ func (e *Env) Stop() error {
 	if e == nil {
 		return nil
 	}
+	var err error
 	if e.stopConversion != nil {
-		e.stopConversion()
+		err = e.stopConversion()
 	}
-	return errors.Join(e.TestEnv.Stop(), os.Remove(e.KubeconfigPath))
+	return errors.Join(err, e.TestEnv.Stop(), os.Remove(e.KubeconfigPath))
 }
 
 func writeAdminKubeconfig(te *envtest.Environment) (string, error) {

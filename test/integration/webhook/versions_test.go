@@ -1,0 +1,91 @@
+package webhook_test
+
+import (
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
+	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+)
+
+var _ = ginkgo.Describe("Both API versions", func() {
+	var ns string
+	ginkgo.BeforeEach(func(ctx ginkgo.SpecContext) {
+		ns = newNamespace(ctx, nil)
+	})
+
+	ginkgo.It("should default, hash and validate a v1alpha1 write as a v1beta1 one, warning when namespace overrides a namespaceSelector", func(ctx ginkgo.SpecContext) {
+		hub := sidecarSet(ns, "beta").Containers(builder.MakeContainer("agent", "agent:1")).Obj()
+		created, warnings := createSidecarSet(ctx, hub)
+		gomega.Expect(warnings).To(gomega.BeEmpty())
+
+		alpha := &appsv1alpha1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: ns + "-alpha"}}
+		alpha.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{specLabel: ns + "-other"}}
+		alpha.Spec.Namespace = ns
+		alpha.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
+		alpha.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: builder.MakeContainer("agent", "agent:1").Obj()}}
+		wctx, collected := framework.WithWarnings(ctx)
+		gomega.Expect(k8s.Create(wctx, alpha)).To(gomega.Succeed())
+		deleteSidecarSetAtEnd(&appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: alpha.Name}})
+		gomega.Expect(collected.List()).To(gomega.ContainElement(gomega.ContainSubstring(
+			`spec.namespaceSelector is dropped: spec.namespace "` + ns + `" wins`)))
+
+		stored := &appsv1beta1.SidecarSet{}
+		gomega.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(alpha), stored)).To(gomega.Succeed())
+		gomega.Expect(stored.Spec.NamespaceSelector).To(gomega.Equal(appsv1beta1.SelectNamespace(ns)))
+		gomega.Expect(stored.Spec.UpdateStrategy.Type).To(gomega.Equal(appsv1beta1.RollingUpdateSidecarSetStrategyType), "defaulted")
+		gomega.Expect(stored.Annotations[appsv1beta1.SidecarSetHashAnnotation]).To(gomega.Equal(created.Annotations[appsv1beta1.SidecarSetHashAnnotation]),
+			"the same sidecars hash the same, whatever the version written")
+
+		ginkgo.By("refusing a v1alpha1 namespace that is no namespace name, naming the field")
+		bad := alpha.DeepCopy()
+		bad.ResourceVersion, bad.Name, bad.Spec.Namespace = "", ns+"-bad", "Not A Namespace"
+		err := k8s.Create(ctx, bad)
+		gomega.Expect(err).To(gomega.HaveOccurred())
+		gomega.Expect(causes(err)).To(gomega.ContainElement(gomega.HavePrefix(`spec.namespace: Invalid value: "Not A Namespace"`)))
+	})
+
+	ginkgo.It("should keep the CRD's conversion webhook at the operator's SidecarSet webhook", func(ctx ginkgo.SpecContext) {
+		keeper := &webhooks.ConversionConfig{Reader: k8s, Client: k8s, MutatingConfig: webhooks.MutatingConfigName}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: webhooks.SidecarSetCRDName}, crd)).To(gomega.Succeed())
+		envtests := crd.Spec.Conversion.DeepCopy()
+		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+			live := &apiextensionsv1.CustomResourceDefinition{}
+			gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: webhooks.SidecarSetCRDName}, live)).To(gomega.Succeed())
+			patch := client.MergeFrom(live.DeepCopy())
+			live.Spec.Conversion = envtests
+			gomega.Expect(k8s.Patch(ctx, live, patch)).To(gomega.Succeed())
+		})
+
+		ginkgo.By("rewriting the conversion as another installer would: same server, other review versions")
+		patch := client.MergeFrom(crd.DeepCopy())
+		crd.Spec.Conversion.Webhook.ConversionReviewVersions = []string{"v1"}
+		gomega.Expect(k8s.Patch(ctx, crd, patch)).To(gomega.Succeed())
+
+		changed, err := keeper.Sync(ctx)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(changed).To(gomega.BeTrue())
+		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: webhooks.SidecarSetCRDName}, crd)).To(gomega.Succeed())
+		gomega.Expect(crd.Spec.Conversion.Webhook.ConversionReviewVersions).To(gomega.Equal([]string{"v1", "v1beta1"}))
+		gomega.Expect(*crd.Spec.Conversion.Webhook.ClientConfig.URL).To(gomega.HaveSuffix(webhooks.ConversionPath))
+		gomega.Expect(crd.Spec.Conversion.Webhook.ClientConfig.CABundle).To(gomega.Equal(envtests.Webhook.ClientConfig.CABundle))
+
+		changed, err = keeper.Sync(ctx)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(changed).To(gomega.BeFalse(), "a second sync writes nothing")
+
+		ginkgo.By("converting through it: a v1alpha1 read of a v1beta1 object")
+		written := sidecarSet(ns, "read").Containers(builder.MakeContainer("agent", "agent:1")).CustomVersion("v7").Obj()
+		createSidecarSet(ctx, written)
+		read := &appsv1alpha1.SidecarSet{}
+		gomega.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(written), read)).To(gomega.Succeed())
+		gomega.Expect(read.Labels).To(gomega.HaveKeyWithValue(appsv1alpha1.SidecarSetCustomVersionLabel, "v7"))
+	})
+})
