@@ -23,7 +23,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 )
 
 // Entry is one SidecarSet, prepared for injection. It is immutable and

@@ -77,13 +77,11 @@ func buildPlan(v *version, pod *corev1.Pod, annotations map[string]string, sidec
 // (behavior 2.8); it failing denies the pod.
 func (p *plan) add(b *builder, sc *appsv1beta1.SidecarContainer, isInit bool) error {
 	c := b.build(sc)
-	if sc.ResourcesPolicy != nil {
-		res, err := p.v.resources.For(sc).Compute(b.pod.Spec.Containers, b.pod.Spec.InitContainers, b.sidecarNames)
-		if err != nil {
-			return fmt.Errorf("SidecarSet %q, sidecar %q: resourcesPolicy: %w", b.setName, sc.Name, err)
-		}
-		c.Resources = res
+	res, err := p.v.resources.ForPod(sc, b.pod.Spec.Containers, b.pod.Spec.InitContainers, b.sidecarNames)
+	if err != nil {
+		return fmt.Errorf("SidecarSet %q, sidecar %q: resourcesPolicy: %w", b.setName, sc.Name, err)
 	}
+	c.Resources = res
 	place := func(c corev1.Container) {
 		s := sidecar{container: c, policy: sc.PodInjectPolicy}
 		if isInit {

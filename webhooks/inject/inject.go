@@ -29,7 +29,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 )
 
 // Candidate is one SidecarSet indexed for the pod's namespace. The shell

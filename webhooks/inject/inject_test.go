@@ -24,7 +24,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/test/golden"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 )
 
 // goldenDir holds the injection cases: <case>.yaml is the input and

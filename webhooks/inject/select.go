@@ -13,7 +13,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 )
 
 // version is the version of a SidecarSet chosen for a pod: the live object

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 )
 
 // validateSidecarContainers checks each sidecar of spec.initContainers

@@ -1,6 +1,8 @@
 package resources
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
@@ -30,4 +32,16 @@ func (p Policies) For(sc *appsv1beta1.SidecarContainer) *Policy {
 		return c
 	}
 	return Compile(sc.ResourcesPolicy)
+}
+
+// ForPod returns the resources a sidecar gets in a pod: computed by its
+// resourcesPolicy from the pod's containers and init containers (exclude
+// names the sidecars, which never count as the pod's own containers), or
+// its own resources when it has no policy. Injection sets them at pod
+// creation; the rollout resizes running pods to them.
+func (p Policies) ForPod(sc *appsv1beta1.SidecarContainer, containers, initContainers []corev1.Container, exclude map[string]bool) (corev1.ResourceRequirements, error) {
+	if sc.ResourcesPolicy == nil {
+		return *sc.Resources.DeepCopy(), nil
+	}
+	return p.For(sc).Compute(containers, initContainers, exclude)
 }
