@@ -7,8 +7,8 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 
 // pinnedCache memoises restored revisions: restoring decodes the revision

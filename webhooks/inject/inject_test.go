@@ -22,9 +22,9 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/test/golden"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 )
 
 // goldenDir holds the injection cases: <case>.yaml is the input and
