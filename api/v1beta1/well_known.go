@@ -125,7 +125,35 @@ const (
 	FailurePolicyFail = "Fail"
 	// FailurePolicyIgnore: the sidecar is best-effort.
 	FailurePolicyIgnore = "Ignore"
+
+	// RecreatePodsAnnotation, on a SidecarSet, set to "true", lets its
+	// rollout recreate the running pods that cannot get its sidecars in
+	// place: a change other than images and resources, a resize the API
+	// server or the kubelet refuses, and pods it selects that lack its
+	// sidecars (created before it). The pods are evicted through the
+	// Eviction API (their PodDisruptionBudgets apply), paced by the update
+	// strategy, and only when their controller recreates them; the pod
+	// webhook injects the current revision into the replacement. Unset or
+	// "false": such changes reach new pods only (OpenKruise's behavior).
+	RecreatePodsAnnotation = "sidecarset-operator.dev/recreate-pods"
+	// RecreateJobPodsAnnotation, set to "true" with RecreatePodsAnnotation,
+	// extends the recreate path to the pods of Jobs and pods with
+	// restartPolicy Never, which a recreation restarts from the beginning
+	// (and counts against a Job's backoffLimit).
+	RecreateJobPodsAnnotation = "sidecarset-operator.dev/recreate-job-pods"
 )
+
+// RecreatesPods reports whether a SidecarSet's rollout may recreate pods
+// (RecreatePodsAnnotation is "true").
+func RecreatesPods(s *SidecarSet) bool {
+	return s.Annotations[RecreatePodsAnnotation] == "true"
+}
+
+// RecreatesJobPods reports whether the recreate path also takes the pods of
+// Jobs and pods with restartPolicy Never.
+func RecreatesJobPods(s *SidecarSet) bool {
+	return RecreatesPods(s) && s.Annotations[RecreateJobPodsAnnotation] == "true"
+}
 
 // IsBestEffort reports whether a SidecarSet's failure policy is Ignore. Any
 // other value, including none or an invalid one, is Fail: a mistyped policy

@@ -236,7 +236,7 @@ func TestValidateSidecarSet_ConflictsOnUpdate(t *testing.T) {
 				`spec.containers[0].name: Duplicate value: "log": container name "log" is also injected by ` +
 					`SidecarSet "other", ` + rename + " (accepted because this conflict predates the update; resolve it)",
 				"spec.containers[1] (sidecar1): added; this cannot be applied in place: only pods created from now on get it, " +
-					"existing pods keep their current sidecars (status shows them as not upgradable)",
+					"existing pods keep their current sidecars (status shows them as not upgradable; " + recreateHint + ")",
 			},
 		},
 		{
@@ -251,7 +251,7 @@ func TestValidateSidecarSet_ConflictsOnUpdate(t *testing.T) {
 				`spec.containers[0].name: Duplicate value: "log": container name "log" is also injected by ` +
 					`SidecarSet "other", ` + rename + " (accepted because this conflict predates the update; resolve it)",
 				"spec.containers[1] (web-proxy): added; this cannot be applied in place: only pods created from now on get it, " +
-					"existing pods keep their current sidecars (status shows them as not upgradable)",
+					"existing pods keep their current sidecars (status shows them as not upgradable; " + recreateHint + ")",
 			},
 		},
 	}

@@ -72,3 +72,12 @@ func checkWarnings(t *testing.T, want, got []string) {
 func cmpDiffSidecarSet(want, got *appsv1beta1.SidecarSet) string {
 	return cmp.Diff(want, got, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 && a.String() == b.String() }))
 }
+
+func withAnnotation(key, value string) func(*appsv1beta1.SidecarSet) {
+	return func(s *appsv1beta1.SidecarSet) {
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		s.Annotations[key] = value
+	}
+}

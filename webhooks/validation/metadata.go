@@ -53,6 +53,30 @@ func validateFailurePolicy(annotations map[string]string, path *field.Path) fiel
 		[]string{appsv1beta1.FailurePolicyFail, appsv1beta1.FailurePolicyIgnore})}
 }
 
+// validateRecreate checks the recreate annotations' values ("true" or
+// "false"), and warns when a SidecarSet starts recreating pods, or names a
+// Job opt-in that has no effect.
+func validateRecreate(s, old *appsv1beta1.SidecarSet, path *field.Path) (field.ErrorList, []string) {
+	var errs field.ErrorList
+	for _, key := range []string{appsv1beta1.RecreatePodsAnnotation, appsv1beta1.RecreateJobPodsAnnotation} {
+		if v, ok := s.Annotations[key]; ok && v != "true" && v != "false" {
+			errs = append(errs, field.NotSupported(path.Key(key), v, []string{"true", "false"}))
+		}
+	}
+	var warnings []string
+	if appsv1beta1.RecreatesPods(s) && (old == nil || !appsv1beta1.RecreatesPods(old)) {
+		warnings = append(warnings, fmt.Sprintf("%s: running pods the SidecarSet selects that lack its sidecars, or that cannot "+
+			"get its changes in place, are recreated: evicted through the Eviction API (their PodDisruptionBudgets apply), paced by "+
+			"spec.updateStrategy, and only where their controller recreates them; kubectl sidecarset plan %s shows which",
+			path.Key(appsv1beta1.RecreatePodsAnnotation), s.Name))
+	}
+	if s.Annotations[appsv1beta1.RecreateJobPodsAnnotation] == "true" && !appsv1beta1.RecreatesPods(s) {
+		warnings = append(warnings, fmt.Sprintf("%s: has no effect without %s: \"true\"",
+			path.Key(appsv1beta1.RecreateJobPodsAnnotation), appsv1beta1.RecreatePodsAnnotation))
+	}
+	return errs, warnings
+}
+
 // validatePatchPodMetadata checks the annotations patched onto pods: keys and
 // values must be valid pod annotations, a key may appear in only one entry,
 // and a MergePatchJson value must be a JSON object.

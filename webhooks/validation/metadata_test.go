@@ -168,3 +168,58 @@ func TestValidateSidecarSet_FailurePolicy(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateSidecarSet_Recreate(t *testing.T) {
+	t.Parallel()
+	annotations := field.NewPath("metadata", "annotations")
+	turnedOn := "metadata.annotations[sidecarset-operator.dev/recreate-pods]: running pods the SidecarSet selects that lack " +
+		"its sidecars, or that cannot get its changes in place, are recreated: evicted through the Eviction API (their " +
+		"PodDisruptionBudgets apply), paced by spec.updateStrategy, and only where their controller recreates them; " +
+		"kubectl sidecarset plan agent shows which"
+	tests := []struct {
+		name         string
+		old, now     map[string]string
+		want         field.ErrorList
+		wantWarnings []string
+	}{
+		{name: "no annotation: no recreation, nothing to say"},
+		{name: "turning recreation on at creation warns", now: map[string]string{appsv1beta1.RecreatePodsAnnotation: "true"},
+			wantWarnings: []string{turnedOn}},
+		{
+			name: "turning recreation on by an update warns", old: map[string]string{appsv1beta1.RecreatePodsAnnotation: "false"},
+			now: map[string]string{appsv1beta1.RecreatePodsAnnotation: "true"}, wantWarnings: []string{turnedOn},
+		},
+		{
+			name: "keeping recreation on says nothing more", old: map[string]string{appsv1beta1.RecreatePodsAnnotation: "true"},
+			now: map[string]string{appsv1beta1.RecreatePodsAnnotation: "true", appsv1beta1.RecreateJobPodsAnnotation: "true"},
+		},
+		{
+			name: "the Job opt-in alone has no effect", now: map[string]string{appsv1beta1.RecreateJobPodsAnnotation: "true"},
+			wantWarnings: []string{`metadata.annotations[sidecarset-operator.dev/recreate-job-pods]: has no effect without ` +
+				`sidecarset-operator.dev/recreate-pods: "true"`},
+		},
+		{
+			name: "another value than true or false is refused",
+			now:  map[string]string{appsv1beta1.RecreatePodsAnnotation: "yes", appsv1beta1.RecreateJobPodsAnnotation: "True"},
+			want: field.ErrorList{
+				field.NotSupported(annotations.Key(appsv1beta1.RecreateJobPodsAnnotation), "True", []string{"true", "false"}),
+				field.NotSupported(annotations.Key(appsv1beta1.RecreatePodsAnnotation), "yes", []string{"true", "false"}),
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var old *appsv1beta1.SidecarSet
+			if tc.old != nil {
+				old = newSidecarSet("agent", "nginx")
+				old.Annotations = tc.old
+			}
+			s := newSidecarSet("agent", "nginx")
+			s.Annotations = tc.now
+			errs, warnings := ValidateSidecarSet(s, old, Options{})
+			checkErrors(t, tc.want, errs)
+			checkWarnings(t, tc.wantWarnings, warnings)
+		})
+	}
+}

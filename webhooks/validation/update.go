@@ -1,11 +1,7 @@
 package validation
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"reflect"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,36 +9,32 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/upgrade"
 )
 
-// updateWarnings says which parts of an update do not reach existing pods.
-// Only image changes of containers and native sidecars are applied in place;
-// every other change to a sidecar reaches only pods created from now on, and
-// existing pods are then reported as not upgradable. Containers may be added
-// and removed. Plain init containers, volumes, imagePullSecrets and
+// updateWarnings says how each part of an update reaches the pods already
+// running, by the rule of package upgrade: images in place; CPU and memory
+// (resources, resourcesPolicy) resized in place; anything else by
+// recreating the pods when the SidecarSet allows it
+// (sidecarset-operator.dev/recreate-pods), else only in pods created from
+// now on. A pure image change is the ordinary in-place upgrade and gives no
+// warning. Plain init containers, volumes, imagePullSecrets and
 // patchPodMetadata are applied at pod creation only (patchPodMetadata
 // Overwrite and MergePatchJson entries also at each in-place upgrade).
 func updateWarnings(s, old *appsv1beta1.SidecarSet, spec *field.Path) []string {
 	now, before := s.DeepCopy(), old.DeepCopy()
 	appsv1beta1.SetDefaults(now)
 	appsv1beta1.SetDefaults(before)
-	nowHash, errNow := appsv1beta1.ComputeHashes(&now.Spec)
-	beforeHash, errBefore := appsv1beta1.ComputeHashes(&before.Spec)
-	notUpgradable := errNow != nil || errBefore != nil || nowHash.WithoutImage != beforeHash.WithoutImage
-	if notUpgradable && errNow == nil && errBefore == nil {
-		// A pull policy defaulted from the new tag is compared as the old
-		// one, as the controller does (a full replace without
-		// imagePullPolicy moving a tag to or from latest).
-		h, substituted, err := appsv1beta1.WithoutImageHashWithPullPolicies(&now.Spec, pullPolicies(&before.Spec))
-		notUpgradable = err != nil || !substituted || h != beforeHash.WithoutImage
+	diff := upgrade.Compare(&before.Spec, &now.Spec)
+	d := differ{hashChanged: diff.HashChanged, recreate: appsv1beta1.RecreatesPods(s)}
+	for _, c := range diff.Changes {
+		d.change(c, spec)
 	}
-
-	d := differ{notUpgradable: notUpgradable}
-	d.containers(now.Spec.InitContainers, before.Spec.InitContainers, true, spec.Child("initContainers"))
-	d.containers(now.Spec.Containers, before.Spec.Containers, false, spec.Child("containers"))
-	if notUpgradable && len(d.warnings) == 0 {
+	d.order(diff.InitOrder, spec.Child("initContainers"))
+	d.order(diff.Order, spec.Child("containers"))
+	if diff.Path == upgrade.PathRecreate && len(d.warnings) == 0 {
 		// A change the field comparison cannot name still changes the hash.
-		d.warnings = append(d.warnings, fmt.Sprintf("%s: the sidecar configuration changed beyond images; %s",
+		d.warnings = append(d.warnings, fmt.Sprintf("%s: the sidecar configuration changed beyond images and resources; %s",
 			spec.Child("containers"), d.consequence(false, "get it")))
 	}
 	d.volumes(now.Spec.Volumes, before.Spec.Volumes, spec.Child("volumes"))
@@ -61,121 +53,88 @@ func updateWarnings(s, old *appsv1beta1.SidecarSet, spec *field.Path) []string {
 
 // differ collects the warnings of one update.
 type differ struct {
-	notUpgradable bool
-	warnings      []string
+	// hashChanged: running pods see the change (their recorded
+	// without-image hash no longer matches).
+	hashChanged bool
+	// recreate: the SidecarSet lets its rollout recreate pods.
+	recreate bool
+	warnings []string
 }
 
-// consequence says what happens to a change: effect is what new pods do
-// ("get it", "go without it").
+// consequence says what happens to a change that cannot be made in place:
+// effect is what new pods do ("get it", "go without it").
 func (d *differ) consequence(plainInit bool, effect string) string {
-	var s string
-	if plainInit {
-		s = "init containers run only at pod creation: only pods created from now on " + effect +
-			", existing pods keep their current init containers"
-	} else {
-		s = "this cannot be applied in place: only pods created from now on " + effect +
-			", existing pods keep their current sidecars"
+	if d.recreate && d.hashChanged {
+		what := "this cannot be applied in place"
+		if plainInit {
+			what = "init containers run only at pod creation"
+		}
+		return what + ": running pods are recreated to " + effect + " (" + appsv1beta1.RecreatePodsAnnotation +
+			"), evicted within the update strategy and their PodDisruptionBudgets"
 	}
-	if d.notUpgradable {
-		s += " (status shows them as not upgradable)"
+	if plainInit {
+		return "init containers run only at pod creation: only pods created from now on " + effect +
+			", existing pods keep their current init containers"
+	}
+	s := "this cannot be applied in place: only pods created from now on " + effect +
+		", existing pods keep their current sidecars"
+	if d.hashChanged {
+		s += " (status shows them as not upgradable; " + appsv1beta1.RecreatePodsAnnotation + `: "true" has them recreated)`
 	}
 	return s
 }
 
-// containers compares one list of sidecars by name. Image changes are
-// applied in place, except for plain init containers, which never run again.
-func (d *differ) containers(now, before []appsv1beta1.SidecarContainer, init bool, path *field.Path) {
-	plain := func(c *appsv1beta1.SidecarContainer) bool {
-		return init && !appsv1beta1.IsNativeSidecar(&c.Container)
+// resized says what happens to a resources change.
+func (d *differ) resized() string {
+	s := "running pods are resized in place through pods/resize, without a restart unless the sidecar's resizePolicy asks for one; " +
+		"a pod the resize cannot reach (its QoS class would change, or its node refuses it) is "
+	if d.recreate {
+		return s + "recreated"
 	}
-	beforeByName := map[string]*appsv1beta1.SidecarContainer{}
-	for i := range before {
-		beforeByName[before[i].Name] = &before[i]
+	return s + "reported, and keeps its resources"
+}
+
+// change words one sidecar's change. Image changes are applied in place,
+// except for plain init containers, which never run again.
+func (d *differ) change(c upgrade.Change, spec *field.Path) {
+	list := spec.Child("containers")
+	if c.Init {
+		list = spec.Child("initContainers")
 	}
-	nowNames := map[string]bool{}
-	var nowOrder []string
-	for i := range now {
-		c := &now[i]
-		nowNames[c.Name] = true
-		prev, existed := beforeByName[c.Name]
-		if !existed {
-			d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): added; %s", path.Index(i), c.Name, d.consequence(plain(c), "get it")))
-			continue
-		}
-		nowOrder = append(nowOrder, c.Name)
-		if !plain(c) && c.ImagePullPolicy != prev.ImagePullPolicy && appsv1beta1.PullPolicyFollowsImage(&c.Container) {
-			d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): imagePullPolicy follows the image's tag from %s to %s; "+
-				"existing pods are upgraded in place and keep %s (a pod's pull policy cannot change), pods created from now on get %s",
-				path.Index(i), c.Name, prev.ImagePullPolicy, c.ImagePullPolicy, prev.ImagePullPolicy, c.ImagePullPolicy))
-			same := prev.DeepCopy()
-			same.ImagePullPolicy = c.ImagePullPolicy
-			prev = same
-		}
-		if changed := changedFields(c, prev, plain(c)); len(changed) > 0 {
-			d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): %s changed; %s",
-				path.Index(i), c.Name, strings.Join(changed, ", "), d.consequence(plain(c), "get it")))
-		}
+	at := list.Index(c.Index)
+	switch {
+	case c.Added:
+		d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): added; %s", at, c.Name, d.consequence(c.Plain, "get it")))
+		return
+	case c.Removed:
+		d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): removed; %s", list, c.Name, d.consequence(c.Plain, "go without it")))
+		return
 	}
-	var beforeOrder []string
-	for i := range before {
-		c := &before[i]
-		if nowNames[c.Name] {
-			beforeOrder = append(beforeOrder, c.Name)
-			continue
-		}
-		d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): removed; %s", path, c.Name, d.consequence(plain(c), "go without it")))
+	if c.PullPolicyFollowsTag {
+		d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): imagePullPolicy follows the image's tag from %s to %s; "+
+			"existing pods are upgraded in place and keep %s (a pod's pull policy cannot change), pods created from now on get %s",
+			at, c.Name, c.PullPolicyBefore, c.PullPolicyAfter, c.PullPolicyBefore, c.PullPolicyAfter))
 	}
-	// The hash covers the order of containers, and of init containers when
-	// one of them is a native sidecar; injection sorts init containers.
-	if !slices.Equal(nowOrder, beforeOrder) && (!init || appsv1beta1.HasNativeSidecar(now)) {
-		d.warnings = append(d.warnings, fmt.Sprintf("%s: order changed from [%s] to [%s]; %s", path,
-			strings.Join(beforeOrder, ", "), strings.Join(nowOrder, ", "), d.consequence(false, "get the new order")))
+	fields := c.Fields
+	if c.Plain && c.Image {
+		fields = append([]string{"image"}, fields...)
+	}
+	switch p := c.Path(); {
+	case p == upgrade.PathResize:
+		d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): %s changed; %s", at, c.Name, strings.Join(fields, ", "), d.resized()))
+	case p == upgrade.PathRecreate || (c.Plain && c.Image):
+		d.warnings = append(d.warnings, fmt.Sprintf("%s (%s): %s changed; %s", at, c.Name, strings.Join(fields, ", "),
+			d.consequence(c.Plain, "get it")))
 	}
 }
 
-// changedFields returns the JSON names of the fields that differ between two
-// defaulted sidecars of the same name, in declaration order: first the
-// Kubernetes container fields, then the sidecar fields. The image is
-// ignored unless withImage is set.
-func changedFields(now, before *appsv1beta1.SidecarContainer, withImage bool) []string {
-	changed := diffStruct(reflect.ValueOf(&now.Container).Elem(), reflect.ValueOf(&before.Container).Elem(), func(name string) bool {
-		return name != "image" || withImage
-	})
-	return append(changed, diffStruct(reflect.ValueOf(now).Elem(), reflect.ValueOf(before).Elem(), func(string) bool { return true })...)
-}
-
-// diffStruct compares the exported, non-embedded fields of two structs of
-// the same type as the SidecarSet hash sees them: by their JSON encoding,
-// with nil equal to empty. So "1Gi" and "1073741824" differ, as they do in
-// the hash, while a nil and an empty env list do not.
-func diffStruct(a, b reflect.Value, include func(jsonName string) bool) []string {
-	var changed []string
-	for i := range a.NumField() {
-		f := a.Type().Field(i)
-		if f.Anonymous || !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !include(name) {
-			continue
-		}
-		if !sameJSON(a.Field(i), b.Field(i)) {
-			changed = append(changed, name)
-		}
+// order words a new order of a list of sidecars.
+func (d *differ) order(o *upgrade.Order, path *field.Path) {
+	if o == nil {
+		return
 	}
-	return changed
-}
-
-func sameJSON(a, b reflect.Value) bool {
-	if k := a.Kind(); (k == reflect.Slice || k == reflect.Map) && a.Len() == 0 && b.Len() == 0 {
-		return true
-	}
-	ja, errA := json.Marshal(a.Interface())
-	jb, errB := json.Marshal(b.Interface())
-	if errA != nil || errB != nil {
-		return equality.Semantic.DeepEqual(a.Interface(), b.Interface())
-	}
-	return bytes.Equal(ja, jb)
+	d.warnings = append(d.warnings, fmt.Sprintf("%s: order changed from [%s] to [%s]; %s", path,
+		strings.Join(o.Before, ", "), strings.Join(o.After, ", "), d.consequence(false, "get the new order")))
 }
 
 // volumes compares the defaulted volumes by name.
@@ -204,19 +163,5 @@ func (d *differ) volumes(now, before []corev1.Volume, path *field.Path) {
 	if len(changes) > 0 {
 		d.warnings = append(d.warnings, fmt.Sprintf("%s: %s; volumes reach only pods created from now on, "+
 			"existing pods keep the volumes they were created with", path, strings.Join(changes, ", ")))
-	}
-}
-
-// pullPolicies returns the pull policy of each of a spec's sidecars by name.
-func pullPolicies(spec *appsv1beta1.SidecarSetSpec) func(string) (corev1.PullPolicy, bool) {
-	byName := map[string]corev1.PullPolicy{}
-	for _, list := range [][]appsv1beta1.SidecarContainer{spec.Containers, spec.InitContainers} {
-		for i := range list {
-			byName[list[i].Name] = list[i].ImagePullPolicy
-		}
-	}
-	return func(name string) (corev1.PullPolicy, bool) {
-		p, ok := byName[name]
-		return p, ok
 	}
 }

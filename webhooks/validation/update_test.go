@@ -10,11 +10,18 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
+// recreateHint is the end of the warning of a change that only new pods get.
+const recreateHint = `sidecarset-operator.dev/recreate-pods: "true" has them recreated`
+
 func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 	t.Parallel()
 	const (
+		resized = "running pods are resized in place through pods/resize, without a restart unless the sidecar's resizePolicy " +
+			"asks for one; a pod the resize cannot reach (its QoS class would change, or its node refuses it) is "
+		recreated = "this cannot be applied in place: running pods are recreated to get it (sidecarset-operator.dev/recreate-pods), " +
+			"evicted within the update strategy and their PodDisruptionBudgets"
 		notInPlace = "this cannot be applied in place: only pods created from now on get it, " +
-			"existing pods keep their current sidecars (status shows them as not upgradable)"
+			"existing pods keep their current sidecars (status shows them as not upgradable; " + recreateHint + ")"
 		initOnly = "init containers run only at pod creation: only pods created from now on get it, " +
 			"existing pods keep their current init containers"
 	)
@@ -88,14 +95,60 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 			want: []string{"spec.containers[0] (sidecar1): upgradeStrategy changed; " + notInPlace},
 		},
 		{
-			name: "the same quantity written in another unit changes the hash and is reported",
+			name: "the same quantity written in another unit changes the hash and is reported as a resize",
 			old: base(func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}
 			}),
 			mutate: func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1073741824")}
 			},
+			want: []string{"spec.containers[0] (sidecar1): resources changed; " + resized + "reported, and keeps its resources"},
+		},
+		{
+			name: "a resources and image change of a container is resized in place, or recreated where the resize cannot reach",
+			old:  base(withAnnotation(appsv1beta1.RecreatePodsAnnotation, "true")),
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.Containers[0].Image = "centos:7"
+				s.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+			},
+			want: []string{"spec.containers[0] (sidecar1): resources changed; " + resized + "recreated"},
+		},
+		{
+			name: "a new resourcesPolicy of a native sidecar is a resize",
+			old:  base(withInitContainers(nativeSidecar("native", "envoy:1"))),
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.InitContainers[0].ResourcesPolicy = &appsv1beta1.ResourcesPolicy{TargetContainerMode: appsv1beta1.TargetContainerModeSum,
+					ResourceExpr: appsv1beta1.ResourceExpr{Requests: &appsv1beta1.ResourceExprRequests{CPU: "cpu*50%"}}}
+			},
+			want: []string{"spec.initContainers[0] (native): resourcesPolicy changed; " + resized + "reported, and keeps its resources"},
+		},
+		{
+			name: "a resources change of a hot-upgrade sidecar cannot be resized",
+			old:  base(withContainers(hotSidecar("sidecar1", "centos:6.7"))),
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+			},
 			want: []string{"spec.containers[0] (sidecar1): resources changed; " + notInPlace},
+		},
+		{
+			name:   "an env change with the recreate annotation recreates the running pods",
+			old:    base(withAnnotation(appsv1beta1.RecreatePodsAnnotation, "true")),
+			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
+			want:   []string{"spec.containers[0] (sidecar1): env changed; " + recreated},
+		},
+		{
+			name: "an env change of a plain init container hashed with a native sidecar recreates the running pods",
+			old: base(withAnnotation(appsv1beta1.RecreatePodsAnnotation, "true"),
+				withInitContainers(sidecar("init", "busybox:1"), nativeSidecar("native", "envoy:1"))),
+			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.InitContainers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
+			want: []string{"spec.initContainers[0] (init): env changed; init containers run only at pod creation: running pods are " +
+				"recreated to get it (sidecarset-operator.dev/recreate-pods), evicted within the update strategy and their PodDisruptionBudgets"},
+		},
+		{
+			name: "an env change of a plain init container not hashed reaches new pods only, even with the recreate annotation",
+			old:  base(withAnnotation(appsv1beta1.RecreatePodsAnnotation, "true")),
+			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.InitContainers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
+			want:   []string{"spec.initContainers[0] (init): env changed; " + initOnly},
 		},
 		{
 			name:   "an empty list where there was none is not a change",
@@ -108,7 +161,7 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 			},
 			want: []string{
 				"spec.containers (sidecar2): removed; this cannot be applied in place: only pods created from now on go without it, " +
-					"existing pods keep their current sidecars (status shows them as not upgradable)",
+					"existing pods keep their current sidecars (status shows them as not upgradable; " + recreateHint + ")",
 				"spec.containers[1] (sidecar3): added; " + notInPlace,
 			},
 		},
@@ -119,7 +172,7 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 			},
 			want: []string{"spec.containers: order changed from [sidecar1, sidecar2] to [sidecar2, sidecar1]; this cannot be " +
 				"applied in place: only pods created from now on get the new order, existing pods keep their current sidecars " +
-				"(status shows them as not upgradable)"},
+				"(status shows them as not upgradable; " + recreateHint + ")"},
 		},
 		{
 			name:   "an image change of a plain init container reaches new pods only",

@@ -84,7 +84,8 @@ var _ = ginkgo.Describe("SidecarSet admission", func() {
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(warnings).To(gomega.Equal([]string{
 			`spec.containers[0] (proxy): env changed; this cannot be applied in place: only pods created from now on get it, ` +
-				`existing pods keep their current sidecars (status shows them as not upgradable)`}))
+				`existing pods keep their current sidecars (status shows them as not upgradable; ` +
+				`sidecarset-operator.dev/recreate-pods: "true" has them recreated)`}))
 
 		warnings, err = patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) {
 			s.Spec.Containers = append(s.Spec.Containers, builder.MakeContainer("logger", "fluentbit:v1").Sidecar())
@@ -92,7 +93,8 @@ var _ = ginkgo.Describe("SidecarSet admission", func() {
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(warnings).To(gomega.Equal([]string{
 			`spec.containers[1] (logger): added; this cannot be applied in place: only pods created from now on get it, ` +
-				`existing pods keep their current sidecars (status shows them as not upgradable)`}))
+				`existing pods keep their current sidecars (status shows them as not upgradable; ` +
+				`sidecarset-operator.dev/recreate-pods: "true" has them recreated)`}))
 		gomega.Expect(s.Spec.Containers).To(gomega.HaveLen(2))
 	})
 
