@@ -104,19 +104,25 @@ func TestCompare_Path(t *testing.T) {
 				PullPolicyBefore: corev1.PullIfNotPresent, PullPolicyAfter: corev1.PullIfNotPresent}},
 		},
 		{
-			name:     "an added container needs a new pod",
-			after:    func(s *appsv1beta1.SidecarSetSpec) { s.Containers = append(s.Containers, sidecar("logger", "fluent:1")) },
+			name: "an added container needs a new pod",
+			after: func(s *appsv1beta1.SidecarSetSpec) {
+				s.Containers = append(s.Containers, sidecar("logger", "fluent:1"))
+			},
 			wantPath: PathRecreate, wantHash: true,
 			wantChanges: []Change{{Name: "logger", Index: 2, Added: true}},
 		},
 		{
-			name:     "a reordered list needs a new pod",
-			after:    func(s *appsv1beta1.SidecarSetSpec) { s.Containers[0], s.Containers[1] = s.Containers[1], s.Containers[0] },
+			name: "a reordered list needs a new pod",
+			after: func(s *appsv1beta1.SidecarSetSpec) {
+				s.Containers[0], s.Containers[1] = s.Containers[1], s.Containers[0]
+			},
 			wantPath: PathRecreate, wantHash: true,
 		},
 		{
-			name:     "a plain init container's env is not hashed without a native sidecar",
-			after:    func(s *appsv1beta1.SidecarSetSpec) { s.InitContainers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
+			name: "a plain init container's env is not hashed without a native sidecar",
+			after: func(s *appsv1beta1.SidecarSetSpec) {
+				s.InitContainers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+			},
 			wantPath: PathRecreate,
 			wantChanges: []Change{{Name: "init", Init: true, Plain: true, Index: 0, Fields: []string{"env"},
 				PullPolicyBefore: corev1.PullIfNotPresent, PullPolicyAfter: corev1.PullIfNotPresent}},

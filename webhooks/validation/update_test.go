@@ -140,15 +140,19 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 			name: "an env change of a plain init container hashed with a native sidecar recreates the running pods",
 			old: base(withAnnotation(appsv1beta1.RecreatePodsAnnotation, "true"),
 				withInitContainers(sidecar("init", "busybox:1"), nativeSidecar("native", "envoy:1"))),
-			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.InitContainers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.InitContainers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+			},
 			want: []string{"spec.initContainers[0] (init): env changed; init containers run only at pod creation: running pods are " +
 				"recreated to get it (sidecarset-operator.dev/recreate-pods), evicted within the update strategy and their PodDisruptionBudgets"},
 		},
 		{
 			name: "an env change of a plain init container not hashed reaches new pods only, even with the recreate annotation",
 			old:  base(withAnnotation(appsv1beta1.RecreatePodsAnnotation, "true")),
-			mutate: func(s *appsv1beta1.SidecarSet) { s.Spec.InitContainers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
-			want:   []string{"spec.initContainers[0] (init): env changed; " + initOnly},
+			mutate: func(s *appsv1beta1.SidecarSet) {
+				s.Spec.InitContainers[0].Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+			},
+			want: []string{"spec.initContainers[0] (init): env changed; " + initOnly},
 		},
 		{
 			name:   "an empty list where there was none is not a change",
