@@ -82,6 +82,9 @@ func (p *plan) add(b *builder, sc *appsv1beta1.SidecarContainer, isInit bool) er
 		return fmt.Errorf("SidecarSet %q, sidecar %q: resourcesPolicy: %w", b.setName, sc.Name, err)
 	}
 	c.Resources = res
+	if !isInit || appsv1beta1.IsNativeSidecar(&c) {
+		setResizePolicy(&c)
+	}
 	place := func(c corev1.Container) {
 		s := sidecar{container: c, policy: sc.PodInjectPolicy}
 		if isInit {
@@ -99,6 +102,23 @@ func (p *plan) add(b *builder, sc *appsv1beta1.SidecarContainer, isInit bool) er
 	place(idle)
 	p.hotUpgrade = append(p.hotUpgrade, sc.Name)
 	return nil
+}
+
+// setResizePolicy gives a long-running sidecar that sets no resizePolicy an
+// explicit one: CPU and memory are resized without restarting it. A pod's
+// resize policies are fixed at its creation in most clusters, and the
+// rollout resizes running sidecars when their SidecarSet's resources
+// change (controllers/rollout, resize.go); a sidecar that must restart to
+// take new memory (a JVM's heap) says so in its SidecarSet, as
+// resizePolicy [{resourceName: memory, restartPolicy: RestartContainer}].
+func setResizePolicy(c *corev1.Container) {
+	if len(c.ResizePolicy) > 0 {
+		return
+	}
+	c.ResizePolicy = []corev1.ContainerResizePolicy{
+		{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.NotRequired},
+		{ResourceName: corev1.ResourceMemory, RestartPolicy: corev1.NotRequired},
+	}
 }
 
 // builder builds the sidecars of one SidecarSet for one pod.
