@@ -518,6 +518,23 @@ type SidecarSetStatus struct {
 	// +optional
 	NotInjectedPods int32 `json:"notInjectedPods,omitempty"`
 
+	// resizePendingPods is the number of matched pods whose in-place resize
+	// of the sidecars' CPU or memory the kubelet has not applied: deferred
+	// until the node has room, infeasible on its node, or stuck. The Resized
+	// condition names some of them and why. An addition of this operator:
+	// OpenKruise clients ignore it.
+	// +optional
+	ResizePendingPods int32 `json:"resizePendingPods,omitempty"`
+
+	// recreatePendingPods is the number of pods the rollout is to recreate
+	// (metadata.annotations[sidecarset-operator.dev/recreate-pods]) and has
+	// not evicted yet: waiting for their turn, for the update strategy's
+	// budget or for their PodDisruptionBudget. The Recreated condition says
+	// why they wait. An addition of this operator: OpenKruise clients ignore
+	// it.
+	// +optional
+	RecreatePendingPods int32 `json:"recreatePendingPods,omitempty"`
+
 	// latestRevision is the name of the ControllerRevision of the current spec.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253

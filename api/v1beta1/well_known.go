@@ -78,9 +78,45 @@ const (
 	// absent when every such pod carries them.
 	SidecarSetConditionInjected = "Injected"
 
+	// SidecarSetConditionResized is False while the kubelet has not applied
+	// some pods' in-place resize of the sidecars (reasons ResizeDeferred,
+	// ResizeInfeasible, ResizeStuck, or ResizeRefused when the API server
+	// or the rule of the resize refuses it); it is absent when every resize
+	// was applied.
+	SidecarSetConditionResized = "Resized"
+	// SidecarSetConditionRecreated is False while pods wait to be
+	// recreated (reasons Recreating, WaitingForPodDisruptionBudget,
+	// WaitingForUnavailablePods, PartitionHeld, Paused, PodsNotRecreatable);
+	// it is absent when no pod needs a recreation.
+	SidecarSetConditionRecreated = "Recreated"
+
 	// ReasonPodsNotInjected: some selected pods run without the sidecars;
 	// the message names a few and why.
 	ReasonPodsNotInjected = "PodsNotInjected"
+
+	// ReasonResizeDeferred: the kubelet deferred a resize until its node
+	// has room (PodResizePending, reason Deferred); it retries by itself.
+	ReasonResizeDeferred = "ResizeDeferred"
+	// ReasonResizeInfeasible: the pod's node can never fit the new
+	// resources (PodResizePending, reason Infeasible).
+	ReasonResizeInfeasible = "ResizeInfeasible"
+	// ReasonResizeStuck: the kubelet reports an error applying a resize, or
+	// has not finished it in time.
+	ReasonResizeStuck = "ResizeStuck"
+	// ReasonResizeRefused: the resize cannot be made on the pod (its QoS
+	// class would change, a request or limit would be removed, the node or
+	// the cluster does not support resizing, ...).
+	ReasonResizeRefused = "ResizeRefused"
+
+	// ReasonRecreating: pods are being evicted and replaced.
+	ReasonRecreating = "Recreating"
+	// ReasonWaitingForPodDisruptionBudget: the Eviction API refused an
+	// eviction (HTTP 429): a PodDisruptionBudget allows no disruption now.
+	ReasonWaitingForPodDisruptionBudget = "WaitingForPodDisruptionBudget"
+	// ReasonPodsNotRecreatable: pods need a recreation but no controller of
+	// theirs would recreate them (bare pods, or Jobs' pods and pods with
+	// restartPolicy Never without the Job opt-in).
+	ReasonPodsNotRecreatable = "PodsNotRecreatable"
 
 	// ReasonRolloutComplete: every selected pod runs the latest sidecars.
 	ReasonRolloutComplete = "RolloutComplete"

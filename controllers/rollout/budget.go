@@ -134,16 +134,27 @@ type batch struct {
 
 // pick walks the ordered waiting pods and chooses this round's batch.
 // accept builds a pod's update and reports whether it could; a pod it
-// rejects takes no share of either limit.
+// rejects takes no share of either limit. A pod already committed to the
+// new version (its resize made, its patch to follow) takes no new share of
+// the partition, and no share of maxUnavailable when its patch changes no
+// image (it only records the new version).
 func (b budget) pick(ordered []*podView, accept func(*podView) bool) batch {
 	out := batch{unavailable: b.unavailable}
 	allowed := b.allowed()
-	out.byPartition = max(0, len(ordered)-allowed)
+	fresh := 0
 	for _, p := range ordered {
-		if len(out.chosen) == allowed {
-			break
+		if !p.committed() {
+			fresh++
 		}
-		free := p.unavailable()
+	}
+	out.byPartition = max(0, fresh-allowed)
+	taken := 0
+	for _, p := range ordered {
+		committed := p.committed()
+		if !committed && taken == allowed {
+			continue
+		}
+		free := p.unavailable() || (p.kind == kindResized && !p.changesImages)
 		if !free && out.unavailable >= b.maxUnavailable {
 			continue
 		}
@@ -152,6 +163,9 @@ func (b budget) pick(ordered []*podView, accept func(*podView) bool) batch {
 			continue
 		}
 		out.chosen = append(out.chosen, p)
+		if !committed {
+			taken++
+		}
 		if !free {
 			out.unavailable++
 		}

@@ -11,6 +11,8 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/upgrade"
 )
 
 // setView is the SidecarSet as the planner uses it, derived once per plan.
@@ -39,6 +41,19 @@ type setView struct {
 	// pullPolicyHashes caches the without-image hashes computed with the
 	// pull policies of pods (upgradableButPullPolicy), by policyKey.
 	pullPolicyHashes map[string]string
+	// revisions are the specs of the SidecarSet's revisions by
+	// without-image hash (Input.Revisions); diffs caches their comparison
+	// with the current spec.
+	revisions map[string]*appsv1beta1.SidecarSetSpec
+	diffs     map[string]upgrade.Diff
+	// policies are the current spec's compiled resourcesPolicies.
+	policies resources.Policies
+	// resizeUnsupported: the cluster does not serve pods/resize.
+	resizeUnsupported bool
+	// recreate and recreateJobs are the SidecarSet's recreate opt-ins.
+	recreate, recreateJobs bool
+	// now is the round's time.
+	now time.Time
 }
 
 // hotSidecar is a hot-upgrade sidecar and its twins.
@@ -61,6 +76,7 @@ func newSetView(s *appsv1beta1.SidecarSet, hashes appsv1beta1.Hashes) *setView {
 	if _, err := match.Selects(s.Spec.UpdateStrategy.Selector, nil); err != nil {
 		v.selectorErr = err
 	}
+	v.recreate, v.recreateJobs = appsv1beta1.RecreatesPods(s), appsv1beta1.RecreatesJobPods(s)
 	return v
 }
 
@@ -115,6 +131,26 @@ type podView struct {
 	// inFlightHash is the hash it was patched to.
 	inFlight     bool
 	inFlightHash string
+	// kind is what the rollout does to the pod, when it is not updated
+	// (paths.go): kindInPlace for the image path, the other kinds for the
+	// resize and recreate paths.
+	kind kind
+	// why says what the pod needs beyond images (the resize and recreate
+	// paths), or why the rollout cannot reach it (kindBlocked).
+	why string
+	// resize is the pod's resize (kinds kindResize to kindResized), and
+	// changesImages says whether its patch after the resize changes images.
+	resize        *resizeView
+	changesImages bool
+	// notInjected: a pod the SidecarSet selects that lacks its sidecars
+	// (Input.NotInjected), which only a recreation reaches.
+	notInjected bool
+	// evicting: the shell evicted the pod and the cache still shows it.
+	evicting bool
+	// refusedUntil is when an eviction refused by a PodDisruptionBudget
+	// may be tried again; refusal is the API server's message.
+	refusedUntil time.Time
+	refusal      string
 }
 
 // inPlace returns the SidecarSet's entry of the pod's in-place update state.
@@ -123,37 +159,49 @@ func (v *podView) inPlace(set string) *podstate.InPlaceUpdateState {
 }
 
 // unavailable reports whether the pod takes a share of maxUnavailable: it
-// was patched and not yet observed, an in-place update is not complete, or
-// it is updated and not ready.
+// was patched and not yet observed, an in-place update is not complete, it
+// is updated and not ready, its resize is being applied, or it is being
+// evicted.
 func (v *podView) unavailable() bool {
 	if v.err != nil {
 		return false
 	}
-	return v.inFlight || !v.consistent || (v.updated && !v.ready)
+	return v.inFlight || !v.consistent || (v.updated && !v.ready) || v.kind == kindResizing || v.evicting
 }
 
-// done reports whether the pod runs, or was patched to, the current hash.
+// done reports whether the pod runs, or was patched or resized towards, the
+// current hash: the partition counts it among the pods on the new version.
 func (v *podView) done(hash string) bool {
-	return v.updated || (v.inFlight && v.inFlightHash == hash)
+	return v.updated || (v.inFlight && v.inFlightHash == hash) || v.committed()
 }
 
-// waiting reports whether the pod can be upgraded in place this round,
-// before ordering and budget.
+// committed reports whether the pod's sidecars already have the current
+// revision's resources, its hash not yet written: the rest of its upgrade
+// takes no new share of the partition.
+func (v *podView) committed() bool {
+	return !v.updated && (v.kind == kindResizing || v.kind == kindResizePending || v.kind == kindResized)
+}
+
+// waiting reports whether the rollout can act on the pod this round (an
+// in-place patch, a resize, the patch after a resize, an eviction), before
+// ordering and budget.
 func (v *podView) waiting() bool {
-	return v.err == nil && v.selected && !v.updated && v.upgradable && !v.inFlight && !v.finishing
+	return v.err == nil && v.selected && !v.updated && !v.inFlight && !v.finishing && !v.evicting && v.kind.acts()
 }
 
-// notUpgradable reports whether the pod needs the upgrade but a change
-// other than images prevents it.
+// notUpgradable reports whether the pod needs the upgrade but the rollout
+// cannot reach it: a change beyond images and resources without the
+// recreate path, a pod no controller recreates, a resize it cannot make.
 func (v *podView) notUpgradable() bool {
-	return v.err == nil && v.selected && !v.updated && !v.inFlight && !v.upgradable
+	return v.err == nil && v.selected && !v.updated && !v.inFlight && v.kind == kindBlocked
 }
 
-// inRollout reports whether the rollout can reach the pod: selected and
-// upgradable, or already updated. Scatter spreads over these pods and the
-// conditions count them; the partition counts every matched pod.
+// inRollout reports whether the rollout can reach the pod: selected and on
+// a path the rollout takes, or already updated. Scatter spreads over these
+// pods and the conditions count them; the partition counts every matched
+// pod.
 func (v *podView) inRollout(hash string) bool {
-	return v.err == nil && v.selected && (v.done(hash) || v.upgradable)
+	return v.err == nil && v.selected && (v.done(hash) || v.kind != kindBlocked)
 }
 
 // classify decodes and classifies one pod. active reports whether the shell
@@ -174,6 +222,9 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 	}
 	v.upgradable = v.updated || v.state.HashesWithoutImage[s.name].Hash == s.hashes.WithoutImage ||
 		s.upgradableButPullPolicy(v)
+	if !v.updated && !v.upgradable {
+		s.choosePath(v)
+	}
 
 	state := v.inPlace(s.name)
 	v.consistent = true
@@ -217,6 +268,10 @@ func (s *setView) settleInFlight(in Input, byUID map[types.UID]*corev1.Pod) (for
 			forget = append(forget, uid)
 		case s.observedHash(pod) == e.Hash:
 			forget = append(forget, uid)
+		case e.Resize && pod.Generation > e.Generation && kubeletObserved(pod):
+			// The resize is in the cache and the kubelet took it up: its
+			// conditions and statuses tell the rest (resize.go).
+			forget = append(forget, uid)
 		case in.Now.Sub(e.Since) >= InFlightTimeout:
 			forget = append(forget, uid)
 			expired = append(expired, uid)
@@ -227,6 +282,13 @@ func (s *setView) settleInFlight(in Input, byUID map[types.UID]*corev1.Pod) (for
 	slices.Sort(forget)
 	slices.Sort(expired)
 	return forget, expired, active
+}
+
+// kubeletObserved reports whether the kubelet has seen the pod's current
+// generation, or reports a resize of it.
+func kubeletObserved(pod *corev1.Pod) bool {
+	return pod.Status.ObservedGeneration >= pod.Generation ||
+		findPodCondition(pod, corev1.PodResizePending) != nil || findPodCondition(pod, corev1.PodResizeInProgress) != nil
 }
 
 // observedHash is the hash a pod records for the SidecarSet ("" if none or

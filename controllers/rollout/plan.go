@@ -28,11 +28,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 )
 
 // InFlightTimeout is how long the planner waits for a patched pod to show
@@ -67,6 +69,22 @@ type Input struct {
 	// the pods that changed since the last one. The planner never modifies
 	// what it returns.
 	States func(*corev1.Pod) (podstate.State, error)
+	// Revisions are the specs of the SidecarSet's recorded revisions,
+	// defaulted, by their without-image hash: the planner compares the one
+	// a pod runs with the current spec (paths.go).
+	Revisions map[string]*appsv1beta1.SidecarSetSpec
+	// ResizeUnsupported says that the API server does not serve
+	// pods/resize (Kubernetes before 1.33).
+	ResizeUnsupported bool
+	// NotInjected are the active pods the SidecarSet selects that lack its
+	// sidecars and would get them from a recreation (created before it, or
+	// admitted without it); the planner recreates them when the SidecarSet
+	// allows it (recreate.go).
+	NotInjected []*corev1.Pod
+	// Evictions are the pods the shell evicted and has not seen replaced.
+	Evictions map[types.UID]Eviction
+	// Refused are the pods whose last eviction the API server refused.
+	Refused map[types.UID]Refusal
 }
 
 // InFlight is a pod upgrade the shell issued.
@@ -75,6 +93,10 @@ type InFlight struct {
 	Hash string
 	// Since is when the patch was issued.
 	Since time.Time
+	// Resize is set for a pods/resize patch, which is observed once the
+	// pod's generation is larger than Generation, the one it had.
+	Resize     bool
+	Generation int64
 }
 
 // Plan is what the shell must do this round.
@@ -87,6 +109,12 @@ type Plan struct {
 	Updates []PodUpdate
 	// Resets put the empty image back on hot-upgrade idle twins.
 	Resets []PodUpdate
+	// Resizes are the pods/resize patches to issue now, all concurrently;
+	// record each as in flight (InFlight.Resize) once it succeeds.
+	Resizes []PodResize
+	// Evictions are the pods to evict now; record each eviction that
+	// succeeds (Eviction), and each refusal (Refusal).
+	Evictions []PodEviction
 	// NotUpgradable are the selected pods that need the upgrade but differ
 	// in more than images (for the NotUpgradablePods event), sorted.
 	NotUpgradable []types.NamespacedName
@@ -104,13 +132,20 @@ type Plan struct {
 	Done []types.UID
 	// Expired is the subset of Done given up after InFlightTimeout.
 	Expired []types.UID
+	// EvictionsDone are the evictions to forget: the pod was replaced, or
+	// the record expired after RecreateTimeout. Sorted.
+	EvictionsDone []types.UID
+	// Decisions say, per pod, what this round decided and why, in the
+	// rollout's order (decisions.go).
+	Decisions []Decision
 	// RequeueAfter, when positive, is when to plan again even if no event
 	// comes: the first in-flight entry then expires.
 	RequeueAfter time.Duration
 	// Settled is true when the rollout has nothing to do and waits for
-	// nothing: no upgrade or reset to issue, none in flight, no pod waiting
-	// for its turn, and every updated pod running its new sidecars. A pod change can then only move
-	// the status counts, and need not be planned at once.
+	// nothing: no upgrade, reset, resize or eviction to issue, none in
+	// flight, no pod waiting for its turn, and every updated pod running
+	// its new sidecars. A pod change can then only move the status counts,
+	// and need not be planned at once.
 	Settled bool
 }
 
@@ -147,7 +182,7 @@ type BlockedPod struct {
 	Reason string
 }
 
-// Compute plans one round of a SidecarSet's in-place rollout.
+// Compute plans one round of a SidecarSet's rollout.
 func Compute(in Input) (Plan, error) {
 	if in.SidecarSet == nil {
 		return Plan{}, errors.New("rollout: no SidecarSet")
@@ -160,13 +195,12 @@ func Compute(in Input) (Plan, error) {
 	if in.States != nil {
 		set.decode = in.States
 	}
+	set.revisions, set.resizeUnsupported, set.now = in.Revisions, in.ResizeUnsupported, in.Now
+	set.policies = resources.CompileSpec(&in.SidecarSet.Spec)
 	hash := in.Hashes.Hash
 	us := &in.SidecarSet.Spec.UpdateStrategy
 
-	pods := slices.Clone(in.Pods)
-	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
+	pods := sortedPods(in.Pods)
 	byUID := make(map[types.UID]*corev1.Pod, len(pods))
 	for _, p := range pods {
 		byUID[p.UID] = p
@@ -183,6 +217,26 @@ func Compute(in Input) (Plan, error) {
 	}
 	plan.Status = counts(views)
 
+	// The pods that lack the sidecars join the rollout when it recreates.
+	var rec recreateSummary
+	all := views
+	if set.recreate {
+		all = slices.Clone(views)
+		for _, p := range sortedPods(in.NotInjected) {
+			v, ok, why := set.classifyNotInjected(p)
+			if !ok {
+				rec.notRecreatable = append(rec.notRecreatable, fmt.Sprintf("%s (lacks the sidecars; %s)", v.key, why))
+				continue
+			}
+			all = append(all, v)
+		}
+	}
+	var unreplaced, expiredEvictions int
+	var evictionsExpired []types.UID
+	plan.EvictionsDone, evictionsExpired, unreplaced = settleEvictions(in.Evictions, all, in.Now)
+	expiredEvictions = len(evictionsExpired)
+	plan.RequeueAfter = earliest(plan.RequeueAfter, applyRefusals(all, in.Refused, in.Now))
+
 	sum := roundSummary{
 		notUpdate:      us.Type == appsv1beta1.NotUpdateSidecarSetStrategyType,
 		paused:         us.Paused,
@@ -194,8 +248,8 @@ func Compute(in Input) (Plan, error) {
 		maxUnavailable: us.MaxUnavailable,
 	}
 	var rollout []*podView
-	done, unavailable, inconsistent := 0, 0, 0
-	for _, v := range views {
+	done, unavailable, inconsistent := 0, unreplaced, 0
+	for _, v := range all {
 		if v.err != nil {
 			sum.blocked++
 			plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: v.err.Error()})
@@ -225,16 +279,33 @@ func Compute(in Input) (Plan, error) {
 			}
 		case v.notUpgradable():
 			sum.notUpgradable++
+			if set.recreate {
+				rec.notRecreatable = append(rec.notRecreatable, fmt.Sprintf("%s (%s)", v.key, v.why))
+			}
 		case !v.updated && !v.selected:
 			sum.notSelected++
 		}
-		if v.selected && !v.updated && v.inFlight {
+		if v.selected && !v.updated && (v.inFlight || v.kind == kindResizing) {
 			sum.inFlight++
 		}
+		if v.selected && !v.updated && v.kind == kindRecreate {
+			if v.evicting {
+				rec.evicted++
+			} else {
+				rec.pending++
+			}
+		}
+		if v.kind == kindResizePending && v.selected && !v.updated && !v.notInjected {
+			plan.Status.ResizePendingPods++
+		}
 	}
+	rec.evicted += unreplaced
+	rec.expired = expiredEvictions
 	sum.rollout = len(rollout)
+	sum.recreate = set.recreate
 
 	upgrading := map[*podView]bool{}
+	var ordered []*podView
 	if set.rolling() {
 		resetting := map[*podView]bool{}
 		for _, v := range views {
@@ -246,49 +317,99 @@ func Compute(in Input) (Plan, error) {
 		var waiting []*podView
 		for _, v := range rollout {
 			switch {
-			case v.waiting() && !resetting[v]:
+			case v.waiting() && !resetting[v] && v.refusedUntil.IsZero():
 				waiting = append(waiting, v)
+			case v.waiting() && !v.refusedUntil.IsZero():
+				rec.refused++
+				rec.refusal = v.refusal
 			case v.finishing && !v.done(hash):
 				sum.finishing++
 			}
 		}
 		sum.waiting = len(waiting)
-		sum.budget = newBudget(us.Partition, us.MaxUnavailable, len(views), done, unavailable)
-		ordered := orderWaiting(waiting, rollout, us, hash)
+		sum.budget = newBudget(us.Partition, us.MaxUnavailable, len(all)+unreplaced, done, unavailable)
+		ordered = orderWaiting(waiting, rollout, us, hash)
 		sum.batch = sum.budget.pick(ordered, func(v *podView) bool {
-			u, skipped, err := set.buildUpdate(v, in.Now, in.LatestRevision)
-			if err != nil {
-				plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: err.Error()})
-				return false
-			}
-			for _, skip := range skipped {
-				plan.Warnings = append(plan.Warnings, skip.Warning(set.name))
-			}
-			plan.Updates = append(plan.Updates, u)
-			upgrading[v] = true
-			return true
+			return set.act(&plan, v, in.Now, in.LatestRevision, hash)
 		})
+		for _, v := range sum.batch.chosen {
+			upgrading[v] = true
+		}
 		sum.blocked += sum.batch.blocked
-		sum.updates, sum.resets = len(plan.Updates), len(plan.Resets)
+		sum.updates = len(plan.Updates) + len(plan.Resizes) + len(plan.Evictions)
+		sum.resets = len(plan.Resets)
+		rec.evicting = len(plan.Evictions)
 
 		for _, v := range views {
 			if v.notUpgradable() {
 				plan.NotUpgradable = append(plan.NotUpgradable, v.key)
 			}
-			if value, ok := desiredUpgradable(v, set.name, upgrading[v]); ok {
+			if value, ok := desiredUpgradable(v, set.name, upgrading[v] && v.kind != kindRecreate); ok {
 				if cond, changed := upgradableCondition(v.pod, set.name, value, in.Now); changed {
 					plan.Upgradable = append(plan.Upgradable, PodCondition{Pod: v.key, Condition: cond})
 				}
 			}
 		}
 	}
+	plan.Status.RecreatePendingPods = int32(rec.pending)
+	plan.Decisions = decisions(all, ordered, upgrading, set, hash, sum.budget, set.rolling())
 	slices.Sort(plan.Warnings)
 	plan.Warnings = slices.Compact(plan.Warnings)
-	plan.Settled = len(active) == 0 && len(plan.Updates) == 0 && len(plan.Resets) == 0 &&
-		sum.waiting == 0 && sum.finishing == 0 && inconsistent == 0
+	plan.Settled = len(active) == 0 && len(plan.Updates) == 0 && len(plan.Resets) == 0 && len(plan.Resizes) == 0 &&
+		len(plan.Evictions) == 0 && sum.waiting == 0 && sum.finishing == 0 && inconsistent == 0 && sum.inFlight == 0 &&
+		rec.evicted == 0 && rec.refused == 0
 	slices.SortStableFunc(plan.Blocked, func(a, b BlockedPod) int {
 		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
 	})
 	plan.Status.Conditions = setConditions(in.SidecarSet.Status.Conditions, in.SidecarSet.Generation, sum, in.Now)
+	setCondition(&plan.Status.Conditions, appsv1beta1.SidecarSetConditionResized, resizeCondition(views, in.SidecarSet.Generation, in.Now))
+	var recreated *metav1.Condition
+	if set.recreate {
+		recreated = recreateCondition(rec, sum, in.SidecarSet.Generation, in.Now)
+	}
+	setCondition(&plan.Status.Conditions, appsv1beta1.SidecarSetConditionRecreated, recreated)
 	return plan, nil
+}
+
+// act builds what the round issues for one chosen pod: the in-place patch,
+// a resize or an eviction. It reports whether it could.
+func (s *setView) act(plan *Plan, v *podView, now time.Time, latestRevision, hash string) bool {
+	switch v.kind {
+	case kindResize:
+		plan.Resizes = append(plan.Resizes, buildResize(v, hash))
+		return true
+	case kindRecreate:
+		plan.Evictions = append(plan.Evictions, buildEviction(v))
+		return true
+	}
+	u, skipped, err := s.buildUpdate(v, now, latestRevision)
+	if err != nil {
+		plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: err.Error()})
+		return false
+	}
+	for _, skip := range skipped {
+		plan.Warnings = append(plan.Warnings, skip.Warning(s.name))
+	}
+	plan.Updates = append(plan.Updates, u)
+	return true
+}
+
+// sortedPods sorts pods by namespace and name.
+func sortedPods(in []*corev1.Pod) []*corev1.Pod {
+	pods := slices.Clone(in)
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return pods
+}
+
+// earliest returns the smaller positive duration (0 when neither is).
+func earliest(a, b time.Duration) time.Duration {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	}
+	return min(a, b)
 }

@@ -57,6 +57,9 @@ type roundSummary struct {
 	selectorErr                error
 	// Pods of the rollout not upgraded this round, and why.
 	inFlight, finishing, waiting int
+	// recreate: the SidecarSet recreates the pods it cannot upgrade in
+	// place (the not upgradable ones are then not recreatable).
+	recreate bool
 	// This round's patches.
 	updates, resets int
 	// blocked counts pods with unreadable annotations or an unbuildable
@@ -177,9 +180,13 @@ func progressNotes(sum roundSummary) []note {
 	add(sum.blocked > 0, appsv1beta1.ReasonBlockedPods,
 		"%s cannot be patched: their SidecarSet annotations are unreadable or patchPodMetadata fails on them",
 		count(sum.blocked, "pod"))
-	add(sum.notUpgradable > 0, appsv1beta1.ReasonNotUpgradablePods,
-		"%d of %d pods cannot be upgraded in place: a field other than an image changed; recreate them to get the new sidecars",
-		sum.notUpgradable, sum.matched)
+	add(sum.notUpgradable > 0 && !sum.recreate, appsv1beta1.ReasonNotUpgradablePods,
+		"%d of %d pods cannot be upgraded in place: a field other than images and resources changed, or their resize cannot be made; "+
+			"recreate them to get the new sidecars (%s: \"true\" has the rollout recreate them)",
+		sum.notUpgradable, sum.matched, appsv1beta1.RecreatePodsAnnotation)
+	add(sum.notUpgradable > 0 && sum.recreate, appsv1beta1.ReasonNotUpgradablePods,
+		"%d of %d pods cannot be upgraded in place nor recreated: no controller of theirs would recreate them "+
+			"(the Recreated condition names them)", sum.notUpgradable, sum.matched)
 	add(sum.notSelected > 0, appsv1beta1.ReasonNotSelected,
 		"%d of %d pods are not updated: updateStrategy.selector does not select them", sum.notSelected, sum.matched)
 	add(sum.selectorErr != nil, appsv1beta1.ReasonNotSelected, "updateStrategy.selector is invalid: %v", sum.selectorErr)

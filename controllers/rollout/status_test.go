@@ -121,7 +121,8 @@ func TestPlan_Conditions(t *testing.T) {
 				// OpenKruise-style "complete" here would be a false success: a pod still needs the change.
 				updated(no, appsv1beta1.ReasonNotUpgradablePods, "2 of 3 matched pods run the latest sidecars"),
 				progressing(no, appsv1beta1.ReasonNotUpgradablePods, "1 of 3 pods cannot be upgraded in place: "+
-					"a field other than an image changed; recreate them to get the new sidecars"),
+					"a field other than images and resources changed, or their resize cannot be made; recreate them to get the "+
+					`new sidecars (sidecarset-operator.dev/recreate-pods: "true" has the rollout recreate them)`),
 			},
 		},
 		{

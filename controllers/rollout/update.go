@@ -133,7 +133,9 @@ func (c *change) podUpdate(hash string) PodUpdate {
 // injection because the pod has a container of its name is that container,
 // the pod's own, and never gets the SidecarSet's image.
 //
-// Nothing else (env, mounts, resources) is touched.
+// A pod whose resize was applied (resize.go) also gets the current
+// revision's without-image entry. Nothing else (env, mounts, resources) is
+// touched.
 func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) (PodUpdate, []podmeta.Skip, error) {
 	c := newChange(v)
 	for _, sc := range s.cold {
@@ -151,10 +153,22 @@ func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) 
 	if recorded := v.state.Hashes[s.name].SidecarList; len(recorded) > 0 {
 		list = recorded
 	}
-	hashes[s.name], _ = podstate.Version{
+	var withoutImage podstate.HashEntry
+	hashes[s.name], withoutImage = podstate.Version{
 		SidecarSet: s.name, Hashes: s.hashes, SidecarList: list, ControllerRevision: latestRevision,
 	}.Entries(now)
 	c.anns[appsv1beta1.SidecarSetHashAnnotation] = hashes.Encode()
+	if v.kind == kindResized {
+		// The resize made the pod's sidecars the current revision's but
+		// for images: it records that revision in both annotations, as
+		// injection would have.
+		without := maps.Clone(v.state.HashesWithoutImage)
+		if without == nil {
+			without = podstate.Hashes{}
+		}
+		without[s.name] = withoutImage
+		c.anns[appsv1beta1.SidecarSetHashWithoutImageAnnotation] = without.Encode()
+	}
 	c.recordImageIDs(s.name, s.hashes.Hash, now)
 
 	var skipped []podmeta.Skip
@@ -172,6 +186,23 @@ func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) 
 		skipped = res.Skipped
 	}
 	return c.podUpdate(s.hashes.Hash), skipped, nil
+}
+
+// changesImages reports whether the in-place patch of a pod changes an
+// image: a cold sidecar's, or a hot-upgrade sidecar's that neither twin has.
+func (s *setView) changesImages(v *podView) bool {
+	for _, sc := range s.cold {
+		if pc := specContainer(v.pod, sc.Name); pc != nil && pc.Image != sc.Image && s.injectedInto(v, sc.Name) {
+			return true
+		}
+	}
+	for _, h := range s.hot {
+		c1, c2 := specContainer(v.pod, h.twin1), specContainer(v.pod, h.twin2)
+		if c1 != nil && c2 != nil && c1.Image != h.image && c2.Image != h.image && s.injectedInto(v, h.name) {
+			return true
+		}
+	}
+	return false
 }
 
 // injectedInto reports whether the pod records a sidecar as injected by the

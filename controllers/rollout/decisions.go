@@ -1,0 +1,173 @@
+package rollout
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Decisions: what a round decides for each pod, and the order of the
+// batches to come, as kubectl sidecarset plan prints them. The batches
+// after this round's assume that each one completes (its pods become
+// updated and ready) before the next: each then takes maxUnavailable pods
+// of the order, until the partition's allowance is used up.
+
+// Action is what the rollout does to a pod.
+type Action string
+
+// The actions.
+const (
+	// ActionNothing: the pod runs the current revision, or the rollout
+	// does not select it.
+	ActionNothing Action = "nothing"
+	// ActionImage: images patched in place (or only the new version
+	// recorded, when no image changes).
+	ActionImage Action = "image in place"
+	// ActionResize: CPU and memory resized in place (pods/resize).
+	ActionResize Action = "resize"
+	// ActionRecreate: the pod is evicted and its controller recreates it.
+	ActionRecreate Action = "recreate"
+	// ActionInProgress: an upgrade of the pod is under way.
+	ActionInProgress Action = "in progress"
+	// ActionWait: the pod waits, held by the partition or a pause.
+	ActionWait Action = "wait"
+	// ActionBlocked: the rollout cannot reach the pod now, or ever.
+	ActionBlocked Action = "blocked"
+)
+
+// Decision is what the rollout decides about one pod.
+type Decision struct {
+	// Pod names the pod.
+	Pod types.NamespacedName
+	// Action is what the rollout does to it.
+	Action Action
+	// Detail says what changes, or why nothing does.
+	Detail string
+	// Batch is the batch the pod's upgrade is in, 1 for this round's, in
+	// the rollout's order; 0 when it is in none.
+	Batch int
+}
+
+// decisions lists the decisions of a round: the ordered pods first, by
+// batch, then the others by namespace and name.
+func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, hash string, b budget, rolling bool) []Decision {
+	batchOf := map[*podView]int{}
+	if rolling {
+		size := max(1, b.maxUnavailable)
+		left := b.allowed()
+		inBatch := 0
+		next := 2
+		for _, v := range ordered {
+			if chosen[v] {
+				batchOf[v] = 1
+				if !v.committed() {
+					left--
+				}
+			}
+		}
+		for _, v := range ordered {
+			if chosen[v] {
+				continue
+			}
+			if !v.committed() {
+				if left <= 0 {
+					continue
+				}
+				left--
+			}
+			batchOf[v] = next
+			if inBatch++; inBatch == size {
+				inBatch, next = 0, next+1
+			}
+		}
+	}
+	out := make([]Decision, 0, len(all))
+	for _, v := range all {
+		d := Decision{Pod: v.key, Batch: batchOf[v]}
+		d.Action, d.Detail = s.decide(v, hash, rolling, d.Batch)
+		out = append(out, d)
+	}
+	position := make(map[*podView]int, len(ordered))
+	for i, v := range ordered {
+		position[v] = i
+	}
+	keys := make(map[types.NamespacedName]*podView, len(all))
+	for _, v := range all {
+		keys[v.key] = v
+	}
+	slices.SortStableFunc(out, func(a, b Decision) int {
+		switch {
+		case a.Batch == 0 && b.Batch == 0:
+			return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
+		case a.Batch == 0:
+			return 1
+		case b.Batch == 0:
+			return -1
+		}
+		return cmp.Or(cmp.Compare(a.Batch, b.Batch), cmp.Compare(position[keys[a.Pod]], position[keys[b.Pod]]))
+	})
+	return out
+}
+
+// decide says what happens to one pod, and why.
+func (s *setView) decide(v *podView, hash string, rolling bool, batch int) (Action, string) {
+	switch {
+	case v.err != nil:
+		return ActionBlocked, v.err.Error()
+	case v.updated && v.consistent:
+		return ActionNothing, "runs the current revision"
+	case v.updated:
+		return ActionInProgress, "its in-place upgrade is completing"
+	case v.inFlight || v.evicting:
+		return ActionInProgress, "its upgrade is under way"
+	case !v.selected:
+		return ActionNothing, "updateStrategy.selector does not select it"
+	case v.kind == kindBlocked:
+		return ActionBlocked, v.why
+	case v.kind == kindResizing:
+		return ActionInProgress, "the kubelet is applying its resize"
+	case v.kind == kindResizePending:
+		return ActionBlocked, fmt.Sprintf("its resize is %s: %s", resizeStateWord(v.resize.state), v.resize.message)
+	case v.finishing:
+		return ActionInProgress, "finishing an earlier upgrade"
+	}
+	action, detail := s.describeAction(v)
+	switch {
+	case !rolling:
+		return ActionWait, detail + " (the update strategy is paused or NotUpdate)"
+	case !v.refusedUntil.IsZero():
+		return ActionBlocked, "its PodDisruptionBudget refused the eviction: " + v.refusal
+	case batch == 0:
+		return ActionWait, detail + " (held back by the partition)"
+	}
+	return action, detail
+}
+
+// describeAction says what the rollout's action on a waiting pod changes.
+func (s *setView) describeAction(v *podView) (Action, string) {
+	switch v.kind {
+	case kindResize:
+		return ActionResize, describeResize(v.resize)
+	case kindRecreate:
+		return ActionRecreate, v.why
+	}
+	var images []string
+	for _, sc := range s.cold {
+		if pc := specContainer(v.pod, sc.Name); pc != nil && pc.Image != sc.Image && s.injectedInto(v, sc.Name) {
+			images = append(images, fmt.Sprintf("%s %s→%s", sc.Name, pc.Image, sc.Image))
+		}
+	}
+	for _, h := range s.hot {
+		if c1, c2 := specContainer(v.pod, h.twin1), specContainer(v.pod, h.twin2); c1 != nil && c2 != nil &&
+			c1.Image != h.image && c2.Image != h.image && s.injectedInto(v, h.name) {
+			images = append(images, fmt.Sprintf("%s (hot upgrade) →%s", h.name, h.image))
+		}
+	}
+	if len(images) == 0 {
+		return ActionImage, "no image changes: records the current revision"
+	}
+	return ActionImage, strings.Join(images, ", ")
+}
