@@ -49,6 +49,8 @@ func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash str
 	if detected {
 		r.announceNotInjected(obj, notInjected, &next)
 	}
+	r.announceResizes(obj, plan, &next)
+	r.announceRecreation(obj, plan, &next)
 	if next != note {
 		r.notes.Store(s.Name, next)
 	}

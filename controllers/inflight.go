@@ -48,6 +48,17 @@ func (f *inFlight) expect(set string, uid types.UID, hash string, now time.Time)
 	f.pods[uid] = set
 }
 
+// expectResize records a resized pod, at the generation it had.
+func (f *inFlight) expectResize(set string, uid types.UID, hash string, generation int64, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sets[set] == nil {
+		f.sets[set] = map[types.UID]rollout.InFlight{}
+	}
+	f.sets[set][uid] = rollout.InFlight{Hash: hash, Since: now, Resize: true, Generation: generation}
+	f.pods[uid] = set
+}
+
 // forget drops entries of a SidecarSet.
 func (f *inFlight) forget(set string, uids ...types.UID) {
 	f.mu.Lock()

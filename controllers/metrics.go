@@ -11,11 +11,19 @@ import (
 var (
 	rolloutPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "sidecarset_pods",
-		Help: "Pods of a SidecarSet by state: matched, updated, ready, updated_ready, not_upgradable, not_injected (selected, without its sidecars).",
+		Help: "Pods of a SidecarSet by state: matched, updated, ready, updated_ready, not_upgradable, not_injected (selected, without its sidecars), resize_pending, recreate_pending.",
 	}, []string{"sidecarset", "state"})
 	inPlaceUpdates = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sidecarset_inplace_updates_total",
 		Help: "In-place pod upgrades (and hot-upgrade resets) issued, by SidecarSet and result.",
+	}, []string{"sidecarset", "result"})
+	podResizes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sidecarset_pod_resizes_total",
+		Help: "In-place resizes of sidecars (pods/resize) issued, by SidecarSet and result: success, conflict, refused, error.",
+	}, []string{"sidecarset", "result"})
+	podEvictions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sidecarset_pod_evictions_total",
+		Help: "Evictions of pods to recreate them, by SidecarSet and result: evicted, refused (a PodDisruptionBudget), gone, error.",
 	}, []string{"sidecarset", "result"})
 	detectorSeconds = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "sidecarset_detector_seconds_total",
@@ -32,7 +40,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(rolloutPods, inPlaceUpdates, inFlightOldest, detectorSeconds, detectorPods)
+	metrics.Registry.MustRegister(rolloutPods, inPlaceUpdates, podResizes, podEvictions, inFlightOldest, detectorSeconds, detectorPods)
 }
 
 // recordStatusMetrics sets a SidecarSet's pod gauges. A SidecarSet that
@@ -49,9 +57,13 @@ func recordStatusMetrics(set string, st *appsv1beta1.SidecarSetStatus, notUpgrad
 	rolloutPods.WithLabelValues(set, "updated_ready").Set(float64(st.UpdatedReadyPods))
 	rolloutPods.WithLabelValues(set, "not_upgradable").Set(float64(notUpgradable))
 	rolloutPods.WithLabelValues(set, "not_injected").Set(float64(st.NotInjectedPods))
+	rolloutPods.WithLabelValues(set, "resize_pending").Set(float64(st.ResizePendingPods))
+	rolloutPods.WithLabelValues(set, "recreate_pending").Set(float64(st.RecreatePendingPods))
 }
 
 func forgetMetrics(set string) {
 	rolloutPods.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
 	inPlaceUpdates.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
+	podResizes.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
+	podEvictions.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
 }

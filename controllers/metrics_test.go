@@ -16,8 +16,8 @@ func TestRecordStatusMetrics_NoSeriesForIdleSidecarSets(t *testing.T) {
 	}
 	series := testutil.CollectAndCount(rolloutPods)
 	recordStatusMetrics("metrics-test-busy", &appsv1beta1.SidecarSetStatus{}, 0)
-	if after := testutil.CollectAndCount(rolloutPods); after != series-6 {
-		t.Errorf("%d series after the SidecarSet went idle, want %d: an idle SidecarSet keeps no series", after, series-6)
+	if after := testutil.CollectAndCount(rolloutPods); after != series-8 {
+		t.Errorf("%d series after the SidecarSet went idle, want %d: an idle SidecarSet keeps no series", after, series-8)
 	}
 	forgetMetrics("metrics-test-busy")
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -104,6 +105,9 @@ func relevantPodChange(oldPod, newPod *corev1.Pod) bool {
 	case (oldPod.DeletionTimestamp == nil) != (newPod.DeletionTimestamp == nil),
 		oldPod.Status.Phase != newPod.Status.Phase,
 		podReady(oldPod) != podReady(newPod),
+		oldPod.Generation != newPod.Generation,
+		oldPod.Status.ObservedGeneration != newPod.Status.ObservedGeneration,
+		!sameResizeConditions(oldPod, newPod),
 		!reflect.DeepEqual(oldPod.Labels, newPod.Labels),
 		!reflect.DeepEqual(oldPod.Annotations, newPod.Annotations),
 		!sameImages(oldPod.Spec.Containers, newPod.Spec.Containers),
@@ -124,6 +128,27 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
+// sameResizeConditions compares the kubelet's resize conditions, which say
+// whether a resize is pending or in progress.
+func sameResizeConditions(a, b *corev1.Pod) bool {
+	for _, t := range []corev1.PodConditionType{corev1.PodResizePending, corev1.PodResizeInProgress} {
+		ca, cb := findCondition(a, t), findCondition(b, t)
+		if (ca == nil) != (cb == nil) || (ca != nil && (ca.Reason != cb.Reason || ca.Message != cb.Message)) {
+			return false
+		}
+	}
+	return true
+}
+
+func findCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == t {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
 func sameImages(a, b []corev1.Container) bool {
 	if len(a) != len(b) {
 		return false
@@ -141,7 +166,8 @@ func sameStatuses(a, b []corev1.ContainerStatus) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Image != b[i].Image || a[i].ImageID != b[i].ImageID || a[i].Ready != b[i].Ready {
+		if a[i].Name != b[i].Name || a[i].Image != b[i].Image || a[i].ImageID != b[i].ImageID || a[i].Ready != b[i].Ready ||
+			!equality.Semantic.DeepEqual(a[i].Resources, b[i].Resources) {
 			return false
 		}
 	}
@@ -149,10 +175,12 @@ func sameStatuses(a, b []corev1.ContainerStatus) bool {
 }
 
 // TrimPod is the pod cache transform: it keeps only what the operator
-// reads (metadata, container names, images and pull policies, the init
-// containers' restart policy, the node, the phase, the conditions and the
-// container statuses) so that the cache of a large cluster stays small. Cached pods
-// are read-only views: the controller only ever patches pods.
+// reads (metadata, container names, images, pull policies and resources,
+// the init containers' restart policy, the pod's restart policy, OS and
+// pod-level resources, the node, the phase, the QoS class, the observed
+// generation, the conditions and the container statuses) so that the
+// cache of a large cluster stays small. Cached pods are read-only views:
+// the controller only ever patches pods.
 func TrimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -165,12 +193,17 @@ func TrimPod(obj any) (any, error) {
 			NodeName:       p.Spec.NodeName,
 			Containers:     trimContainers(p.Spec.Containers),
 			InitContainers: trimContainers(p.Spec.InitContainers),
+			RestartPolicy:  p.Spec.RestartPolicy,
+			OS:             p.Spec.OS,
+			Resources:      p.Spec.Resources,
 		},
 		Status: corev1.PodStatus{
 			Phase:                 p.Status.Phase,
 			Conditions:            p.Status.Conditions,
 			ContainerStatuses:     trimStatuses(p.Status.ContainerStatuses),
 			InitContainerStatuses: trimStatuses(p.Status.InitContainerStatuses),
+			QOSClass:              p.Status.QOSClass,
+			ObservedGeneration:    p.Status.ObservedGeneration,
 		},
 	}
 	trimmed.ManagedFields = nil
@@ -185,6 +218,7 @@ func trimContainers(in []corev1.Container) []corev1.Container {
 	for i := range in {
 		out[i] = corev1.Container{
 			Name: in[i].Name, Image: in[i].Image, ImagePullPolicy: in[i].ImagePullPolicy, RestartPolicy: in[i].RestartPolicy,
+			Resources: trimResources(in[i].Resources),
 		}
 	}
 	return out
@@ -198,10 +232,16 @@ func trimStatuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	for i := range in {
 		out[i] = corev1.ContainerStatus{
 			Name: in[i].Name, Image: in[i].Image, ImageID: in[i].ImageID, Ready: in[i].Ready,
-			RestartCount: in[i].RestartCount, Started: in[i].Started, State: in[i].State,
+			RestartCount: in[i].RestartCount, Started: in[i].Started, State: in[i].State, Resources: in[i].Resources,
 		}
 	}
 	return out
+}
+
+// trimResources keeps requests and limits (resize and resourcesPolicy read
+// them), not resource claims.
+func trimResources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{Requests: r.Requests, Limits: r.Limits}
 }
 
 // namespaceToSidecarSets maps a namespace label change to the SidecarSets

@@ -55,6 +55,14 @@ func TestRelevantPodChange(t *testing.T) {
 		{name: "a container image is relevant", change: func(p *corev1.Pod) { p.Spec.Containers[1].Image = "envoy:2" }, want: true},
 		{name: "an init container image is relevant", change: func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = "busybox:2" }, want: true},
 		{name: "labels are relevant (selectors)", change: func(p *corev1.Pod) { p.Labels["tier"] = "front" }, want: true},
+		{name: "a resize (the generation) is relevant", change: func(p *corev1.Pod) { p.Generation++ }, want: true},
+		{name: "the kubelet observing a generation is relevant", change: func(p *corev1.Pod) { p.Status.ObservedGeneration++ }, want: true},
+		{name: "a resize condition is relevant", change: func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodResizePending, Reason: "Deferred"})
+		}, want: true},
+		{name: "resources a container reports are relevant (a resize applied)", change: func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[1].Resources = &corev1.ResourceRequirements{}
+		}, want: true},
 		{name: "annotations are relevant (recorded hashes)", change: func(p *corev1.Pod) { p.Annotations["kruise.io/sidecarset-hash"] = "{}" }, want: true},
 	}
 	for _, tc := range tests {

@@ -94,28 +94,40 @@ type SidecarSetReconciler struct {
 	// Detector knows the selected pods that run without the sidecars; nil
 	// leaves notInjectedPods and the Injected condition alone.
 	Detector *Detector
+	// ResizeUnsupported says that the API server does not serve
+	// pods/resize (Kubernetes before 1.33): resources changes are then
+	// reported, or recreated, instead of resized.
+	ResizeUnsupported bool
 
-	inflight *inFlight
-	states   *podStates
-	notes    sync.Map // SidecarSet name -> noteState: what was last announced by an event
-	settled  sync.Map // SidecarSet name -> true when its last plan was Settled
-	now      func() time.Time
+	inflight       *inFlight
+	states         *podStates
+	revisions      *revisionSpecs
+	recreations    *recreations
+	resizeRefusals sync.Map // pod UID -> resizeRefusal
+	notes          sync.Map // SidecarSet name -> noteState: what was last announced by an event
+	settled        sync.Map // SidecarSet name -> true when its last plan was Settled
+	now            func() time.Time
 }
 
 // noteState is what the last events said about a SidecarSet, so that events
 // are emitted on transitions only.
 type noteState struct {
-	notUpgradable string // generation and count of the last NotUpgradablePods event
-	rollingTo     string // hash of the rollout announced as started
-	completed     string // hash announced as completed
-	notPatched    string // the last PodMetadataNotPatched warnings
-	notInjected   string // the pods and reasons of the last PodsNotInjected event
+	notUpgradable  string // generation and count of the last NotUpgradablePods event
+	rollingTo      string // hash of the rollout announced as started
+	completed      string // hash announced as completed
+	notPatched     string // the last PodMetadataNotPatched warnings
+	notInjected    string // the pods and reasons of the last PodsNotInjected event
+	resizePending  string // the pods of the last ResizePending event
+	pdbRefused     string // the pods of the last WaitingForPodDisruptionBudget event
+	notRecreatable string // the pods of the last PodsNotRecreatable event
 }
 
 // SetupWithManager registers the controller.
 func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.inflight = newInFlight()
 	r.states = newPodStates()
+	r.revisions = newRevisionSpecs()
+	r.recreations = newRecreations()
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -180,6 +192,8 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.inflight.forgetPod(e.Object.GetUID())
 			r.states.forget(e.Object.GetUID())
+			r.recreations.forgetPod(e.Object.GetUID())
+			r.resizeRefusals.Delete(e.Object.GetUID())
 			later(ctx, e.Object, q)
 		},
 	}
@@ -200,6 +214,8 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.inflight.forgetSet(req.Name)
+			r.recreations.forgetSet(req.Name)
+			r.revisions.forget(req.Name)
 			r.notes.Delete(req.Name)
 			r.settled.Delete(req.Name)
 			forgetMetrics(req.Name)
@@ -232,16 +248,28 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, historyErr
 	}
 
+	revisions, err := r.revisions.forSidecarSet(ctx, r.Client, r.Namespace, s)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	notInjected, err := r.notInjectedPods(ctx, s)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	evictions, refusals := r.recreations.snapshot(s.Name)
 	now := r.now()
 	plan, err := rollout.Compute(rollout.Input{
 		SidecarSet: s, Hashes: hashes, LatestRevision: latest, Pods: pods,
 		InFlight: r.inflight.snapshot(s.Name), Now: now, States: r.states.read,
 		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
+		Revisions: revisions, ResizeUnsupported: r.ResizeUnsupported, ResizeRefused: r.refusedResizes(hashes.Hash),
+		NotInjected: notInjected, Evictions: evictions, Refused: refusals,
 	})
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	r.inflight.forget(s.Name, plan.Done...)
+	r.recreations.done(s.Name, plan.EvictionsDone...)
 	r.settled.Store(s.Name, plan.Settled)
 
 	status := plan.Status
@@ -250,24 +278,30 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	// collisionCount is always written, 0 included, as OpenKruise does
 	// (kubectl describe shows "Collision Count: 0", as the manual does).
 	status.CollisionCount = &collisions
-	notInjected, detected := r.setNotInjected(obj, &status)
+	notInjectedList, detected := r.setNotInjected(obj, &status)
 	if err := r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { *st = status }); err != nil {
 		return reconcile.Result{}, err
 	}
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable))
 	inFlightOldest.Set(r.inflight.oldest(now).Seconds())
-	r.announce(obj, s, hashes.Hash, &plan, &status, notInjected, detected)
+	r.announce(obj, s, hashes.Hash, &plan, &status, notInjectedList, detected)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
 	}
 
 	succeeded, conflicts, writeErr := r.applyUpdates(ctx, s.Name, plan.Updates, false)
 	_, resetConflicts, resetErr := r.applyUpdates(ctx, s.Name, plan.Resets, true)
+	resizeConflicts, resizeErr := r.applyResizes(ctx, s.Name, plan.Resizes)
+	evictErr := r.applyEvictions(ctx, s.Name, plan.Evictions)
 	condErr := r.writeConditions(ctx, plan.Upgradable, plan.Updates, succeeded)
-	if err := errors.Join(writeErr, resetErr, condErr); err != nil {
+	if err := errors.Join(writeErr, resetErr, resizeErr, evictErr, condErr); err != nil {
 		return reconcile.Result{}, err
 	}
-	if conflicts+resetConflicts > 0 {
+	if len(plan.Evictions) > 0 {
+		// Refused evictions are tried again rollout.EvictionRetry later.
+		return reconcile.Result{RequeueAfter: rollout.EvictionRetry}, nil
+	}
+	if conflicts+resetConflicts+resizeConflicts > 0 {
 		// The cache was behind a pod's latest version: plan again shortly
 		// from the fresher cache (not an error: nothing went wrong).
 		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil

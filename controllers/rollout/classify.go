@@ -48,8 +48,10 @@ type setView struct {
 	diffs     map[string]upgrade.Diff
 	// policies are the current spec's compiled resourcesPolicies.
 	policies resources.Policies
-	// resizeUnsupported: the cluster does not serve pods/resize.
+	// resizeUnsupported: the cluster does not serve pods/resize;
+	// resizeRefused are the pods whose resize the API server refused.
 	resizeUnsupported bool
+	resizeRefused     map[types.UID]string
 	// recreate and recreateJobs are the SidecarSet's recreate opt-ins.
 	recreate, recreateJobs bool
 	// now is the round's time.
@@ -147,6 +149,9 @@ type podView struct {
 	notInjected bool
 	// evicting: the shell evicted the pod and the cache still shows it.
 	evicting bool
+	// notRecreatable: the pod needs a recreation no controller of its
+	// would make.
+	notRecreatable bool
 	// refusedUntil is when an eviction refused by a PodDisruptionBudget
 	// may be tried again; refusal is the API server's message.
 	refusedUntil time.Time

@@ -38,6 +38,25 @@ const (
 	ActionBlocked Action = "blocked"
 )
 
+// Blocker says what holds a pod back.
+type Blocker string
+
+// The blockers.
+const (
+	// BlockerPodDisruptionBudget: a PodDisruptionBudget refused the
+	// pod's eviction.
+	BlockerPodDisruptionBudget Blocker = "PodDisruptionBudget"
+	// BlockerNotRecreatable: the pod needs a recreation no controller of
+	// its would make.
+	BlockerNotRecreatable Blocker = "NotRecreatable"
+	// BlockerNotUpgradable: the pod needs a recreation and the SidecarSet
+	// does not recreate pods.
+	BlockerNotUpgradable Blocker = "NotUpgradable"
+	// BlockerResize: the pod's resize is deferred, infeasible, stuck or
+	// cannot be made.
+	BlockerResize Blocker = "Resize"
+)
+
 // Decision is what the rollout decides about one pod.
 type Decision struct {
 	// Pod names the pod.
@@ -49,11 +68,13 @@ type Decision struct {
 	// Batch is the batch the pod's upgrade is in, 1 for this round's, in
 	// the rollout's order; 0 when it is in none.
 	Batch int
+	// Blocker says what holds a blocked pod back.
+	Blocker Blocker
 }
 
 // decisions lists the decisions of a round: the ordered pods first, by
 // batch, then the others by namespace and name.
-func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, hash string, b budget, rolling bool) []Decision {
+func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b budget, rolling bool) []Decision {
 	batchOf := map[*podView]int{}
 	if rolling {
 		size := max(1, b.maxUnavailable)
@@ -87,7 +108,10 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, ha
 	out := make([]Decision, 0, len(all))
 	for _, v := range all {
 		d := Decision{Pod: v.key, Batch: batchOf[v]}
-		d.Action, d.Detail = s.decide(v, hash, rolling, d.Batch)
+		d.Action, d.Detail = s.decide(v, rolling, d.Batch)
+		if d.Action == ActionBlocked {
+			d.Blocker = blocker(v)
+		}
 		out = append(out, d)
 	}
 	position := make(map[*podView]int, len(ordered))
@@ -113,7 +137,7 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, ha
 }
 
 // decide says what happens to one pod, and why.
-func (s *setView) decide(v *podView, hash string, rolling bool, batch int) (Action, string) {
+func (s *setView) decide(v *podView, rolling bool, batch int) (Action, string) {
 	switch {
 	case v.err != nil:
 		return ActionBlocked, v.err.Error()
@@ -144,6 +168,23 @@ func (s *setView) decide(v *podView, hash string, rolling bool, batch int) (Acti
 		return ActionWait, detail + " (held back by the partition)"
 	}
 	return action, detail
+}
+
+// blocker says what holds a blocked pod back.
+func blocker(v *podView) Blocker {
+	switch {
+	case !v.refusedUntil.IsZero():
+		return BlockerPodDisruptionBudget
+	case v.resize != nil && v.kind == kindResizePending:
+		return BlockerResize
+	case v.kind == kindBlocked && v.notRecreatable:
+		return BlockerNotRecreatable
+	case v.kind == kindBlocked && v.resize != nil && v.resize.state == resizeRefused:
+		return BlockerResize
+	case v.kind == kindBlocked:
+		return BlockerNotUpgradable
+	}
+	return ""
 }
 
 // describeAction says what the rollout's action on a waiting pod changes.

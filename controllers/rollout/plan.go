@@ -76,6 +76,9 @@ type Input struct {
 	// ResizeUnsupported says that the API server does not serve
 	// pods/resize (Kubernetes before 1.33).
 	ResizeUnsupported bool
+	// ResizeRefused are the pods whose resize to the current hash the API
+	// server refused, with its message: they are not resized again.
+	ResizeRefused map[types.UID]string
 	// NotInjected are the active pods the SidecarSet selects that lack its
 	// sidecars and would get them from a recreation (created before it, or
 	// admitted without it); the planner recreates them when the SidecarSet
@@ -195,7 +198,7 @@ func Compute(in Input) (Plan, error) {
 	if in.States != nil {
 		set.decode = in.States
 	}
-	set.revisions, set.resizeUnsupported, set.now = in.Revisions, in.ResizeUnsupported, in.Now
+	set.revisions, set.resizeUnsupported, set.resizeRefused, set.now = in.Revisions, in.ResizeUnsupported, in.ResizeRefused, in.Now
 	set.policies = resources.CompileSpec(&in.SidecarSet.Spec)
 	hash := in.Hashes.Hash
 	us := &in.SidecarSet.Spec.UpdateStrategy
@@ -352,7 +355,7 @@ func Compute(in Input) (Plan, error) {
 		}
 	}
 	plan.Status.RecreatePendingPods = int32(rec.pending)
-	plan.Decisions = decisions(all, ordered, upgrading, set, hash, sum.budget, set.rolling())
+	plan.Decisions = decisions(all, ordered, upgrading, set, sum.budget, set.rolling())
 	slices.Sort(plan.Warnings)
 	plan.Warnings = slices.Compact(plan.Warnings)
 	plan.Settled = len(active) == 0 && len(plan.Updates) == 0 && len(plan.Resets) == 0 && len(plan.Resizes) == 0 &&

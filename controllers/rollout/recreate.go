@@ -133,7 +133,7 @@ func (s *setView) toRecreate(v *podView, why string) {
 		return
 	}
 	if ok, reason := recreatable(v.pod, s.recreateJobs); !ok {
-		v.kind, v.why = kindBlocked, why+"; not recreatable: "+reason
+		v.kind, v.why, v.notRecreatable = kindBlocked, why+"; not recreatable: "+reason, true
 		return
 	}
 	v.kind = kindRecreate

@@ -153,6 +153,9 @@ func (s *setView) resizeOf(v *podView) *resizeView {
 		}
 	}
 	if len(r.containers) > 0 {
+		if msg, ok := s.resizeRefused[pod.UID]; ok {
+			return refuse("the API server refused it: %s", msg)
+		}
 		if why := s.refusal(pod, r.containers); why != "" {
 			return refuse("%s", why)
 		}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,6 +22,22 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
+
+// servesPodResize reports whether the API server serves the pods/resize
+// subresource (Kubernetes 1.33 and later), through which the rollout
+// resizes sidecars in place.
+func servesPodResize(d discovery.DiscoveryInterface) (bool, error) {
+	list, err := d.ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "pods/resize" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
 
 // LeaderElectionID names the Lease of leader election; the RBAC below
 // allows exactly that Lease.
@@ -112,6 +129,10 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	if err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
 	}
+	resizeSupported, err := servesPodResize(clientset.Discovery())
+	if err != nil {
+		return nil, fmt.Errorf("discovering the pods/resize subresource: %w", err)
+	}
 	err = (&controllers.SidecarSetReconciler{
 		Client:                       mgr.GetClient(),
 		Namespace:                    o.Namespace,
@@ -122,6 +143,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		Whitelist:                    whitelist,
 		PatchMetadataDefaultsAllowed: o.PatchMetadataDefaultsAllowed,
 		Detector:                     &controllers.Detector{Cache: mgr.GetCache(), Registry: registry},
+		ResizeUnsupported:            !resizeSupported,
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)

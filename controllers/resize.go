@@ -1,0 +1,118 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+)
+
+// The resize path's I/O (the decision is rollout/resize.go's): sidecars'
+// CPU and memory are changed through the pods/resize subresource.
+// +kubebuilder:rbac:groups="",resources=pods/resize,verbs=patch
+
+// Events of the resize path.
+const (
+	// EventResizing, on a pod: the SidecarSet resized its sidecars.
+	EventResizing = "Resizing"
+	// EventResizeFailed, on a pod: the API server refused a resize.
+	EventResizeFailed = "ResizeFailed"
+	// EventResizePending, on a SidecarSet: resizes wait (deferred,
+	// infeasible, stuck, or cannot be made), once per change of the set.
+	EventResizePending = "ResizePending"
+)
+
+// applyResizes issues pods/resize patches in parallel (bounded by
+// PodWriters) and records them in flight. It returns how many were refused
+// for a stale resourceVersion. A resize the API server refuses as invalid
+// or forbidden is remembered (resizeRefusals): the planner then reports the
+// pod instead of sending it again.
+func (r *SidecarSetReconciler) applyResizes(ctx context.Context, set string, resizes []rollout.PodResize) (int, error) {
+	if len(resizes) == 0 {
+		return 0, nil
+	}
+	var (
+		mu        sync.Mutex
+		wg        sync.WaitGroup
+		conflicts int
+		errs      []error
+		slots     = make(chan struct{}, r.PodWriters)
+	)
+	for _, rs := range resizes {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			pod := &corev1.Pod{}
+			pod.Namespace, pod.Name = rs.Pod.Namespace, rs.Pod.Name
+			err := r.Client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, rs.Patch))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				r.inflight.expectResize(set, rs.UID, rs.Hash, rs.Generation, r.now())
+				podResizes.WithLabelValues(set, "success").Inc()
+			case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+				conflicts++
+				podResizes.WithLabelValues(set, "conflict").Inc()
+			case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
+				r.resizeRefusals.Store(rs.UID, resizeRefusal{hash: rs.Hash, message: apiMessage(err)})
+				podResizes.WithLabelValues(set, "refused").Inc()
+				r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventResizeFailed, "Resize", "SidecarSet %s: %v", set, err)
+			default:
+				podResizes.WithLabelValues(set, "error").Inc()
+				errs = append(errs, fmt.Errorf("resizing pod %s: %w", rs.Pod, err))
+				r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventResizeFailed, "Resize", "SidecarSet %s: %v", set, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return conflicts, errors.Join(errs...)
+}
+
+// resizeRefusal is a resize the API server refused, towards a hash.
+type resizeRefusal struct {
+	hash, message string
+}
+
+// refusedResizes returns the resizes towards a hash the API server refused,
+// by pod.
+func (r *SidecarSetReconciler) refusedResizes(hash string) map[types.UID]string {
+	out := map[types.UID]string{}
+	r.resizeRefusals.Range(func(k, v any) bool {
+		if f := v.(resizeRefusal); f.hash == hash {
+			out[k.(types.UID)] = f.message
+		}
+		return true
+	})
+	return out
+}
+
+// announceResizes emits the ResizePending event when the set of pods whose
+// resize waits changes and is not empty.
+func (r *SidecarSetReconciler) announceResizes(obj *appsv1beta1.SidecarSet, plan *rollout.Plan, note *noteState) {
+	var waiting []string
+	for _, d := range plan.Decisions {
+		if d.Blocker == rollout.BlockerResize {
+			waiting = append(waiting, fmt.Sprintf("%s (%s)", d.Pod, d.Detail))
+		}
+	}
+	key := strings.Join(waiting, ",")
+	if key == note.resizePending {
+		return
+	}
+	if len(waiting) > 0 {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventResizePending, "Resize",
+			"%d pod(s) wait for their in-place resize, keeping their resources: %s", len(waiting), names(waiting))
+	}
+	note.resizePending = key
+}

@@ -1,0 +1,91 @@
+package controllers
+
+import (
+	"context"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+)
+
+// revisionSpecs memoises the specs the SidecarSets' ControllerRevisions
+// record, decoded, defaulted and hashed once per revision version: the
+// planner finds the revision a pod runs by its without-image hash, to tell
+// a resize from a change that needs a new pod (rollout.Input.Revisions).
+type revisionSpecs struct {
+	mu sync.Mutex
+	m  map[string]revisionSpec // revision name -> decoded
+}
+
+type revisionSpec struct {
+	set             string
+	resourceVersion string
+	withoutImage    string
+	spec            *appsv1beta1.SidecarSetSpec
+}
+
+func newRevisionSpecs() *revisionSpecs {
+	return &revisionSpecs{m: map[string]revisionSpec{}}
+}
+
+// forSidecarSet returns the specs of a SidecarSet's revisions by
+// without-image hash. A revision that does not decode is left out: the
+// pods that run it go the recreate path, or are reported.
+func (c *revisionSpecs) forSidecarSet(ctx context.Context, cl client.Reader, namespace string, s *appsv1beta1.SidecarSet) (map[string]*appsv1beta1.SidecarSetSpec, error) {
+	list := &appsv1.ControllerRevisionList{}
+	if err := cl.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{fieldindex.RevisionBySidecarSet: s.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*appsv1beta1.SidecarSetSpec, len(list.Items))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range list.Items {
+		rev := &list.Items[i]
+		if !revision.OwnedBy(rev, s) {
+			continue
+		}
+		e, ok := c.m[rev.Name]
+		if !ok || e.resourceVersion != rev.ResourceVersion {
+			e = decodeRevisionSpec(s, rev)
+			e.set = s.Name
+			c.m[rev.Name] = e
+		}
+		if e.spec != nil {
+			out[e.withoutImage] = e.spec
+		}
+	}
+	return out, nil
+}
+
+// forget drops the entries of a deleted SidecarSet's revisions.
+func (c *revisionSpecs) forget(set string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, e := range c.m {
+		if e.set == set {
+			delete(c.m, name)
+		}
+	}
+}
+
+// decodeRevisionSpec restores a revision's sidecars onto the live
+// SidecarSet, defaults and hashes them.
+func decodeRevisionSpec(live *appsv1beta1.SidecarSet, rev *appsv1.ControllerRevision) revisionSpec {
+	e := revisionSpec{resourceVersion: rev.ResourceVersion}
+	restored, err := revision.Restore(live, rev)
+	if err != nil {
+		return e
+	}
+	appsv1beta1.SetDefaults(restored)
+	hashes, err := appsv1beta1.ComputeHashes(&restored.Spec)
+	if err != nil {
+		return e
+	}
+	e.withoutImage, e.spec = hashes.WithoutImage, &restored.Spec
+	return e
+}
