@@ -9,6 +9,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 )
 
@@ -73,19 +74,9 @@ func (c *revisionSpecs) forget(set string) {
 	}
 }
 
-// decodeRevisionSpec restores a revision's sidecars onto the live
-// SidecarSet, defaults and hashes them.
+// decodeRevisionSpec decodes one revision (rollout.RevisionSpec).
 func decodeRevisionSpec(live *appsv1beta1.SidecarSet, rev *appsv1.ControllerRevision) revisionSpec {
 	e := revisionSpec{resourceVersion: rev.ResourceVersion}
-	restored, err := revision.Restore(live, rev)
-	if err != nil {
-		return e
-	}
-	appsv1beta1.SetDefaults(restored)
-	hashes, err := appsv1beta1.ComputeHashes(&restored.Spec)
-	if err != nil {
-		return e
-	}
-	e.withoutImage, e.spec = hashes.WithoutImage, &restored.Spec
+	e.withoutImage, e.spec, _ = rollout.RevisionSpec(live, rev)
 	return e
 }

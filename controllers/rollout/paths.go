@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/upgrade"
 )
 
@@ -105,4 +109,21 @@ func describeDiff(d upgrade.Diff) string {
 		return "the sidecars changed beyond images and resources"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// RevisionSpec returns the spec a SidecarSet's revision records (its
+// sidecars on the live SidecarSet), defaulted, and its without-image hash:
+// an entry of Input.Revisions. ok is false when the revision does not
+// decode; the pods that run it then go the recreate path, or are reported.
+func RevisionSpec(live *appsv1beta1.SidecarSet, rev *appsv1.ControllerRevision) (withoutImage string, spec *appsv1beta1.SidecarSetSpec, ok bool) {
+	restored, err := revision.Restore(live, rev)
+	if err != nil {
+		return "", nil, false
+	}
+	appsv1beta1.SetDefaults(restored)
+	hashes, err := appsv1beta1.ComputeHashes(&restored.Spec)
+	if err != nil {
+		return "", nil, false
+	}
+	return hashes.WithoutImage, &restored.Spec, true
 }

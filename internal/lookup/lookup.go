@@ -2,7 +2,9 @@
 // both make to apply the pod-state rules: a namespace's labels (for
 // namespaceSelector matching, api/match) and the ControllerRevision a
 // SidecarSet pins (api/revision). The decisions stay in api/; this package
-// only fetches their inputs, so both shells fetch them the same way.
+// only fetches their inputs, so both shells fetch them the same way. It
+// also asks the API server whether it serves pods/resize, which the
+// manager and the kubectl plugin's plan both need.
 package lookup
 
 import (
@@ -13,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
@@ -70,4 +73,20 @@ func PinnedRevision(ctx context.Context, reader client.Reader, namespace string,
 	default:
 		return nil, fmt.Errorf("injectionStrategy.revision names neither a revisionName nor a customVersion")
 	}
+}
+
+// ServesPodResize reports whether the API server serves the pods/resize
+// subresource (Kubernetes 1.33 and later), through which the rollout
+// resizes sidecars in place.
+func ServesPodResize(d discovery.DiscoveryInterface) (bool, error) {
+	list, err := d.ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "pods/resize" {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,27 +16,12 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
-
-// servesPodResize reports whether the API server serves the pods/resize
-// subresource (Kubernetes 1.33 and later), through which the rollout
-// resizes sidecars in place.
-func servesPodResize(d discovery.DiscoveryInterface) (bool, error) {
-	list, err := d.ServerResourcesForGroupVersion("v1")
-	if err != nil {
-		return false, err
-	}
-	for _, r := range list.APIResources {
-		if r.Name == "pods/resize" {
-			return true, nil
-		}
-	}
-	return false, nil
-}
 
 // LeaderElectionID names the Lease of leader election; the RBAC below
 // allows exactly that Lease.
@@ -129,7 +113,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	if err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
 	}
-	resizeSupported, err := servesPodResize(clientset.Discovery())
+	resizeSupported, err := lookup.ServesPodResize(clientset.Discovery())
 	if err != nil {
 		return nil, fmt.Errorf("discovering the pods/resize subresource: %w", err)
 	}

@@ -1,10 +1,12 @@
 // Package cli is the kubectl sidecarset plugin: explain, which says for a
-// pod or a manifest which SidecarSets select it and why the others do not,
-// and inject, which prints a manifest as the pod webhook would admit its
-// pods. Both gather what the webhook reads (from the cluster with the
-// user's kubeconfig, or from files) and run the webhook's own decision
-// (webhooks.PodInjector.Decide): there is no second implementation of
-// injection.
+// pod or a manifest which SidecarSets select it and why the others do not;
+// inject, which prints a manifest as the pod webhook would admit its pods;
+// and plan, which says what the next rollout of a SidecarSet would do to
+// each of its pods. explain and inject gather what the webhook reads (from
+// the cluster with the user's kubeconfig, or from files) and run the
+// webhook's own decision (webhooks.PodInjector.Decide); plan runs the
+// controller's (controllers/rollout.Compute): there is no second
+// implementation of either.
 package cli
 
 import (
@@ -26,9 +28,10 @@ func NewCommand(streams Streams) *cobra.Command {
 	o := &options{}
 	root := &cobra.Command{
 		Use:   "kubectl-sidecarset",
-		Short: "Explain and preview the sidecar injection of SidecarSets (apps.kruise.io/v1alpha1)",
-		Long: "kubectl sidecarset explains which SidecarSets select a pod and why the others do not, and injects\n" +
-			"manifests offline as the operator's pod webhook would admit their pods. Both run the webhook's own code.",
+		Short: "Explain and preview the sidecar injection and the rollouts of SidecarSets (apps.kruise.io)",
+		Long: "kubectl sidecarset explains which SidecarSets select a pod and why the others do not, injects\n" +
+			"manifests offline as the operator's pod webhook would admit their pods, and plans the next rollout of a\n" +
+			"SidecarSet pod by pod. They run the webhook's and the controller's own code.",
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -55,6 +58,6 @@ func NewCommand(streams Streams) *cobra.Command {
 	flags.BoolVar(&o.defaultsAllowed, "patch-metadata-defaults-allowed", false,
 		"As the manager's SidecarSetPatchPodMetadataDefaultsAllowed feature gate (explain's whitelist check).")
 
-	root.AddCommand(newExplainCommand(o), newInjectCommand(o))
+	root.AddCommand(newExplainCommand(o), newInjectCommand(o), newPlanCommand(o))
 	return root
 }

@@ -1,0 +1,299 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+)
+
+func newPlanCommand(o *options) *cobra.Command {
+	var output, file string
+	cmd := &cobra.Command{
+		Use:   "plan NAME [-f new.yaml]",
+		Short: "Say what the next rollout of a SidecarSet would do to each pod, and in which order",
+		Long: "plan runs the controller's own rollout decision (controllers/rollout) over a SidecarSet's pods as they are\n" +
+			"in the cluster, and prints, per pod, what the next rollout would do (an image changed in place, a resize,\n" +
+			"a recreation, nothing, or why it is blocked) and the batch its upgrade falls in. With -f, the SidecarSet is\n" +
+			"planned as the file describes it, as if it were applied. It changes nothing. Later batches assume that\n" +
+			"each batch completes before the next; PodDisruptionBudgets are applied by the API server at eviction time.",
+		Example: "  kubectl sidecarset plan log-agent\n" +
+			"  kubectl sidecarset plan log-agent -f log-agent-v2.yaml\n" +
+			"  kubectl sidecarset plan log-agent -o json",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "text" && output != "json" {
+				return fmt.Errorf("--output %q: want text or json", output)
+			}
+			return runPlan(cmd.Context(), o, args[0], file, output, cmd)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "filename", "f", "", "A new version of the SidecarSet (a file, or - for standard input), planned as if it were applied.")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json.")
+	return cmd
+}
+
+// planReport is what plan prints.
+type planReport struct {
+	SidecarSet     string             `json:"sidecarSet"`
+	Revision       string             `json:"revision,omitempty"`
+	Hash           string             `json:"hash"`
+	MaxUnavailable string             `json:"maxUnavailable"`
+	Partition      string             `json:"partition"`
+	Recreate       bool               `json:"recreate"`
+	Status         string             `json:"status"`
+	Pods           []planPod          `json:"pods"`
+	Counts         map[string]int     `json:"counts"`
+	Conditions     []metav1.Condition `json:"conditions,omitempty"`
+}
+
+type planPod struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Action    string `json:"action"`
+	Detail    string `json:"detail"`
+	Batch     int    `json:"batch,omitempty"`
+	Blocker   string `json:"blocker,omitempty"`
+}
+
+func runPlan(ctx context.Context, o *options, name, file, output string, cmd *cobra.Command) error {
+	if o.sidecarSetsFrom != fromCluster {
+		return errNoCluster
+	}
+	c, err := o.client()
+	if err != nil {
+		return err
+	}
+	s, err := planTarget(ctx, c, name, file, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	in, err := planInput(ctx, o, c, s)
+	if err != nil {
+		return err
+	}
+	plan, err := rollout.Compute(in)
+	if err != nil {
+		return err
+	}
+	r := reportOf(s, in, plan)
+	if output == "json" {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	return r.writeText(cmd.OutOrStdout())
+}
+
+// planTarget reads the SidecarSet to plan: the cluster's, or the file's.
+func planTarget(ctx context.Context, c client.Client, name, file string, stdin io.Reader) (*appsv1beta1.SidecarSet, error) {
+	live := &appsv1beta1.SidecarSet{}
+	err := c.Get(ctx, types.NamespacedName{Name: name}, live)
+	switch {
+	case apierrors.IsNotFound(err) && file == "":
+		return nil, fmt.Errorf("SidecarSet %s not found", name)
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return nil, fmt.Errorf("reading SidecarSet %s: %w", name, err)
+	}
+	if file == "" {
+		return live, nil
+	}
+	data, err := readInput(file, stdin)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := decodeObjects(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	for _, obj := range objs {
+		if s, ok := obj.(*appsv1beta1.SidecarSet); ok && s.Name == name {
+			if live != nil {
+				// As applied: the live object's identity, status and
+				// revision bookkeeping, the file's spec and metadata.
+				s.UID, s.ResourceVersion, s.Generation, s.Status = live.UID, live.ResourceVersion, live.Generation+1, live.Status
+			}
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("%s holds no SidecarSet named %s", file, name)
+}
+
+// planInput gathers what the controller would plan from: the SidecarSet's
+// pods, its revisions, the pods it selects that lack its sidecars, the
+// whitelist and whether the cluster resizes in place.
+func planInput(ctx context.Context, o *options, c client.Client, s *appsv1beta1.SidecarSet) (rollout.Input, error) {
+	st, err := o.load(ctx, nil)
+	if err != nil {
+		return rollout.Input{}, err
+	}
+	defaulted := s.DeepCopy()
+	appsv1beta1.SetDefaults(defaulted)
+	hashes, err := appsv1beta1.ComputeHashes(&defaulted.Spec)
+	if err != nil {
+		return rollout.Input{}, err
+	}
+	in := rollout.Input{SidecarSet: defaulted, Hashes: hashes, LatestRevision: s.Status.LatestRevision, Now: time.Now(),
+		Revisions: map[string]*appsv1beta1.SidecarSetSpec{}}
+	if st.whitelist != nil {
+		in.Whitelist = podmeta.Whitelist{Snapshot: st.whitelist, DefaultsAllowed: o.defaultsAllowed}
+	}
+	revs := &appsv1.ControllerRevisionList{}
+	if err := c.List(ctx, revs, client.InNamespace(o.operatorNamespace), client.MatchingLabels{appsv1beta1.SidecarSetNameLabel: s.Name}); err != nil {
+		return rollout.Input{}, fmt.Errorf("listing the ControllerRevisions of %s: %w", o.operatorNamespace, err)
+	}
+	for i := range revs.Items {
+		if h, spec, ok := rollout.RevisionSpec(defaulted, &revs.Items[i]); ok {
+			in.Revisions[h] = spec
+		}
+	}
+	if cfg, err := o.config().ClientConfig(); err == nil {
+		if d, err := discovery.NewDiscoveryClientForConfig(cfg); err == nil {
+			if ok, err := lookup.ServesPodResize(d); err == nil {
+				in.ResizeUnsupported = !ok
+			}
+		}
+	}
+	in.Pods, in.NotInjected, err = planPods(ctx, o, st, c, defaulted)
+	return in, err
+}
+
+// planPods lists the pods the SidecarSet selects, split as the controller
+// splits them: those that list it in their injected-list (its pods), and
+// those that lack its sidecars and that a recreation would inject.
+func planPods(ctx context.Context, o *options, st *state, c client.Client, s *appsv1beta1.SidecarSet) (managed, notInjected []*corev1.Pod, err error) {
+	sel, err := metav1.LabelSelectorAsSelector(s.Spec.Selector)
+	if err != nil || match.IsEmpty(s.Spec.Selector) {
+		return nil, nil, nil
+	}
+	list := &corev1.PodList{}
+	if err := c.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, nil, fmt.Errorf("listing pods: %w", err)
+	}
+	for i := range list.Items {
+		p := &list.Items[i]
+		if !match.PodActive(p) {
+			continue
+		}
+		labels, _, err := o.namespaceLabels(ctx, st, p.Namespace)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok, err := match.Namespace(s, p.Namespace, labels); err != nil || !ok {
+			continue
+		}
+		state, err := podstate.Read(p.Annotations)
+		listed := err == nil && slices.Contains(state.Injected, s.Name)
+		switch {
+		case listed:
+			managed = append(managed, p)
+		case err == nil:
+			reason := match.NotInjected(s, p, state.Hashes)
+			if reason == match.NotInjectedCreatedBefore || reason == match.NotInjectedAtAdmission {
+				notInjected = append(notInjected, p)
+			}
+		}
+	}
+	return managed, notInjected, nil
+}
+
+// reportOf makes the report of a plan.
+func reportOf(s *appsv1beta1.SidecarSet, in rollout.Input, plan rollout.Plan) planReport {
+	us := in.SidecarSet.Spec.UpdateStrategy
+	r := planReport{
+		SidecarSet: s.Name, Revision: s.Status.LatestRevision, Hash: in.Hashes.Hash, Recreate: appsv1beta1.RecreatesPods(s),
+		MaxUnavailable: strategyValue(us.MaxUnavailable, "1"), Partition: strategyValue(us.Partition, "0"),
+		Counts: map[string]int{}, Conditions: plan.Status.Conditions,
+	}
+	for _, c := range plan.Status.Conditions {
+		if c.Type == appsv1beta1.SidecarSetConditionProgressing {
+			r.Status = c.Reason + ": " + c.Message
+		}
+	}
+	for _, d := range plan.Decisions {
+		r.Pods = append(r.Pods, planPod{Namespace: d.Pod.Namespace, Name: d.Pod.Name, Action: string(d.Action), Detail: d.Detail,
+			Batch: d.Batch, Blocker: string(d.Blocker)})
+		r.Counts[string(d.Action)]++
+	}
+	return r
+}
+
+// strategyValue renders a partition or maxUnavailable, def when unset.
+func strategyValue(v *intstr.IntOrString, def string) string {
+	if v == nil {
+		return def
+	}
+	return v.String()
+}
+
+// writeText prints the report as a table, pods in rollout order.
+func (r planReport) writeText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "SidecarSet %s", r.SidecarSet)
+	if r.Revision != "" {
+		fmt.Fprintf(&b, " (latest revision %s)", r.Revision)
+	}
+	fmt.Fprintf(&b, ": maxUnavailable %s, partition %s, recreate pods: %v\n", r.MaxUnavailable, r.Partition, r.Recreate)
+	if r.Status != "" {
+		fmt.Fprintf(&b, "Progressing: %s\n", r.Status)
+	}
+	for _, c := range r.Conditions {
+		if c.Type == appsv1beta1.SidecarSetConditionResized || c.Type == appsv1beta1.SidecarSetConditionRecreated {
+			fmt.Fprintf(&b, "%s: %s: %s\n", c.Type, c.Reason, c.Message)
+		}
+	}
+	var counts []string
+	for _, a := range []rollout.Action{rollout.ActionImage, rollout.ActionResize, rollout.ActionRecreate, rollout.ActionInProgress,
+		rollout.ActionWait, rollout.ActionBlocked, rollout.ActionNothing} {
+		if n := r.Counts[string(a)]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, a))
+		}
+	}
+	if len(r.Pods) == 0 {
+		counts = []string{"no pod"}
+	}
+	fmt.Fprintf(&b, "Pods: %s\n\n", strings.Join(counts, ", "))
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if len(r.Pods) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BATCH\tPOD\tACTION\tDETAIL")
+	for _, p := range r.Pods {
+		batch := "-"
+		if p.Batch > 0 {
+			batch = fmt.Sprint(p.Batch)
+		}
+		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\n", batch, p.Namespace, p.Name, p.Action, p.Detail)
+	}
+	return tw.Flush()
+}
+
+// errNoCluster is returned when plan is asked to read files only.
+var errNoCluster = errors.New("plan reads the SidecarSet's pods from the cluster: --sidecarsets-from is not supported")
