@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -109,6 +110,7 @@ func relevantPodChange(oldPod, newPod *corev1.Pod) bool {
 		oldPod.Status.ObservedGeneration != newPod.Status.ObservedGeneration,
 		!sameResizeConditions(oldPod, newPod),
 		!reflect.DeepEqual(oldPod.Labels, newPod.Labels),
+		controllerUID(oldPod) != controllerUID(newPod),
 		!reflect.DeepEqual(oldPod.Annotations, newPod.Annotations),
 		!sameImages(oldPod.Spec.Containers, newPod.Spec.Containers),
 		!sameImages(oldPod.Spec.InitContainers, newPod.Spec.InitContainers),
@@ -126,6 +128,15 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// controllerUID is the UID of a pod's controller ("" if none): an evicted
+// pod is replaced by another pod of the same controller.
+func controllerUID(p *corev1.Pod) types.UID {
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		return ref.UID
+	}
+	return ""
 }
 
 // sameResizeConditions compares the kubelet's resize conditions, which say

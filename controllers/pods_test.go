@@ -55,6 +55,9 @@ func TestRelevantPodChange(t *testing.T) {
 		{name: "a container image is relevant", change: func(p *corev1.Pod) { p.Spec.Containers[1].Image = "envoy:2" }, want: true},
 		{name: "an init container image is relevant", change: func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = "busybox:2" }, want: true},
 		{name: "labels are relevant (selectors)", change: func(p *corev1.Pod) { p.Labels["tier"] = "front" }, want: true},
+		{name: "a new controller is relevant (a replacement's)", change: func(p *corev1.Pod) {
+			p.OwnerReferences = []metav1.OwnerReference{{UID: "rs", Controller: new(true)}}
+		}, want: true},
 		{name: "a resize (the generation) is relevant", change: func(p *corev1.Pod) { p.Generation++ }, want: true},
 		{name: "the kubelet observing a generation is relevant", change: func(p *corev1.Pod) { p.Status.ObservedGeneration++ }, want: true},
 		{name: "a resize condition is relevant", change: func(p *corev1.Pod) {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
@@ -162,7 +163,7 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 			pod.Namespace, pod.Name = e.Pod.Namespace, e.Pod.Name
 			uid := e.UID
 			eviction := &policyv1.Eviction{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
-			err := r.Client.SubResource("eviction").Create(ctx, pod, eviction)
+			err := evict(ctx, r.Evictions, e.Pod, eviction)
 			now := r.now()
 			mu.Lock()
 			defer mu.Unlock()
@@ -195,6 +196,17 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 	return nil
 }
 
+// evict posts an eviction with no retry: client-go retries a 429 by itself,
+// waiting its Retry-After (10 seconds for a PodDisruptionBudget) up to ten
+// times, which would hold the reconcile for minutes; the rollout tries the
+// pod again itself (rollout.EvictionRetry). The request is client-go's own
+// (PolicyV1().Evictions().Evict) otherwise.
+func evict(ctx context.Context, policyClient rest.Interface, pod types.NamespacedName, eviction *policyv1.Eviction) error {
+	eviction.Name, eviction.Namespace = pod.Name, pod.Namespace
+	return policyClient.Post().AbsPath("/api/v1").Namespace(pod.Namespace).Resource("pods").Name(pod.Name).
+		SubResource("eviction").MaxRetries(0).Body(eviction).Do(ctx).Error()
+}
+
 // apiMessage is the message of an API error, without the client's prefix.
 func apiMessage(err error) string {
 	var status apierrors.APIStatus
@@ -210,10 +222,10 @@ func apiMessage(err error) string {
 func (r *SidecarSetReconciler) announceRecreation(obj *appsv1beta1.SidecarSet, plan *rollout.Plan, note *noteState) {
 	var refused, blocked []string
 	for _, d := range plan.Decisions {
-		switch d.Blocker {
-		case rollout.BlockerPodDisruptionBudget:
+		if d.Refusal != "" {
 			refused = append(refused, d.Pod.String())
-		case rollout.BlockerNotRecreatable:
+		}
+		if d.Blocker == rollout.BlockerNotRecreatable {
 			blocked = append(blocked, fmt.Sprintf("%s (%s)", d.Pod, d.Detail))
 		}
 	}

@@ -64,7 +64,7 @@ func (r *SidecarSetReconciler) applyResizes(ctx context.Context, set string, res
 			case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 				conflicts++
 				podResizes.WithLabelValues(set, "conflict").Inc()
-			case apierrors.IsInvalid(err), apierrors.IsForbidden(err), apierrors.IsBadRequest(err):
+			case refusesResize(err):
 				r.resizeRefusals.Store(rs.UID, resizeRefusal{hash: rs.Hash, message: apiMessage(err)})
 				podResizes.WithLabelValues(set, "refused").Inc()
 				r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventResizeFailed, "Resize", "SidecarSet %s: %v", set, err)
@@ -77,6 +77,27 @@ func (r *SidecarSetReconciler) applyResizes(ctx context.Context, set string, res
 	}
 	wg.Wait()
 	return conflicts, errors.Join(errs...)
+}
+
+// refusesResize reports whether the API server refused a resize for good:
+// invalid (the rule of the resize), or forbidden by its PodResize admission
+// because the pod's node cannot fit the new requests or is not Linux. Other
+// errors (a node the API server does not know yet, an admission not ready)
+// are retried.
+func refusesResize(err error) bool {
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !apierrors.IsForbidden(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Type == "NodeCapacity" || c.Type == "UnsupportedPlatform" {
+			return true
+		}
+	}
+	return false
 }
 
 // resizeRefusal is a resize the API server refused, towards a hash.

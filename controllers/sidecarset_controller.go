@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -94,6 +95,9 @@ type SidecarSetReconciler struct {
 	// Detector knows the selected pods that run without the sidecars; nil
 	// leaves notInjectedPods and the Injected condition alone.
 	Detector *Detector
+	// Evictions is the policy/v1 REST client evictions are posted with
+	// (kubernetes.Interface.PolicyV1().RESTClient()).
+	Evictions rest.Interface
 	// ResizeUnsupported says that the API server does not serve
 	// pods/resize (Kubernetes before 1.33): resources changes are then
 	// reported, or recreated, instead of resized.

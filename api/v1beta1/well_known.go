@@ -94,6 +94,9 @@ const (
 	// the message names a few and why.
 	ReasonPodsNotInjected = "PodsNotInjected"
 
+	// ReasonResizePending: the rollout waits for the kubelet to apply some
+	// pods' resizes (the Resized condition says why).
+	ReasonResizePending = "ResizePending"
 	// ReasonResizeDeferred: the kubelet deferred a resize until its node
 	// has room (PodResizePending, reason Deferred); it retries by itself.
 	ReasonResizeDeferred = "ResizeDeferred"

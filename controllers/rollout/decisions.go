@@ -70,6 +70,9 @@ type Decision struct {
 	Batch int
 	// Blocker says what holds a blocked pod back.
 	Blocker Blocker
+	// Refusal is why the pod's last eviction was refused (a
+	// PodDisruptionBudget), while it waits to be recreated.
+	Refusal string
 }
 
 // decisions lists the decisions of a round: the ordered pods first, by
@@ -107,7 +110,7 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 	}
 	out := make([]Decision, 0, len(all))
 	for _, v := range all {
-		d := Decision{Pod: v.key, Batch: batchOf[v]}
+		d := Decision{Pod: v.key, Batch: batchOf[v], Refusal: v.refusal}
 		d.Action, d.Detail = s.decide(v, rolling, d.Batch)
 		if d.Action == ActionBlocked {
 			d.Blocker = blocker(v)

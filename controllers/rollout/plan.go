@@ -219,6 +219,7 @@ func Compute(in Input) (Plan, error) {
 		views[i] = set.classify(p, e, ok)
 	}
 	plan.Status = counts(views)
+	plan.RequeueAfter = earliest(plan.RequeueAfter, nextResizeDeadline(views, in.Now))
 
 	// The pods that lack the sidecars join the rollout when it recreates.
 	var rec recreateSummary
@@ -303,6 +304,11 @@ func Compute(in Input) (Plan, error) {
 		}
 	}
 	rec.evicted += unreplaced
+	if unreplaced > 0 {
+		// A replacement announces itself by a pod event; planning again
+		// meanwhile is a safety net (RecreateTimeout).
+		plan.RequeueAfter = earliest(plan.RequeueAfter, ReplacementCheck)
+	}
 	rec.expired = expiredEvictions
 	sum.rollout = len(rollout)
 	sum.recreate = set.recreate
@@ -319,12 +325,15 @@ func Compute(in Input) (Plan, error) {
 		}
 		var waiting []*podView
 		for _, v := range rollout {
+			if v.waiting() && !v.refusedUntil.IsZero() {
+				// Its eviction was just refused: it waits for its budget,
+				// tried again once EvictionRetry has passed.
+				rec.refused++
+				rec.refusal = v.refusal
+			}
 			switch {
 			case v.waiting() && !resetting[v] && v.refusedUntil.IsZero():
 				waiting = append(waiting, v)
-			case v.waiting() && !v.refusedUntil.IsZero():
-				rec.refused++
-				rec.refusal = v.refusal
 			case v.finishing && !v.done(hash):
 				sum.finishing++
 			}
@@ -335,11 +344,19 @@ func Compute(in Input) (Plan, error) {
 		sum.batch = sum.budget.pick(ordered, func(v *podView) bool {
 			return set.act(&plan, v, in.Now, in.LatestRevision, hash)
 		})
+		retries := 0
 		for _, v := range sum.batch.chosen {
 			upgrading[v] = true
+			if v.kind == kindRecreate && v.refusal != "" {
+				retries++
+				rec.refused++
+				rec.refusal = v.refusal
+			}
 		}
 		sum.blocked += sum.batch.blocked
-		sum.updates = len(plan.Updates) + len(plan.Resizes) + len(plan.Evictions)
+		// An eviction tried again after its budget refused it is no
+		// progress yet: the Progressing reason stays the wait.
+		sum.updates = len(plan.Updates) + len(plan.Resizes) + len(plan.Evictions) - retries
 		sum.resets = len(plan.Resets)
 		rec.evicting = len(plan.Evictions)
 
@@ -355,6 +372,7 @@ func Compute(in Input) (Plan, error) {
 		}
 	}
 	plan.Status.RecreatePendingPods = int32(rec.pending)
+	sum.resizePending, sum.pdbRefused = int(plan.Status.ResizePendingPods), rec.refused
 	plan.Decisions = decisions(all, ordered, upgrading, set, sum.budget, set.rolling())
 	slices.Sort(plan.Warnings)
 	plan.Warnings = slices.Compact(plan.Warnings)

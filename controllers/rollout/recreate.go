@@ -56,6 +56,10 @@ const RecreateTimeout = 10 * time.Minute
 // EvictionRetry is how long after a refused eviction the pod is tried again.
 const EvictionRetry = 5 * time.Second
 
+// ReplacementCheck is how often the round plans again while evicted pods
+// wait for their replacement.
+const ReplacementCheck = 10 * time.Second
+
 // Eviction is a pod the shell evicted to recreate it.
 type Eviction struct {
 	// Owner is the UID of the pod's controller, which creates the

@@ -264,6 +264,22 @@ func kubeletResize(pod *corev1.Pod, desired map[string]corev1.ResourceRequiremen
 	return resizeApplied, ""
 }
 
+// nextResizeDeadline returns how long until the first resize in progress
+// turns stuck (ResizeTimeout), or 0 if none is in progress: the round
+// plans again then, as no event may come.
+func nextResizeDeadline(views []*podView, now time.Time) time.Duration {
+	var next time.Duration
+	for _, v := range views {
+		if v.kind != kindResizing {
+			continue
+		}
+		if c := findPodCondition(v.pod, corev1.PodResizeInProgress); c != nil {
+			next = earliest(next, c.LastTransitionTime.Add(ResizeTimeout).Sub(now))
+		}
+	}
+	return next
+}
+
 // defaultRequests sets each request that a limit has and the request lacks
 // to the limit, as the API server defaults a container's resources.
 func defaultRequests(r *corev1.ResourceRequirements) {

@@ -294,6 +294,23 @@ func TestPlan_Resize(t *testing.T) {
 		}
 	})
 
+	t.Run("a rollout left with an infeasible resize says so instead of complete", func(t *testing.T) {
+		t.Parallel()
+		infeasible := running("a").resized("agent", big).resizeCondition(corev1.PodResizePending, corev1.PodReasonInfeasible, "too big", t0)
+		done := makePod("b").injected(t, v2.obj()).reporting()
+		in := input(t, v2.obj(), pods(infeasible, done)...)
+		in.Revisions = revisionsOf(t, v1.obj())
+		plan := compute(t, in)
+		c := findCondition(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != appsv1beta1.ReasonResizePending ||
+			c.Message != "1 of 2 pods wait for the kubelet to apply their resize (the Resized condition says why)" {
+			t.Errorf("Progressing %+v", c)
+		}
+		if !plan.Settled {
+			t.Error("not settled: nothing is left to do until the kubelet moves")
+		}
+	})
+
 	t.Run("an infeasible resize is recreated when the SidecarSet allows it", func(t *testing.T) {
 		t.Parallel()
 		infeasible := running("a").resized("agent", big).ownedBy("ReplicaSet", "apps/v1", "rs-1").

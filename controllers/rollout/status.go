@@ -60,6 +60,10 @@ type roundSummary struct {
 	// recreate: the SidecarSet recreates the pods it cannot upgrade in
 	// place (the not upgradable ones are then not recreatable).
 	recreate bool
+	// resizePending counts the pods whose resize waits on the kubelet
+	// (deferred, infeasible, stuck); pdbRefused those whose eviction a
+	// PodDisruptionBudget refused, waiting to be tried again.
+	resizePending, pdbRefused int
 	// This round's patches.
 	updates, resets int
 	// blocked counts pods with unreadable annotations or an unbuildable
@@ -177,6 +181,11 @@ func progressNotes(sum roundSummary) []note {
 	add(b.partitionErr != nil, appsv1beta1.ReasonPartitionHeld, "%v: holding every pod", b.partitionErr)
 	add(b.maxUnavailableErr != nil, appsv1beta1.ReasonMaxUnavailableIsZero, "%v: no pod may become unavailable",
 		b.maxUnavailableErr)
+	add(sum.pdbRefused > 0, appsv1beta1.ReasonWaitingForPodDisruptionBudget,
+		"%d of %d pods wait for their PodDisruptionBudget to allow their eviction (the Recreated condition says more)",
+		sum.pdbRefused, sum.matched)
+	add(sum.resizePending > 0, appsv1beta1.ReasonResizePending,
+		"%d of %d pods wait for the kubelet to apply their resize (the Resized condition says why)", sum.resizePending, sum.matched)
 	add(sum.blocked > 0, appsv1beta1.ReasonBlockedPods,
 		"%s cannot be patched: their SidecarSet annotations are unreadable or patchPodMetadata fails on them",
 		count(sum.blocked, "pod"))
@@ -205,6 +214,10 @@ func progressingReason(sum roundSummary) (metav1.ConditionStatus, string) {
 	switch {
 	case sum.updates > 0 || sum.resets > 0 || sum.inFlight > 0 || sum.finishing > 0:
 		return metav1.ConditionTrue, appsv1beta1.ReasonUpdating
+	case sum.pdbRefused > 0:
+		// The budget taken by evictions tried again holds the others: the
+		// PodDisruptionBudget is what the rollout waits for.
+		return metav1.ConditionTrue, appsv1beta1.ReasonWaitingForPodDisruptionBudget
 	case sum.batch.byBudget > 0 && sum.budget.maxUnavailable == 0:
 		return metav1.ConditionFalse, appsv1beta1.ReasonMaxUnavailableIsZero
 	case sum.batch.byBudget > 0:
@@ -213,6 +226,8 @@ func progressingReason(sum roundSummary) (metav1.ConditionStatus, string) {
 		return metav1.ConditionFalse, appsv1beta1.ReasonPartitionHeld
 	case sum.updatedUnavailable > 0:
 		return metav1.ConditionFalse, appsv1beta1.ReasonUpdatedPodsUnavailable
+	case sum.resizePending > 0:
+		return metav1.ConditionFalse, appsv1beta1.ReasonResizePending
 	case sum.blocked > 0 && sum.rolloutUpdated < sum.rollout:
 		return metav1.ConditionFalse, appsv1beta1.ReasonBlockedPods
 	case sum.notUpgradable > 0:

@@ -128,6 +128,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		PatchMetadataDefaultsAllowed: o.PatchMetadataDefaultsAllowed,
 		Detector:                     &controllers.Detector{Cache: mgr.GetCache(), Registry: registry},
 		ResizeUnsupported:            !resizeSupported,
+		Evictions:                    clientset.PolicyV1().RESTClient(),
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)

@@ -2,6 +2,7 @@ package builder
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
@@ -145,4 +146,27 @@ func (w *ContainerWrapper) HotUpgrade(emptyImage string) *ContainerWrapper {
 		HotUpgradeEmptyImage: emptyImage,
 	}
 	return w
+}
+
+// Requests sets the CPU and memory requests ("" leaves one out).
+func (w *ContainerWrapper) Requests(cpu, memory string) *ContainerWrapper {
+	w.Resources.Requests = cpuMemory(cpu, memory)
+	return w
+}
+
+// Limits sets the CPU and memory limits ("" leaves one out).
+func (w *ContainerWrapper) Limits(cpu, memory string) *ContainerWrapper {
+	w.Resources.Limits = cpuMemory(cpu, memory)
+	return w
+}
+
+func cpuMemory(cpu, memory string) corev1.ResourceList {
+	l := corev1.ResourceList{}
+	if cpu != "" {
+		l[corev1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if memory != "" {
+		l[corev1.ResourceMemory] = resource.MustParse(memory)
+	}
+	return l
 }

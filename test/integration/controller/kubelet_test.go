@@ -19,8 +19,11 @@ import (
 // image as the runtime names it (fully qualified) and an image ID derived
 // from the image. When the controller changes an image in place, the
 // container restarts: it reports the new image and image ID, and its
-// restartCount grows by one. Nothing happens until a test calls
-// runKubelet: the test decides when a restart completes.
+// restartCount grows by one. Every container reports its CPU and memory
+// (resources, allocatedResources) and the pod its observed generation, so
+// that a resize (pods/resize) is applied when the kubelet next runs.
+// Nothing happens until a test calls runKubelet: the test decides when a
+// restart or a resize completes.
 
 // qualified is an image as a container runtime reports it.
 func qualified(image string) string {
@@ -46,8 +49,36 @@ func imageIDOf(image string) string {
 // unchanged keeps its status.
 func containerStatus(c *corev1.Container, old *corev1.ContainerStatus, longRunning bool, now metav1.Time) corev1.ContainerStatus {
 	if old != nil && old.Image == qualified(c.Image) {
-		return *old
+		st := *old
+		st.Resources, st.AllocatedResources = reportedResources(c)
+		return st
 	}
+	st := newContainerStatus(c, old, longRunning, now)
+	st.Resources, st.AllocatedResources = reportedResources(c)
+	return st
+}
+
+// reportedResources are a container's CPU and memory as a kubelet reports
+// them: requests and limits, and the requests allocated.
+func reportedResources(c *corev1.Container) (*corev1.ResourceRequirements, corev1.ResourceList) {
+	pick := func(l corev1.ResourceList) corev1.ResourceList {
+		var out corev1.ResourceList
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			if q, ok := l[name]; ok {
+				if out == nil {
+					out = corev1.ResourceList{}
+				}
+				out[name] = q
+			}
+		}
+		return out
+	}
+	r := &corev1.ResourceRequirements{Requests: pick(c.Resources.Requests), Limits: pick(c.Resources.Limits)}
+	return r, pick(c.Resources.Requests)
+}
+
+// newContainerStatus is a container's status after it started or restarted.
+func newContainerStatus(c *corev1.Container, old *corev1.ContainerStatus, longRunning bool, now metav1.Time) corev1.ContainerStatus {
 	st := corev1.ContainerStatus{Name: c.Name, Image: qualified(c.Image), ImageID: imageIDOf(c.Image), Ready: longRunning}
 	if old != nil {
 		st.RestartCount = old.RestartCount + 1
@@ -73,7 +104,8 @@ func kubeletStatus(pod *corev1.Pod) corev1.PodStatus {
 		}
 		return nil
 	}
-	st := corev1.PodStatus{Phase: corev1.PodRunning, StartTime: pod.Status.StartTime}
+	st := corev1.PodStatus{Phase: corev1.PodRunning, StartTime: pod.Status.StartTime, ObservedGeneration: pod.Generation,
+		QOSClass: pod.Status.QOSClass}
 	if st.StartTime == nil {
 		st.StartTime = &now
 	}
@@ -124,7 +156,7 @@ func syncPod(ctx context.Context, listed *corev1.Pod) {
 	gomega.EventuallyWithOffset(2, func(g gomega.Gomega) {
 		pod := &corev1.Pod{}
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(listed), pod)).To(gomega.Succeed())
-		status := kubeletStatus(&corev1.Pod{Spec: listed.Spec, Status: pod.Status})
+		status := kubeletStatus(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Generation: listed.Generation}, Spec: listed.Spec, Status: pod.Status})
 		if equality.Semantic.DeepEqual(status, pod.Status) {
 			return
 		}
