@@ -496,10 +496,17 @@ func resizeCondition(views []*podView, generation int64, now time.Time) *metav1.
 	c := &metav1.Condition{
 		Type: appsv1beta1.SidecarSetConditionResized, Status: metav1.ConditionFalse, Reason: reason, ObservedGeneration: generation,
 		LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
-		Message: fmt.Sprintf("%s wait for their in-place resize (%s), keeping their resources: %s%s", count(len(waiting), "pod"),
-			strings.Join(counts, ", "), strings.Join(named, ", "), more),
+		Message: fmt.Sprintf(waitFormat(len(waiting)), strings.Join(counts, ", "), strings.Join(named, ", "), more),
 	}
 	return c
+}
+
+// waitFormat is the Resized condition's message format for n pods.
+func waitFormat(n int) string {
+	if n == 1 {
+		return "1 pod waits for its in-place resize (%s), keeping its resources: %s%s"
+	}
+	return fmt.Sprintf("%d pods wait for their in-place resize ", n) + "(%s), keeping their resources: %s%s"
 }
 
 // maxNamed is how many pods a condition names.
