@@ -496,7 +496,7 @@ func resizeCondition(views []*podView, generation int64, now time.Time) *metav1.
 	c := &metav1.Condition{
 		Type: appsv1beta1.SidecarSetConditionResized, Status: metav1.ConditionFalse, Reason: reason, ObservedGeneration: generation,
 		LastTransitionTime: metav1.NewTime(now.Truncate(time.Second)),
-		Message: fmt.Sprintf(waitFormat(len(waiting)), strings.Join(counts, ", "), strings.Join(named, ", "), more),
+		Message:            fmt.Sprintf(waitFormat(len(waiting)), strings.Join(counts, ", "), strings.Join(named, ", "), more),
 	}
 	return c
 }

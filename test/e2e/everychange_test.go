@@ -286,4 +286,3 @@ func sidecarSetEvents(ctx context.Context, name, reason string) ([]string, error
 	slices.Sort(notes)
 	return notes, nil
 }
-
