@@ -137,7 +137,7 @@ bench-scale: $(CLUSTER_TOOLS) build ## 10 000 pods and 5 000 SidecarSets: admiss
 		--manager-pprof=127.0.0.1:8082 --profile-dir=$(DEV_DIR)/bench-profiles
 
 .PHONY: bench-rollout
-bench-rollout: dev ## In-place rollout of 200 and 1000 pods at maxUnavailable 100% and 10%, against a trivial patching client.
+bench-rollout: dev ## In-place rollout of 200 and 1000 pods, and resize of 1000, at maxUnavailable 100% and 10%, against trivial clients making the same calls.
 	go run ./test/bench rollout --kubeconfig=$(DEV_DIR)/kubeconfig --manager-pid-file=$(DEV_DIR)/manager.pid
 
 ##@ Build

@@ -32,6 +32,12 @@ func podWrites(m promtext.Scrape) float64 {
 	return total
 }
 
+// podResizes counts the pods/resize calls (PATCH of the subresource).
+func podResizes(m promtext.Scrape) float64 {
+	v, _ := m.Sum("apiserver_request_total", map[string]string{"resource": "pods", "verb": "PATCH", "subresource": "resize"})
+	return v
+}
+
 // managerPeakRSS reads the manager's peak resident memory (VmHWM) in MiB.
 func (e *env) managerPeakRSS() (float64, error) {
 	m, err := e.managerMemory()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -11,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -34,12 +36,18 @@ type rolloutRun struct {
 	maxUnavailable string
 	ours, floor    time.Duration
 	writesPerPod   float64
+	// resize: the run changes the sidecar's resources, not its image.
+	resize bool
+	// resizesPerPod counts the pods/resize calls per pod.
+	resizesPerPod float64
 }
 
 // benchRollout upgrades the sidecar of a Deployment's pods (200, then 1000)
 // with maxUnavailable 100% and 10%, and compares each rollout with a
 // trivial client patching the same pods' images at the same parallelism
 // (the floor: what the API server and the simulated kubelets cost anyway).
+// At 1000 pods it also resizes the sidecar's CPU and memory in place, each
+// run against a client making the same pods/resize calls.
 func benchRollout(ctx context.Context, e *env, o rolloutOptions) (bool, error) {
 	var runs []rolloutRun
 	memory := e.sampleManagerMemory(ctx)
@@ -58,19 +66,31 @@ func benchRollout(ctx context.Context, e *env, o rolloutOptions) (bool, error) {
 
 	fmt.Printf("\nIn-place sidecar rollout: time until every pod is updated and reports the new image (kwok dev cluster, 2 cores)\n\n")
 	ok := true
-	var rows [][]string
+	var rows, resizeRows [][]string
 	for _, r := range runs {
 		ratio := r.ours.Seconds() / r.floor.Seconds()
+		if r.resize {
+			// One resize per pod, and one patch recording the revision.
+			ok = ok && ratio <= 1.2 && math.Abs(r.resizesPerPod-1) < 0.01 && math.Abs(r.writesPerPod-1) < 0.01
+			resizeRows = append(resizeRows, []string{fmt.Sprintf("%d", r.pods), r.maxUnavailable,
+				fmt.Sprintf("%.1f s", r.ours.Seconds()), fmt.Sprintf("%.1f s", r.floor.Seconds()),
+				fmt.Sprintf("%.2f×", ratio), fmt.Sprintf("%.2f + %.2f", r.resizesPerPod, r.writesPerPod)})
+			continue
+		}
 		ok = ok && ratio <= 1.2 && math.Abs(r.writesPerPod-1) < 0.01
 		rows = append(rows, []string{fmt.Sprintf("%d", r.pods), r.maxUnavailable,
 			fmt.Sprintf("%.1f s", r.ours.Seconds()), fmt.Sprintf("%.1f s", r.floor.Seconds()),
 			fmt.Sprintf("%.2f×", ratio), fmt.Sprintf("%.2f", r.writesPerPod)})
 	}
 	table([]string{"pods", "maxUnavailable", "operator", "floor", "operator vs floor", "pod writes per upgraded pod"}, rows)
+	fmt.Printf("\nIn-place resize of the sidecar's CPU and memory: time until every pod is updated and reports the new resources; "+
+		"the floor makes the same pods/resize calls and waits for the same statuses\n\n")
+	table([]string{"pods", "maxUnavailable", "operator", "floor", "operator vs floor", "resizes + pod writes per pod"}, resizeRows)
 	fmt.Printf("\nManager peak RSS: %.1f MiB (VmHWM). Sampled every 100 ms: anonymous memory (heap, stacks) peaked at %.1f MiB; "+
 		"the binary's own mapped pages (file-backed, shared with the page cache) were at most %.1f MiB.\n", rss, peak.anon, peak.file)
 	ok = ok && rss <= 60
-	fmt.Printf("Targets: ≤ 1.2× the floor at 100%% and 10%%, one write per upgraded pod, manager RSS ≤ 60 MiB: %s\n", verdict(ok))
+	fmt.Printf("Targets: ≤ 1.2× the floor at 100%% and 10%%, one write per upgraded pod (one resize and one write per resized pod), "+
+		"manager RSS ≤ 60 MiB: %s\n", verdict(ok))
 	return ok, nil
 }
 
@@ -87,7 +107,10 @@ func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions) ([]rol
 		Spec: appsv1beta1.SidecarSetSpec{
 			Selector:          &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{appsv1beta1.NamespaceNameLabel: ns}},
-			Containers:        []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: agent, Image: "busybox:1.0"}}},
+			// The sidecar requests CPU and memory from the start: the pods
+			// are Burstable, and a resize keeps them so.
+			Containers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: agent, Image: "busybox:1.0",
+				Resources: corev1.ResourceRequirements{Requests: sidecarRequests(1)}}}},
 		},
 	}
 	_ = e.client.Delete(ctx, ss)
@@ -175,7 +198,144 @@ func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions) ([]rol
 			return nil, err
 		}
 	}
+	if size >= 1000 {
+		resized, err := e.resizeRollouts(ctx, ss.Name, w, size, o)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, resized...)
+	}
 	return runs, nil
+}
+
+// resizeRollouts changes the sidecar's CPU and memory with maxUnavailable
+// 100% and 10%, and compares each rollout with a client making the same
+// pods/resize calls at the same parallelism and window, waiting for the
+// same statuses (the floor). Each step doubles, then triples, ... the
+// sidecar's requests, so every run resizes every pod.
+func (e *env) resizeRollouts(ctx context.Context, name string, w *podWatch, size int, o rolloutOptions) ([]rolloutRun, error) {
+	step := 1
+	var runs []rolloutRun
+	for _, mu := range []string{"100%", "10%"} {
+		run := rolloutRun{pods: size, maxUnavailable: mu, resize: true}
+		step++
+		before, err := e.apiserverMetrics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if err := e.setSidecarSetRequests(ctx, name, sidecarRequests(step), mu, false); err != nil {
+			return nil, err
+		}
+		if err := w.waitResized(ctx, size, sidecarRequests(step), 10*time.Minute); err != nil {
+			return nil, fmt.Errorf("operator resize to step %d: %w", step, err)
+		}
+		if err := e.waitStatusUpdated(ctx, name, size); err != nil {
+			return nil, err
+		}
+		run.ours = time.Since(start)
+		after, err := e.apiserverMetrics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		run.writesPerPod = (podWrites(after) - podWrites(before)) / float64(size)
+		run.resizesPerPod = (podResizes(after) - podResizes(before)) / float64(size)
+
+		// The floor: pause the rollout and resize the pods directly.
+		step++
+		if err := e.setSidecarSetRequests(ctx, name, nil, mu, true); err != nil {
+			return nil, err
+		}
+		window := size
+		if mu == "10%" {
+			window = int(math.Ceil(float64(size) * 0.1))
+		}
+		start = time.Now()
+		if err := e.floorResize(ctx, w, sidecarRequests(step), window, o.writers); err != nil {
+			return nil, err
+		}
+		run.floor = time.Since(start)
+		runs = append(runs, run)
+		// The SidecarSet in line with the pods again: nothing left to resize,
+		// each pod records the revision.
+		if err := e.setSidecarSetRequests(ctx, name, sidecarRequests(step), mu, false); err != nil {
+			return nil, err
+		}
+		if err := e.waitStatusUpdated(ctx, name, size); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
+}
+
+// sidecarRequests are the sidecar's requests at a step of the resize runs.
+func sidecarRequests(step int) corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(10*step), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(int64(16*step)<<20, resource.BinarySI),
+	}
+}
+
+// setSidecarSetRequests sets the sidecar's requests (if non-nil),
+// maxUnavailable and paused.
+func (e *env) setSidecarSetRequests(ctx context.Context, name string, requests corev1.ResourceList, maxUnavailable string, paused bool) error {
+	s := &appsv1beta1.SidecarSet{}
+	if err := e.client.Get(ctx, client.ObjectKey{Name: name}, s); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(s.DeepCopy())
+	if requests != nil {
+		s.Spec.Containers[0].Resources.Requests = requests
+	}
+	mu := intstr.FromString(maxUnavailable)
+	s.Spec.UpdateStrategy.MaxUnavailable = &mu
+	s.Spec.UpdateStrategy.Paused = paused
+	return e.client.Patch(ctx, s, patch)
+}
+
+// floorResize resizes the sidecar of every pod the watch holds through
+// pods/resize, with `writers` parallel writers, keeping at most `window`
+// pods in flight (resized, not yet applied by the kubelet), and waits until
+// every pod reports the new resources.
+func (e *env) floorResize(ctx context.Context, w *podWatch, requests corev1.ResourceList, window, writers int) error {
+	res, err := json.Marshal(corev1.ResourceRequirements{Requests: requests})
+	if err != nil {
+		return err
+	}
+	patch := []byte(fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"resources":%s}]}}`, agent, res))
+	var pods []types.NamespacedName
+	for _, obj := range w.store.List() {
+		p := obj.(*corev1.Pod)
+		pods = append(pods, types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+	}
+	slots := make(chan struct{}, window)
+	work := make(chan types.NamespacedName)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range writers {
+		wg.Go(func() {
+			for key := range work {
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+				if err := e.client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
+					failed.Store(err)
+				}
+				go func() {
+					w.waitPodResized(ctx, key, requests)
+					<-slots
+				}()
+			}
+		})
+	}
+	for _, key := range pods {
+		slots <- struct{}{}
+		work <- key
+	}
+	close(work)
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		return err
+	}
+	return w.waitResized(ctx, len(pods), requests, 30*time.Minute)
 }
 
 // setSidecarSet sets the sidecar image (if non-empty), maxUnavailable and paused.
@@ -298,6 +458,64 @@ func (w *podWatch) wait(ctx context.Context, count int, image string, timeout ti
 		}
 		w.waitTimeout(time.Second)
 	}
+}
+
+// waitResized blocks until `count` pods run the sidecar with the requests:
+// spec and status (the kubelet applied the resize).
+func (w *podWatch) waitResized(ctx context.Context, count int, requests corev1.ResourceList, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		done := 0
+		for _, o := range w.store.List() {
+			if resized(o.(*corev1.Pod), requests) {
+				done++
+			}
+		}
+		if done >= count {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d pods run the sidecar with %v", done, count, requests)
+		}
+		w.waitTimeout(time.Second)
+	}
+}
+
+// waitPodResized blocks until one pod runs the requests (or is gone).
+func (w *podWatch) waitPodResized(ctx context.Context, key types.NamespacedName, requests corev1.ResourceList) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ctx.Err() == nil {
+		obj, ok, _ := w.store.GetByKey(key.Namespace + "/" + key.Name)
+		if !ok || resized(obj.(*corev1.Pod), requests) {
+			return
+		}
+		w.waitTimeout(time.Second)
+	}
+}
+
+// resized reports whether a pod's sidecar requests the CPU and memory, in
+// its spec and as the kubelet reports them, and the pod is ready.
+func resized(p *corev1.Pod, requests corev1.ResourceList) bool {
+	same := func(l corev1.ResourceList) bool {
+		return l.Cpu().Cmp(*requests.Cpu()) == 0 && l.Memory().Cmp(*requests.Memory()) == 0
+	}
+	if p.DeletionTimestamp != nil {
+		return false
+	}
+	for _, c := range p.Spec.Containers {
+		if c.Name == agent && !same(c.Resources.Requests) {
+			return false
+		}
+	}
+	for _, st := range p.Status.ContainerStatuses {
+		if st.Name == agent {
+			return st.Resources != nil && same(st.Resources.Requests) && st.Ready
+		}
+	}
+	return false
 }
 
 // waitPod blocks until one pod runs the image (or is gone).
