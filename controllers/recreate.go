@@ -141,12 +141,13 @@ func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1bet
 }
 
 // applyEvictions evicts pods in parallel (bounded by PodWriters), recording
-// the evictions and the refusals. A refusal (HTTP 429: a
-// PodDisruptionBudget allows no disruption now) is not an error: the pod is
-// tried again rollout.EvictionRetry later.
-func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, evictions []rollout.PodEviction) error {
+// the evictions and the refusals. No failure is an error of the reconcile:
+// a refusal (HTTP 429: a PodDisruptionBudget allows no disruption now), or
+// another error (logged, with an event), makes the pod wait
+// rollout.EvictionRetry before it is tried again.
+func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, evictions []rollout.PodEviction) {
 	if len(evictions) == 0 {
-		return nil
+		return
 	}
 	var (
 		mu    sync.Mutex
@@ -193,7 +194,6 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 	if err := errors.Join(errs...); err != nil {
 		ctrl.LoggerFrom(ctx).Info("Evictions failed; retrying later", "error", err.Error())
 	}
-	return nil
 }
 
 // evict posts an eviction with no retry: client-go retries a 429 by itself,

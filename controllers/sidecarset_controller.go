@@ -296,9 +296,9 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	succeeded, conflicts, writeErr := r.applyUpdates(ctx, s.Name, plan.Updates, false)
 	_, resetConflicts, resetErr := r.applyUpdates(ctx, s.Name, plan.Resets, true)
 	resizeConflicts, resizeErr := r.applyResizes(ctx, s.Name, plan.Resizes)
-	evictErr := r.applyEvictions(ctx, s.Name, plan.Evictions)
+	r.applyEvictions(ctx, s.Name, plan.Evictions)
 	condErr := r.writeConditions(ctx, plan.Upgradable, plan.Updates, succeeded)
-	if err := errors.Join(writeErr, resetErr, resizeErr, evictErr, condErr); err != nil {
+	if err := errors.Join(writeErr, resetErr, resizeErr, condErr); err != nil {
 		return reconcile.Result{}, err
 	}
 	if len(plan.Evictions) > 0 {

@@ -63,6 +63,7 @@ func TestPlan_Recreate(t *testing.T) {
 		return makePod(name).injected(t, v1.obj()).ownedBy("ReplicaSet", "apps/v1", "rs-1")
 	}
 	recreating := func(tb testing.TB, set *setWrapper, ps ...*podWrapper) Input {
+		tb.Helper()
 		in := input(tb, set.obj(), pods(ps...)...)
 		in.Revisions = revisionsOf(tb, v1.obj())
 		return in

@@ -69,15 +69,6 @@ func (s *setWrapper) annotate(k, v string) *setWrapper {
 	return s
 }
 
-// withResources sets a pod container's resources, in its spec and as the
-// kubelet reports them, at generation 1 observed.
-func (p *podWrapper) withResources(container string, r corev1.ResourceRequirements) *podWrapper {
-	p.spec(container).Resources = r
-	p.status(container).Resources = r.DeepCopy()
-	p.Generation, p.Status.ObservedGeneration = 1, 1
-	return p
-}
-
 // reporting makes every container status report its spec resources, as a
 // kubelet that supports resizing does.
 func (p *podWrapper) reporting() *podWrapper {

@@ -39,15 +39,15 @@ import (
 type Path int
 
 const (
-	// PathNone: the pod needs nothing.
+	// PathNone means the pod needs nothing.
 	PathNone Path = iota
-	// PathInPlace: images are patched in place (and the pod records the
-	// new hash).
+	// PathInPlace means images are patched in place (and the pod records
+	// the new hash).
 	PathInPlace
-	// PathResize: CPU and memory are resized in place through pods/resize,
-	// images patched in place.
+	// PathResize means CPU and memory are resized in place through
+	// pods/resize, images patched in place.
 	PathResize
-	// PathRecreate: only a new pod can get the change.
+	// PathRecreate means only a new pod can get the change.
 	PathRecreate
 )
 

@@ -83,7 +83,7 @@ func benchRollout(ctx context.Context, e *env, o rolloutOptions) (bool, error) {
 			fmt.Sprintf("%.2f×", ratio), fmt.Sprintf("%.2f", r.writesPerPod)})
 	}
 	table([]string{"pods", "maxUnavailable", "operator", "floor", "operator vs floor", "pod writes per upgraded pod"}, rows)
-	fmt.Printf("\nIn-place resize of the sidecar's CPU and memory: time until every pod is updated and reports the new resources; "+
+	fmt.Printf("\nIn-place resize of the sidecar's CPU and memory: time until every pod is updated and reports the new resources; " +
 		"the floor makes the same pods/resize calls and waits for the same statuses\n\n")
 	table([]string{"pods", "maxUnavailable", "operator", "floor", "operator vs floor", "resizes + pod writes per pod"}, resizeRows)
 	fmt.Printf("\nManager peak RSS: %.1f MiB (VmHWM). Sampled every 100 ms: anonymous memory (heap, stacks) peaked at %.1f MiB; "+
@@ -456,7 +456,7 @@ func (w *podWatch) wait(ctx context.Context, count int, image string, timeout ti
 		if ctx.Err() != nil || time.Now().After(deadline) {
 			return fmt.Errorf("%d of %d pods run %s", done, count, image)
 		}
-		w.waitTimeout(time.Second)
+		w.waitTimeout()
 	}
 }
 
@@ -479,7 +479,7 @@ func (w *podWatch) waitResized(ctx context.Context, count int, requests corev1.R
 		if ctx.Err() != nil || time.Now().After(deadline) {
 			return fmt.Errorf("%d of %d pods run the sidecar with %v", done, count, requests)
 		}
-		w.waitTimeout(time.Second)
+		w.waitTimeout()
 	}
 }
 
@@ -492,7 +492,7 @@ func (w *podWatch) waitPodResized(ctx context.Context, key types.NamespacedName,
 		if !ok || resized(obj.(*corev1.Pod), requests) {
 			return
 		}
-		w.waitTimeout(time.Second)
+		w.waitTimeout()
 	}
 }
 
@@ -527,13 +527,14 @@ func (w *podWatch) waitPod(ctx context.Context, key types.NamespacedName, image 
 		if !ok || runs(obj.(*corev1.Pod), image) {
 			return
 		}
-		w.waitTimeout(time.Second)
+		w.waitTimeout()
 	}
 }
 
-// waitTimeout waits for a pod event, or at most d; the caller holds w.mu.
-func (w *podWatch) waitTimeout(d time.Duration) {
-	t := time.AfterFunc(d, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
+// waitTimeout waits for a pod event, or at most a second; the caller holds
+// w.mu.
+func (w *podWatch) waitTimeout() {
+	t := time.AfterFunc(time.Second, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
 	w.cond.Wait()
 	t.Stop()
 }

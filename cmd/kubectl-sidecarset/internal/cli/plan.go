@@ -186,9 +186,12 @@ func planInput(ctx context.Context, o *options, c client.Client, s *appsv1beta1.
 // splits them: those that list it in their injected-list (its pods), and
 // those that lack its sidecars and that a recreation would inject.
 func planPods(ctx context.Context, o *options, st *state, c client.Client, s *appsv1beta1.SidecarSet) (managed, notInjected []*corev1.Pod, err error) {
+	if match.IsEmpty(s.Spec.Selector) {
+		return nil, nil, nil // selects no pod
+	}
 	sel, err := metav1.LabelSelectorAsSelector(s.Spec.Selector)
-	if err != nil || match.IsEmpty(s.Spec.Selector) {
-		return nil, nil, nil
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec.selector: %w", err)
 	}
 	list := &corev1.PodList{}
 	if err := c.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
@@ -284,13 +287,17 @@ func (r planReport) writeText(w io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BATCH\tPOD\tACTION\tDETAIL")
+	if _, err := fmt.Fprintln(tw, "BATCH\tPOD\tACTION\tDETAIL"); err != nil {
+		return err
+	}
 	for _, p := range r.Pods {
 		batch := "-"
 		if p.Batch > 0 {
 			batch = fmt.Sprint(p.Batch)
 		}
-		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\n", batch, p.Namespace, p.Name, p.Action, p.Detail)
+		if _, err := fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\n", batch, p.Namespace, p.Name, p.Action, p.Detail); err != nil {
+			return err
+		}
 	}
 	return tw.Flush()
 }
