@@ -37,26 +37,20 @@ func (f *inFlight) snapshot(set string) map[types.UID]rollout.InFlight {
 	return out
 }
 
-// expect records a patched pod.
-func (f *inFlight) expect(set string, uid types.UID, hash string, now time.Time) {
+// expect records a pod the controller patched or resized.
+func (f *inFlight) expect(set string, uid types.UID, e rollout.InFlight) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.sets[set] == nil {
-		f.sets[set] = map[types.UID]rollout.InFlight{}
-	}
-	f.sets[set][uid] = rollout.InFlight{Hash: hash, Since: now}
+	put(f.sets, set, uid, e)
 	f.pods[uid] = set
 }
 
-// expectResize records a resized pod, at the generation it had.
-func (f *inFlight) expectResize(set string, uid types.UID, hash string, generation int64, now time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.sets[set] == nil {
-		f.sets[set] = map[types.UID]rollout.InFlight{}
+// put sets an entry of a SidecarSet's map of pods, creating the map.
+func put[V any](m map[string]map[types.UID]V, set string, uid types.UID, v V) {
+	if m[set] == nil {
+		m[set] = map[types.UID]V{}
 	}
-	f.sets[set][uid] = rollout.InFlight{Hash: hash, Since: now, Resize: true, Generation: generation}
-	f.pods[uid] = set
+	m[set][uid] = v
 }
 
 // forget drops entries of a SidecarSet.

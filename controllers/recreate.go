@@ -67,20 +67,14 @@ func (r *recreations) snapshot(set string) (map[types.UID]rollout.Eviction, map[
 func (r *recreations) evict(set string, uid types.UID, e rollout.Eviction) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.evicted[set] == nil {
-		r.evicted[set] = map[types.UID]rollout.Eviction{}
-	}
-	r.evicted[set][uid] = e
+	put(r.evicted, set, uid, e)
 	delete(r.refused[set], uid)
 }
 
 func (r *recreations) refuse(set string, uid types.UID, f rollout.Refusal) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.refused[set] == nil {
-		r.refused[set] = map[types.UID]rollout.Refusal{}
-	}
-	r.refused[set][uid] = f
+	put(r.refused, set, uid, f)
 }
 
 // done forgets the evictions the planner settled.
@@ -150,47 +144,40 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 		return
 	}
 	var (
-		mu    sync.Mutex
-		wg    sync.WaitGroup
-		errs  []error
-		slots = make(chan struct{}, r.PodWriters)
+		mu   sync.Mutex
+		errs []error
 	)
-	for _, e := range evictions {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			pod := &corev1.Pod{}
-			pod.Namespace, pod.Name = e.Pod.Namespace, e.Pod.Name
-			uid := e.UID
-			eviction := &policyv1.Eviction{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
-			err := evict(ctx, r.Evictions, e.Pod, eviction)
-			now := r.now()
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				r.recreations.evict(set, e.UID, rollout.Eviction{Owner: e.Owner, Since: now})
-				podEvictions.WithLabelValues(set, "evicted").Inc()
-				r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, EventRecreating, "Evict",
-					"SidecarSet %s evicted the pod to have it recreated with its current sidecars: %s", set, e.Reason)
-			case apierrors.IsTooManyRequests(err):
-				r.recreations.refuse(set, e.UID, rollout.Refusal{Message: apiMessage(err), At: now})
-				podEvictions.WithLabelValues(set, "refused").Inc()
-			case apierrors.IsNotFound(err), apierrors.IsConflict(err):
-				// Gone, or replaced under the same name: nothing to evict.
-				podEvictions.WithLabelValues(set, "gone").Inc()
-			default:
-				// A PodDisruptionBudget that cannot be applied (several
-				// select the pod) is a 500: wait as for a refusal, and say so.
-				r.recreations.refuse(set, e.UID, rollout.Refusal{Message: apiMessage(err), At: now})
-				podEvictions.WithLabelValues(set, "error").Inc()
-				r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventEvictionFailed, "Evict", "SidecarSet %s: %v", set, err)
-				errs = append(errs, fmt.Errorf("evicting pod %s: %w", e.Pod, err))
-			}
-		}()
-	}
-	wg.Wait()
+	r.inParallel(len(evictions), func(i int) {
+		e := evictions[i]
+		pod := &corev1.Pod{}
+		pod.Namespace, pod.Name = e.Pod.Namespace, e.Pod.Name
+		uid := e.UID
+		eviction := &policyv1.Eviction{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
+		err := evict(ctx, r.Evictions, e.Pod, eviction)
+		now := r.now()
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			r.recreations.evict(set, e.UID, rollout.Eviction{Owner: e.Owner, Since: now})
+			podEvictions.WithLabelValues(set, "evicted").Inc()
+			r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, EventRecreating, "Evict",
+				"SidecarSet %s evicted the pod to have it recreated with its current sidecars: %s", set, e.Reason)
+		case apierrors.IsTooManyRequests(err):
+			r.recreations.refuse(set, e.UID, rollout.Refusal{Message: apiMessage(err), At: now})
+			podEvictions.WithLabelValues(set, "refused").Inc()
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+			// Gone, or replaced under the same name: nothing to evict.
+			podEvictions.WithLabelValues(set, "gone").Inc()
+		default:
+			// A PodDisruptionBudget that cannot be applied (several
+			// select the pod) is a 500: wait as for a refusal, and say so.
+			r.recreations.refuse(set, e.UID, rollout.Refusal{Message: apiMessage(err), At: now})
+			podEvictions.WithLabelValues(set, "error").Inc()
+			r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventEvictionFailed, "Evict", "SidecarSet %s: %v", set, err)
+			errs = append(errs, fmt.Errorf("evicting pod %s: %w", e.Pod, err))
+		}
+	})
 	if err := errors.Join(errs...); err != nil {
 		ctrl.LoggerFrom(ctx).Info("Evictions failed; retrying later", "error", err.Error())
 	}

@@ -42,40 +42,33 @@ func (r *SidecarSetReconciler) applyResizes(ctx context.Context, set string, res
 	}
 	var (
 		mu        sync.Mutex
-		wg        sync.WaitGroup
 		conflicts int
 		errs      []error
-		slots     = make(chan struct{}, r.PodWriters)
 	)
-	for _, rs := range resizes {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			pod := &corev1.Pod{}
-			pod.Namespace, pod.Name = rs.Pod.Namespace, rs.Pod.Name
-			err := r.Client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, rs.Patch))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				r.inflight.expectResize(set, rs.UID, rs.Hash, rs.Generation, r.now())
-				podResizes.WithLabelValues(set, "success").Inc()
-			case apierrors.IsConflict(err), apierrors.IsNotFound(err):
-				conflicts++
-				podResizes.WithLabelValues(set, "conflict").Inc()
-			case refusesResize(err):
-				r.resizeRefusals.Store(rs.UID, resizeRefusal{hash: rs.Hash, message: apiMessage(err)})
-				podResizes.WithLabelValues(set, "refused").Inc()
-				r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventResizeFailed, "Resize", "SidecarSet %s: %v", set, err)
-			default:
-				podResizes.WithLabelValues(set, "error").Inc()
-				errs = append(errs, fmt.Errorf("resizing pod %s: %w", rs.Pod, err))
-				r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventResizeFailed, "Resize", "SidecarSet %s: %v", set, err)
-			}
-		}()
-	}
-	wg.Wait()
+	r.inParallel(len(resizes), func(i int) {
+		rs := resizes[i]
+		pod := &corev1.Pod{}
+		pod.Namespace, pod.Name = rs.Pod.Namespace, rs.Pod.Name
+		err := r.Client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, rs.Patch))
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			r.inflight.expect(set, rs.UID, rollout.InFlight{Hash: rs.Hash, Since: r.now(), Resize: true, Generation: rs.Generation})
+			podResizes.WithLabelValues(set, "success").Inc()
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			conflicts++
+			podResizes.WithLabelValues(set, "conflict").Inc()
+		case refusesResize(err):
+			r.resizeRefusals.Store(rs.UID, resizeRefusal{hash: rs.Hash, message: apiMessage(err)})
+			podResizes.WithLabelValues(set, "refused").Inc()
+			r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventResizeFailed, "Resize", "SidecarSet %s: %v", set, err)
+		default:
+			podResizes.WithLabelValues(set, "error").Inc()
+			errs = append(errs, fmt.Errorf("resizing pod %s: %w", rs.Pod, err))
+			r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventResizeFailed, "Resize", "SidecarSet %s: %v", set, err)
+		}
+	})
 	return conflicts, errors.Join(errs...)
 }
 

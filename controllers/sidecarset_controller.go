@@ -363,49 +363,58 @@ func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, upd
 	}
 	var (
 		mu        sync.Mutex
-		wg        sync.WaitGroup
 		succeeded = make(map[types.UID]bool, len(updates))
 		conflicts int
 		errs      []error
-		slots     = make(chan struct{}, r.PodWriters)
 	)
-	for _, u := range updates {
+	r.inParallel(len(updates), func(i int) {
+		u := updates[i]
+		pod := &corev1.Pod{}
+		pod.Namespace, pod.Name = u.Pod.Namespace, u.Pod.Name
+		err := r.Client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, u.Patch))
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			succeeded[u.UID] = true
+			if !reset {
+				r.inflight.expect(set, u.UID, rollout.InFlight{Hash: u.Hash, Since: r.now()})
+			}
+			inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "success")).Inc()
+			if reset {
+				r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, EventResetContainerSucceed, "Reset",
+					"SidecarSet %s: reset the idle hot-upgrade twin to its empty image", set)
+			}
+		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
+			conflicts++
+			inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "conflict")).Inc()
+		default:
+			inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "error")).Inc()
+			errs = append(errs, fmt.Errorf("patching pod %s: %w", u.Pod, err))
+			reason := EventUpgradeFailed
+			if reset {
+				reason = EventResetContainerFailed
+			}
+			r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, reason, "Upgrade", "SidecarSet %s: %v", set, err)
+		}
+	})
+	return succeeded, conflicts, errors.Join(errs...)
+}
+
+// inParallel calls fn for each index below n, at most PodWriters at a time,
+// and returns once every call has.
+func (r *SidecarSetReconciler) inParallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, r.PodWriters)
+	for i := range n {
 		wg.Add(1)
 		slots <- struct{}{}
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			pod := &corev1.Pod{}
-			pod.Namespace, pod.Name = u.Pod.Namespace, u.Pod.Name
-			err := r.Client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, u.Patch))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				succeeded[u.UID] = true
-				if !reset {
-					r.inflight.expect(set, u.UID, u.Hash, r.now())
-				}
-				inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "success")).Inc()
-				if reset {
-					r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, EventResetContainerSucceed, "Reset",
-						"SidecarSet %s: reset the idle hot-upgrade twin to its empty image", set)
-				}
-			case apierrors.IsConflict(err), apierrors.IsNotFound(err):
-				conflicts++
-				inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "conflict")).Inc()
-			default:
-				inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "error")).Inc()
-				errs = append(errs, fmt.Errorf("patching pod %s: %w", u.Pod, err))
-				reason := EventUpgradeFailed
-				if reset {
-					reason = EventResetContainerFailed
-				}
-				r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, reason, "Upgrade", "SidecarSet %s: %v", set, err)
-			}
+			fn(i)
 		}()
 	}
 	wg.Wait()
-	return succeeded, conflicts, errors.Join(errs...)
 }
 
 func resultLabel(reset bool, result string) string {

@@ -303,39 +303,9 @@ func (e *env) floorResize(ctx context.Context, w *podWatch, requests corev1.Reso
 		return err
 	}
 	patch := []byte(fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"resources":%s}]}}`, agent, res))
-	var pods []types.NamespacedName
-	for _, obj := range w.store.List() {
-		p := obj.(*corev1.Pod)
-		pods = append(pods, types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
-	}
-	slots := make(chan struct{}, window)
-	work := make(chan types.NamespacedName)
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for range writers {
-		wg.Go(func() {
-			for key := range work {
-				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-				if err := e.client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch)); err != nil {
-					failed.Store(err)
-				}
-				go func() {
-					w.waitPodResized(ctx, key, requests)
-					<-slots
-				}()
-			}
-		})
-	}
-	for _, key := range pods {
-		slots <- struct{}{}
-		work <- key
-	}
-	close(work)
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
-		return err
-	}
-	return w.waitResized(ctx, len(pods), requests, 30*time.Minute)
+	return e.floorCalls(ctx, w, window, writers, func(pod *corev1.Pod) error {
+		return e.client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))
+	}, func(p *corev1.Pod) bool { return resized(p, requests) })
 }
 
 // setSidecarSet sets the sidecar image (if non-empty), maxUnavailable and paused.
@@ -371,6 +341,16 @@ func (e *env) waitStatusUpdated(ctx context.Context, name string, size int) erro
 // (patched, new image not yet reported), and waits until every pod reports
 // the new image.
 func (e *env) floorRollout(ctx context.Context, w *podWatch, image string, window, writers int) error {
+	patch := []byte(fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"image":%q}]}}`, agent, image))
+	return e.floorCalls(ctx, w, window, writers, func(pod *corev1.Pod) error {
+		return e.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))
+	}, func(p *corev1.Pod) bool { return runs(p, image) })
+}
+
+// floorCalls makes one call per pod the watch holds, with `writers`
+// parallel writers, keeping at most `window` pods in flight (called, not yet
+// done), and waits until every pod is done.
+func (e *env) floorCalls(ctx context.Context, w *podWatch, window, writers int, call func(*corev1.Pod) error, done func(*corev1.Pod) bool) error {
 	var pods []types.NamespacedName
 	for _, obj := range w.store.List() {
 		p := obj.(*corev1.Pod)
@@ -383,13 +363,12 @@ func (e *env) floorRollout(ctx context.Context, w *podWatch, image string, windo
 	for range writers {
 		wg.Go(func() {
 			for key := range work {
-				patch := fmt.Sprintf(`{"spec":{"containers":[{"name":%q,"image":%q}]}}`, agent, image)
 				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-				if err := e.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, []byte(patch))); err != nil {
+				if err := call(pod); err != nil {
 					failed.Store(err)
 				}
 				go func() {
-					w.waitPod(ctx, key, image)
+					w.waitOne(ctx, key, done)
 					<-slots
 				}()
 			}
@@ -404,7 +383,7 @@ func (e *env) floorRollout(ctx context.Context, w *podWatch, image string, windo
 	if err, ok := failed.Load().(error); ok {
 		return err
 	}
-	return w.wait(ctx, len(pods), image, 30*time.Minute)
+	return w.waitAll(ctx, len(pods), done, 30*time.Minute)
 }
 
 // podWatch follows a namespace's pods through an informer, so that waiting
@@ -440,56 +419,44 @@ func (w *podWatch) stop() { close(w.stopCh) }
 // wait blocks until `count` pods run the sidecar with the image: spec and
 // status (the status image is fully qualified by the simulated runtime).
 func (w *podWatch) wait(ctx context.Context, count int, image string, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for {
-		done := 0
-		for _, o := range w.store.List() {
-			if runs(o.(*corev1.Pod), image) {
-				done++
-			}
-		}
-		if done >= count {
-			return nil
-		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d pods run %s", done, count, image)
-		}
-		w.waitTimeout()
-	}
+	return w.waitAll(ctx, count, func(p *corev1.Pod) bool { return runs(p, image) }, timeout)
 }
 
 // waitResized blocks until `count` pods run the sidecar with the requests:
 // spec and status (the kubelet applied the resize).
 func (w *podWatch) waitResized(ctx context.Context, count int, requests corev1.ResourceList, timeout time.Duration) error {
+	return w.waitAll(ctx, count, func(p *corev1.Pod) bool { return resized(p, requests) }, timeout)
+}
+
+// waitAll blocks until `count` pods are done.
+func (w *podWatch) waitAll(ctx context.Context, count int, done func(*corev1.Pod) bool, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for {
-		done := 0
+		n := 0
 		for _, o := range w.store.List() {
-			if resized(o.(*corev1.Pod), requests) {
-				done++
+			if done(o.(*corev1.Pod)) {
+				n++
 			}
 		}
-		if done >= count {
+		if n >= count {
 			return nil
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d pods run the sidecar with %v", done, count, requests)
+			return fmt.Errorf("%d of %d pods done", n, count)
 		}
 		w.waitTimeout()
 	}
 }
 
-// waitPodResized blocks until one pod runs the requests (or is gone).
-func (w *podWatch) waitPodResized(ctx context.Context, key types.NamespacedName, requests corev1.ResourceList) {
+// waitOne blocks until one pod is done (or gone).
+func (w *podWatch) waitOne(ctx context.Context, key types.NamespacedName, done func(*corev1.Pod) bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for ctx.Err() == nil {
 		obj, ok, _ := w.store.GetByKey(key.Namespace + "/" + key.Name)
-		if !ok || resized(obj.(*corev1.Pod), requests) {
+		if !ok || done(obj.(*corev1.Pod)) {
 			return
 		}
 		w.waitTimeout()
@@ -516,19 +483,6 @@ func resized(p *corev1.Pod, requests corev1.ResourceList) bool {
 		}
 	}
 	return false
-}
-
-// waitPod blocks until one pod runs the image (or is gone).
-func (w *podWatch) waitPod(ctx context.Context, key types.NamespacedName, image string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for ctx.Err() == nil {
-		obj, ok, _ := w.store.GetByKey(key.Namespace + "/" + key.Name)
-		if !ok || runs(obj.(*corev1.Pod), image) {
-			return
-		}
-		w.waitTimeout()
-	}
 }
 
 // waitTimeout waits for a pod event, or at most a second; the caller holds
