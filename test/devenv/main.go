@@ -40,6 +40,10 @@ func run() int {
 	binDir := fs.String("bin-dir", "bin", "Directory of the tools and the manager binary.")
 	nodeCount := fs.Int("nodes", nodes, "Number of kwok nodes (110 pods each); an existing cluster is scaled to it.")
 	pprofAddr := fs.String("manager-pprof", "", "If set, the manager serves Go pprof on this address (for the benchmarks' profiles).")
+	name := fs.String("name", clusterName, "Name of the kwok cluster (kwok cluster names are global to the machine).")
+	health := fs.String("health-addr", healthAddr, "The manager's health probe address.")
+	metrics := fs.String("metrics-addr", metricsAddr, "The manager's metrics address.")
+	webhook := fs.String("webhook-port", webhookPort, "The manager's webhook port.")
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: devenv up|down [--dir DIR] [--bin-dir DIR]")
 		return 2
@@ -51,9 +55,10 @@ func run() int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
-	env, err := newEnv(*dir, *binDir)
+	env, err := newEnv(*dir, *binDir, *name)
 	if err == nil {
 		env.nodes, env.pprofAddr = *nodeCount, *pprofAddr
+		env.healthAddr, env.metricsAddr, env.webhookPort = *health, *metrics, *webhook
 	}
 	if err == nil {
 		switch verb {
@@ -78,9 +83,12 @@ type env struct {
 	cluster   *cluster.Cluster
 	nodes     int
 	pprofAddr string
+	// The manager's addresses: a second environment on the same machine
+	// (another name, other ports) does not disturb the first.
+	healthAddr, metricsAddr, webhookPort string
 }
 
-func newEnv(dir, binDir string) (*env, error) {
+func newEnv(dir, binDir, name string) (*env, error) {
 	root, err := os.Getwd()
 	if err != nil {
 		return nil, err
@@ -91,7 +99,7 @@ func newEnv(dir, binDir string) (*env, error) {
 	if binDir, err = filepath.Abs(binDir); err != nil {
 		return nil, err
 	}
-	return &env{dir: dir, binDir: binDir, cluster: &cluster.Cluster{Name: clusterName, RepoRoot: root, WorkDir: dir}}, nil
+	return &env{dir: dir, binDir: binDir, cluster: &cluster.Cluster{Name: name, RepoRoot: root, WorkDir: dir}}, nil
 }
 
 func (e *env) up(ctx context.Context) error {
@@ -105,17 +113,17 @@ func (e *env) up(ctx context.Context) error {
 	}
 	switch {
 	case !c.Exists():
-		step("Creating the kwok cluster %s with %d nodes", clusterName, e.nodes)
+		step("Creating the kwok cluster %s with %d nodes", c.Name, e.nodes)
 		if err := c.Create(ctx, e.nodes); err != nil {
 			return err
 		}
 	case !e.apiServerUp(ctx):
-		step("Starting the stopped kwok cluster %s", clusterName)
+		step("Starting the stopped kwok cluster %s", c.Name)
 		if err := c.Start(ctx); err != nil {
 			return err
 		}
 	default:
-		step("Reusing the running kwok cluster %s", clusterName)
+		step("Reusing the running kwok cluster %s", c.Name)
 	}
 	// A cluster made by an older version may have fewer nodes.
 	if err := c.Scale(ctx, e.nodes); err != nil {
@@ -138,12 +146,12 @@ func (e *env) up(ctx context.Context) error {
 		Binary: filepath.Join(e.binDir, "manager"),
 		Args: []string{
 			"--kubeconfig=" + c.KubeconfigPath(),
-			"--health-probe-bind-address=" + healthAddr,
-			"--metrics-bind-address=" + metricsAddr,
+			"--health-probe-bind-address=" + e.healthAddr,
+			"--metrics-bind-address=" + e.metricsAddr,
 			"--metrics-secure=false",
 			"--namespace=kruise-system",
 			"--webhook-host=127.0.0.1",
-			"--webhook-port=" + webhookPort,
+			"--webhook-port=" + e.webhookPort,
 			"--webhook-cert-dir=" + filepath.Join(e.dir, "certs"),
 			"--cert-dns-name=localhost",
 			"--mutating-webhook-configuration=sidecarset-operator-local-mutating",
@@ -151,7 +159,7 @@ func (e *env) up(ctx context.Context) error {
 		},
 		LogPath:  e.managerLog(),
 		PIDPath:  e.pidFile(),
-		ReadyURL: "http://" + healthAddr + "/readyz",
+		ReadyURL: "http://" + e.healthAddr + "/readyz",
 	}
 	if e.pprofAddr != "" {
 		m.Args = append(m.Args, "--pprof-bind-address="+e.pprofAddr)
@@ -178,7 +186,7 @@ func (e *env) down(ctx context.Context) error {
 	if err := cluster.StopFromPIDFile(e.pidFile(), 15*time.Second); err != nil {
 		return err
 	}
-	step("Deleting the kwok cluster %s", clusterName)
+	step("Deleting the kwok cluster %s", e.cluster.Name)
 	if err := e.cluster.Delete(ctx); err != nil {
 		return err
 	}
@@ -224,7 +232,7 @@ whose tag ends in "invalid" never becomes ready.
 
   make dev        rebuilds and restarts the operator on the same cluster
   make dev-down   removes the cluster and stops the operator
-`, clusterName, e.nodes, rel(e.managerLog()), kc)
+`, e.cluster.Name, e.nodes, rel(e.managerLog()), kc)
 }
 
 func step(format string, args ...any) {

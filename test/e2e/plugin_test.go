@@ -119,6 +119,28 @@ var _ = ginkgo.Describe("The kubectl plugin", ginkgo.Label("plugin"), ginkgo.Ord
 			gomega.Expect(podstate.DecodeInjectedList(pods[i].Annotations[appsv1beta1.SidecarSetListAnnotation])).To(gomega.Equal([]string{s.Name}))
 		}
 	})
+
+	ginkgo.It("should plan the next rollout of a SidecarSet pod by pod, from a new version's file, without changing anything", func(ctx ginkgo.SpecContext) {
+		ns := createNamespace(ctx, "plugin-plan")
+		s := createSidecarSet(ctx, sidecarSet(ns, "sidecar", "busybox:1.36").
+			Containers(builder.MakeContainer("sidecar", "busybox:1.36").Command("sleep", "999d").Requests("50m", "32Mi")).Obj())
+		runDeployment(ctx, app(ns, "web", 3).Containers(builder.MakeContainer("main", "nginx:1.25").Requests("100m", "64Mi")).Obj(), s.Name)
+		next := getSidecarSet(ctx, gomega.Default, s.Name)
+		next.Spec.Containers[0].Resources.Requests = builder.MakeContainer("", "").Requests("100m", "32Mi").Resources.Requests
+		next.ManagedFields, next.ResourceVersion = nil, ""
+
+		out := sidecarset(ctx, "plan", s.Name, "-f", writeManifest(next))
+		ginkgo.AddReportEntry("kubectl sidecarset plan "+s.Name+" -f next.yaml", out)
+		gomega.Expect(out).To(gomega.ContainSubstring("maxUnavailable 1, partition 0, recreate pods: false\n"))
+		gomega.Expect(out).To(gomega.ContainSubstring("Pods: 3 resize\n"))
+		for batch := 1; batch <= 3; batch++ {
+			gomega.Expect(out).To(gomega.MatchRegexp(`(?m)^%d +%s/web-\S+ +resize +sidecar cpu request 50m→100m$`, batch, ns))
+		}
+		gomega.Expect(getSidecarSet(ctx, gomega.Default, s.Name).Generation).To(gomega.Equal(next.Generation), "plan changed the SidecarSet")
+		for _, p := range listPods(ctx, gomega.Default, ns, appLabels) {
+			gomega.Expect(specContainer(&p, "sidecar").Resources.Requests.Cpu().String()).To(gomega.Equal("50m"), "plan changed pod %s", p.Name)
+		}
+	})
 })
 
 // writeManifest writes an object as YAML into a temporary file of the spec.
