@@ -44,6 +44,8 @@ func run() int {
 	health := fs.String("health-addr", healthAddr, "The manager's health probe address.")
 	metrics := fs.String("metrics-addr", metricsAddr, "The manager's metrics address.")
 	webhook := fs.String("webhook-port", webhookPort, "The manager's webhook port.")
+	config := fs.String("config", "config/dev", "The kustomization installed: the CRD and the webhook configurations, whose URLs name the webhook port "+
+		"(config/e2e: port 19443).")
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: devenv up|down [--dir DIR] [--bin-dir DIR]")
 		return 2
@@ -58,7 +60,7 @@ func run() int {
 	env, err := newEnv(*dir, *binDir, *name)
 	if err == nil {
 		env.nodes, env.pprofAddr = *nodeCount, *pprofAddr
-		env.healthAddr, env.metricsAddr, env.webhookPort = *health, *metrics, *webhook
+		env.healthAddr, env.metricsAddr, env.webhookPort, env.config = *health, *metrics, *webhook, *config
 	}
 	if err == nil {
 		switch verb {
@@ -86,6 +88,8 @@ type env struct {
 	// The manager's addresses: a second environment on the same machine
 	// (another name, other ports) does not disturb the first.
 	healthAddr, metricsAddr, webhookPort string
+	// config is the kustomization of the CRD and webhook configurations.
+	config string
 }
 
 func newEnv(dir, binDir, name string) (*env, error) {
@@ -130,8 +134,8 @@ func (e *env) up(ctx context.Context) error {
 		return err
 	}
 
-	step("Installing the CRD and the operator's namespace (config/dev)")
-	if _, err := c.RunKubectl(ctx, "apply", "--server-side", "--force-conflicts", "--field-manager=devenv", "-k", "config/dev"); err != nil {
+	step("Installing the CRD and the operator's namespace (%s)", e.config)
+	if _, err := c.RunKubectl(ctx, "apply", "--server-side", "--force-conflicts", "--field-manager=devenv", "-k", e.config); err != nil {
 		return err
 	}
 	if _, err := c.RunKubectl(ctx, "wait", "--for=condition=Established", "crd/sidecarsets.apps.kruise.io", "--timeout=60s"); err != nil {
