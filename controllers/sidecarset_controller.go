@@ -293,10 +293,12 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
 	}
 
-	succeeded, conflicts, writeErr := r.applyUpdates(ctx, s.Name, plan.Updates, false)
-	_, resetConflicts, resetErr := r.applyUpdates(ctx, s.Name, plan.Resets, true)
+	// Resizes and evictions first: the kubelet and the pods' controllers
+	// take their time, which the other writes then overlap.
 	resizeConflicts, resizeErr := r.applyResizes(ctx, s.Name, plan.Resizes)
 	r.applyEvictions(ctx, s.Name, plan.Evictions)
+	succeeded, conflicts, writeErr := r.applyUpdates(ctx, s.Name, plan.Updates, false)
+	_, resetConflicts, resetErr := r.applyUpdates(ctx, s.Name, plan.Resets, true)
 	condErr := r.writeConditions(ctx, plan.Upgradable, plan.Updates, succeeded)
 	if err := errors.Join(writeErr, resetErr, resizeErr, condErr); err != nil {
 		return reconcile.Result{}, err
