@@ -106,9 +106,7 @@ func relevantPodChange(oldPod, newPod *corev1.Pod) bool {
 	case (oldPod.DeletionTimestamp == nil) != (newPod.DeletionTimestamp == nil),
 		oldPod.Status.Phase != newPod.Status.Phase,
 		podReady(oldPod) != podReady(newPod),
-		oldPod.Generation != newPod.Generation,
-		oldPod.Status.ObservedGeneration != newPod.Status.ObservedGeneration,
-		!sameResizeConditions(oldPod, newPod),
+		resizeMoved(oldPod, newPod),
 		!reflect.DeepEqual(oldPod.Labels, newPod.Labels),
 		controllerUID(oldPod) != controllerUID(newPod),
 		!reflect.DeepEqual(oldPod.Annotations, newPod.Annotations),
@@ -139,16 +137,20 @@ func controllerUID(p *corev1.Pod) types.UID {
 	return ""
 }
 
-// sameResizeConditions compares the kubelet's resize conditions, which say
-// whether a resize is pending or in progress.
-func sameResizeConditions(a, b *corev1.Pod) bool {
-	for _, t := range []corev1.PodConditionType{corev1.PodResizePending, corev1.PodResizeInProgress} {
-		ca, cb := findCondition(a, t), findCondition(b, t)
-		if (ca == nil) != (cb == nil) || (ca != nil && (ca.Reason != cb.Reason || ca.Message != cb.Message)) {
-			return false
-		}
+// resizeMoved reports whether the kubelet moved a resize in a way the
+// rollout acts on: PodResizePending set, changed or cleared (a deferred or
+// infeasible resize frees its share of maxUnavailable), PodResizeInProgress
+// cleared or failing (applied, or stuck). The kubelet taking a resize up
+// (PodResizeInProgress set, the generation observed) changes no plan, nor
+// does the resize itself (the generation): a rollout of a thousand pods
+// would otherwise plan again for each.
+func resizeMoved(oldPod, newPod *corev1.Pod) bool {
+	op, np := findCondition(oldPod, corev1.PodResizePending), findCondition(newPod, corev1.PodResizePending)
+	if (op == nil) != (np == nil) || (op != nil && (op.Reason != np.Reason || op.Message != np.Message)) {
+		return true
 	}
-	return true
+	oi, ni := findCondition(oldPod, corev1.PodResizeInProgress), findCondition(newPod, corev1.PodResizeInProgress)
+	return (oi != nil && ni == nil) || (ni != nil && ni.Reason == corev1.PodReasonError && (oi == nil || oi.Reason != ni.Reason))
 }
 
 func findCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {

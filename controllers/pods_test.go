@@ -58,9 +58,15 @@ func TestRelevantPodChange(t *testing.T) {
 		{name: "a new controller is relevant (a replacement's)", change: func(p *corev1.Pod) {
 			p.OwnerReferences = []metav1.OwnerReference{{UID: "rs", Controller: new(true)}}
 		}, want: true},
-		{name: "a resize (the generation) is relevant", change: func(p *corev1.Pod) { p.Generation++ }, want: true},
-		{name: "the kubelet observing a generation is relevant", change: func(p *corev1.Pod) { p.Status.ObservedGeneration++ }, want: true},
-		{name: "a resize condition is relevant", change: func(p *corev1.Pod) {
+		{name: "a resize alone (the generation) is not relevant: the kubelet's answer is", change: func(p *corev1.Pod) { p.Generation++ }},
+		{name: "the kubelet observing a generation is not relevant", change: func(p *corev1.Pod) { p.Status.ObservedGeneration++ }},
+		{name: "the kubelet taking a resize up is not relevant", change: func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue})
+		}},
+		{name: "a resize in progress failing is relevant", change: func(p *corev1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodResizeInProgress, Reason: corev1.PodReasonError})
+		}, want: true},
+		{name: "a pending resize is relevant", change: func(p *corev1.Pod) {
 			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodResizePending, Reason: "Deferred"})
 		}, want: true},
 		{name: "resources a container reports are relevant (a resize applied)", change: func(p *corev1.Pod) {
