@@ -310,7 +310,7 @@ func Compute(in Input) (Plan, error) {
 		plan.RequeueAfter = earliest(plan.RequeueAfter, ReplacementCheck)
 	}
 	rec.expired = expiredEvictions
-	sum.rollout = len(rollout)
+	sum.rollout, sum.pods = len(rollout), len(all)+unreplaced
 	sum.recreate = set.recreate
 
 	upgrading := map[*podView]bool{}

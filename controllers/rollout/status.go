@@ -44,8 +44,10 @@ func counts(views []*podView) appsv1beta1.SidecarSetStatus {
 // roundSummary is what the conditions explain about one round.
 type roundSummary struct {
 	notUpdate, paused bool
-	// matched and updated are the status counts.
-	matched, updated int
+	// matched and updated are the status counts; pods counts the pods
+	// the rollout covers, the selected pods that lack the sidecars and
+	// are to be recreated included (the progress messages count them).
+	matched, updated, pods int
 	// rollout is how many pods the rollout can reach (podView.inRollout),
 	// rolloutUpdated how many of them are observed updated.
 	rollout, rolloutUpdated int
@@ -127,12 +129,12 @@ func progressingCondition(sum roundSummary) metav1.Condition {
 	case sum.notUpdate:
 		c.Status, c.Reason = metav1.ConditionFalse, appsv1beta1.ReasonNotUpdate
 		c.Message = fmt.Sprintf("updateStrategy.type is NotUpdate: existing pods keep their sidecars; %d of %d pods are updated",
-			sum.updated, sum.matched)
+			sum.updated, sum.pods)
 		return c
 	case sum.paused:
 		c.Status, c.Reason = metav1.ConditionFalse, appsv1beta1.ReasonPaused
 		c.Message = fmt.Sprintf("updateStrategy.paused is true: %d of %d pods wait for their upgrade",
-			sum.rollout-sum.rolloutUpdated, sum.matched)
+			sum.rollout-sum.rolloutUpdated, sum.pods)
 		return c
 	}
 	c.Status, c.Reason = progressingReason(sum)
@@ -168,36 +170,36 @@ func progressNotes(sum roundSummary) []note {
 		}
 	}
 	if moving := progressNote(sum); moving != "" {
-		add(true, appsv1beta1.ReasonUpdating, "%s; %d of %d pods are updated", moving, sum.rolloutUpdated, sum.matched)
+		add(true, appsv1beta1.ReasonUpdating, "%s; %d of %d pods are updated", moving, sum.rolloutUpdated, sum.pods)
 	}
 	add(bt.byBudget > 0 && b.maxUnavailable == 0, appsv1beta1.ReasonMaxUnavailableIsZero,
 		"%d of %d pods wait: maxUnavailable %s lets no pod become unavailable",
-		bt.byBudget, sum.matched, describe(sum.maxUnavailable, b.maxUnavailable))
+		bt.byBudget, sum.pods, describe(sum.maxUnavailable, b.maxUnavailable))
 	add(bt.byBudget > 0 && b.maxUnavailable > 0, appsv1beta1.ReasonWaitingForUnavailablePods,
 		"%d of %d pods wait: maxUnavailable %s is used up by %s upgrading or not ready",
-		bt.byBudget, sum.matched, describe(sum.maxUnavailable, b.maxUnavailable), count(bt.unavailable, "pod"))
+		bt.byBudget, sum.pods, describe(sum.maxUnavailable, b.maxUnavailable), count(bt.unavailable, "pod"))
 	add(bt.byPartition > 0, appsv1beta1.ReasonPartitionHeld, "%d of %d pods are held on the old sidecars by partition %s",
-		bt.byPartition, sum.matched, describe(sum.partition, b.partition))
+		bt.byPartition, sum.pods, describe(sum.partition, b.partition))
 	add(b.partitionErr != nil, appsv1beta1.ReasonPartitionHeld, "%v: holding every pod", b.partitionErr)
 	add(b.maxUnavailableErr != nil, appsv1beta1.ReasonMaxUnavailableIsZero, "%v: no pod may become unavailable",
 		b.maxUnavailableErr)
 	add(sum.pdbRefused > 0, appsv1beta1.ReasonWaitingForPodDisruptionBudget,
 		"%d of %d pods wait for their PodDisruptionBudget to allow their eviction (the Recreated condition says more)",
-		sum.pdbRefused, sum.matched)
+		sum.pdbRefused, sum.pods)
 	add(sum.resizePending > 0, appsv1beta1.ReasonResizePending,
-		"%d of %d pods wait for the kubelet to apply their resize (the Resized condition says why)", sum.resizePending, sum.matched)
+		"%d of %d pods wait for the kubelet to apply their resize (the Resized condition says why)", sum.resizePending, sum.pods)
 	add(sum.blocked > 0, appsv1beta1.ReasonBlockedPods,
 		"%s cannot be patched: their SidecarSet annotations are unreadable or patchPodMetadata fails on them",
 		count(sum.blocked, "pod"))
 	add(sum.notUpgradable > 0 && !sum.recreate, appsv1beta1.ReasonNotUpgradablePods,
 		"%d of %d pods cannot be upgraded in place: a field other than images and resources changed, or their resize cannot be made; "+
 			"recreate them to get the new sidecars (%s: \"true\" has the rollout recreate them)",
-		sum.notUpgradable, sum.matched, appsv1beta1.RecreatePodsAnnotation)
+		sum.notUpgradable, sum.pods, appsv1beta1.RecreatePodsAnnotation)
 	add(sum.notUpgradable > 0 && sum.recreate, appsv1beta1.ReasonNotUpgradablePods,
 		"%d of %d pods cannot be upgraded in place nor recreated: no controller of theirs would recreate them "+
-			"(the Recreated condition names them)", sum.notUpgradable, sum.matched)
+			"(the Recreated condition names them)", sum.notUpgradable, sum.pods)
 	add(sum.notSelected > 0, appsv1beta1.ReasonNotSelected,
-		"%d of %d pods are not updated: updateStrategy.selector does not select them", sum.notSelected, sum.matched)
+		"%d of %d pods are not updated: updateStrategy.selector does not select them", sum.notSelected, sum.pods)
 	add(sum.selectorErr != nil, appsv1beta1.ReasonNotSelected, "updateStrategy.selector is invalid: %v", sum.selectorErr)
 	add(sum.updatedUnavailable > 0 && sum.updates == 0 && sum.inFlight == 0 && sum.finishing == 0 && bt.byBudget == 0,
 		appsv1beta1.ReasonUpdatedPodsUnavailable,
