@@ -389,6 +389,32 @@ func TestPlan_Resize(t *testing.T) {
 		}
 	})
 
+	t.Run("a native sidecar is resized in spec.initContainers", func(t *testing.T) {
+		t.Parallel()
+		n1 := makeSet("mesh").native("proxy", "envoy:1").resources("proxy", small)
+		p := makePod("a").injected(t, n1.obj())
+		p.spec("proxy").Resources = small
+		p.reporting()
+		in := input(t, n1.clone().resources("proxy", big).obj(), pods(p)...)
+		in.Revisions = revisionsOf(t, n1.obj())
+		plan := compute(t, in)
+		if len(plan.Resizes) != 1 {
+			t.Fatalf("resizes %v, decisions %+v", resizedNames(plan.Resizes), plan.Decisions)
+		}
+		var patch struct {
+			Spec struct {
+				Containers     []corev1.Container `json:"containers"`
+				InitContainers []corev1.Container `json:"initContainers"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(plan.Resizes[0].Patch, &patch); err != nil {
+			t.Fatal(err)
+		}
+		if len(patch.Spec.Containers) != 0 || len(patch.Spec.InitContainers) != 1 || patch.Spec.InitContainers[0].Name != "proxy" {
+			t.Errorf("patch %s: want the native sidecar in spec.initContainers only", plan.Resizes[0].Patch)
+		}
+	})
+
 	t.Run("a pod whose revision is not recorded is not resized", func(t *testing.T) {
 		t.Parallel()
 		plan := compute(t, input(t, v2.obj(), pods(running("a"))...))
