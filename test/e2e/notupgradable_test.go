@@ -45,7 +45,7 @@ var _ = ginkgo.Describe("Pods that cannot be upgraded in place", ginkgo.Label("n
 		}).WithContext(ctx).Should(gomega.Succeed())
 		expectStatus(ctx, name, gen, counts{Matched: 3, Updated: 0, Ready: 3, UpdatedReady: 0})
 		c := expectProgressing(ctx, name, gen, metav1.ConditionFalse, appsv1beta1.ReasonNotUpgradablePods)
-		gomega.Expect(c.Message).To(gomega.HavePrefix("3 of 3 pods cannot be upgraded in place: a field other than an image changed"))
+		gomega.Expect(c.Message).To(gomega.HavePrefix("3 of 3 pods cannot be upgraded in place: a field other than images and resources changed"))
 		gomega.Eventually(notUpgradableEvents).WithContext(ctx).WithArguments(name).Should(gomega.Equal(1))
 
 		ginkgo.By("reconciling again and again: no more events for the same change")
