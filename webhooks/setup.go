@@ -155,7 +155,7 @@ func (s *Server) Start(ctx context.Context) error {
 	// Both versions, at OpenKruise 1.9's paths and at the v1alpha1 paths of
 	// earlier releases (webhook configurations not yet updated).
 	for _, path := range []string{SidecarSetDefaultPath, LegacySidecarSetDefaultPath} {
-		srv.Register(path, &admission.Webhook{Handler: SidecarSetDefaulter{}})
+		srv.Register(path, &admission.Webhook{Handler: SidecarSetDefaulter{Authorizer: s.opts.Authorizer}})
 	}
 	for _, path := range []string{SidecarSetValidatePath, LegacySidecarSetValidatePath} {
 		srv.Register(path, &admission.Webhook{Handler: validator})

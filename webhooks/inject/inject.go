@@ -16,6 +16,7 @@
 package inject
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -119,6 +120,9 @@ type Output struct {
 	Failed []Failure
 	// Warnings are admission warnings for the user creating the pod.
 	Warnings []string
+	// Restricted lists what sidecars were not given because their
+	// SidecarSet's authority did not cover it (the pod records it too).
+	Restricted []Restriction
 }
 
 // Failure is a SidecarSet that selects the pod but cannot be applied to it:
@@ -263,6 +267,17 @@ func Inject(in Input) (Output, error) {
 	if len(out.Injected) > 0 {
 		m = merge(pod, b.plans, in.Options)
 		out.Warnings = append(out.Warnings, m.warnings...)
+		out.Restricted = m.restricted
+		if len(m.restricted) > 0 {
+			for _, r := range m.restricted {
+				out.Warnings = append(out.Warnings, r.Message)
+			}
+			raw, err := json.Marshal(restrictedAnnotation(m.restricted))
+			if err != nil {
+				return Output{}, err
+			}
+			b.annotations[RestrictedAnnotation] = string(raw)
+		}
 		var listed []string
 		for _, v := range accepted {
 			listed = append(listed, v.name)
@@ -291,6 +306,9 @@ func build(accepted []*version, pod *corev1.Pod, w podmeta.Whitelist) (built, *v
 		b.annotations = map[string]string{}
 	}
 	for _, v := range accepted {
+		if err := checkAuthority(v); err != nil {
+			return built{}, v, err
+		}
 		warnings, err := patchMetadata(v, b.annotations, w)
 		if err != nil {
 			return built{}, v, err

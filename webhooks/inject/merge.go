@@ -123,6 +123,8 @@ type merged struct {
 	dupSecrets  []int
 	pullSecrets []corev1.LocalObjectReference
 	warnings    []string
+	// restricted is what sidecars were not given (authority.go).
+	restricted []Restriction
 }
 
 // merge places the built sidecars around the pod's own containers.
@@ -140,6 +142,8 @@ type merged struct {
 //   - imagePullSecrets follow the pod's, deduplicated by name.
 //   - Each sidecar gets the ServiceAccount token mount the API server's
 //     admission plugin would give it (see serviceaccount.go).
+//   - A sidecar is not given the mounts, devices or token its SidecarSet's
+//     authority does not cover (see authority.go).
 func merge(pod *corev1.Pod, plans []*plan, opts Options) merged {
 	var m merged
 	var inits, conts []sidecar
@@ -166,8 +170,15 @@ func merge(pod *corev1.Pod, plans []*plan, opts Options) merged {
 			m.after = append(m.after, s.container)
 		}
 	}
-	mountServiceAccountToken(pod, &m)
 	m.volumes, m.warnings = mergeVolumes(pod.Spec.Volumes, plans)
+	mountServiceAccountToken(pod, &m)
+	owners := map[string]*version{}
+	for _, p := range plans {
+		for _, s := range append(slices.Clip(p.initContainers), p.containers...) {
+			owners[s.container.Name] = p.v
+		}
+	}
+	m.restricted = restrict(pod, &m, owners)
 	m.dupSecrets, m.pullSecrets = mergePullSecrets(pod.Spec.ImagePullSecrets, plans)
 	return m
 }

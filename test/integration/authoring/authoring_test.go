@@ -61,10 +61,10 @@ func lacks(permission, name, user string) string {
 
 // confine is the policy's advice to an author who may not inject into
 // many namespaces.
-const confine = "confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)"
+const confine = "confine it to namespaces where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)"
 
 func everyNamespace(name, user string) string {
-	return "spec.namespaceSelector: injecting into every namespace " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
+	return "spec.namespaceSelector: creating a SidecarSet that injects into every namespace " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
 		"; " + confine
 }
 
@@ -77,7 +77,7 @@ func secrets(field, name, user string) string {
 }
 
 func podsIn(namespace, user string) string {
-	return fmt.Sprintf(`spec.namespaceSelector: injecting into the pods of namespace %q (v1alpha1 spec.namespace) requires permission to create pods in namespace %q, which user %q does not have`,
+	return fmt.Sprintf(`spec.namespaceSelector: creating a SidecarSet that injects into the pods of namespace %q (v1alpha1 spec.namespace) requires permission to create pods in namespace %q, which user %q does not have`,
 		namespace, namespace, user)
 }
 
@@ -124,7 +124,7 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 				ginkgo.Entry("namespaces a namespaceSelector picks, not without inject-all-namespaces", alice,
 					plain("selected-agent").NamespaceSelector(map[string]string{"team": "a"}),
 					func(name, user string) string {
-						return "spec.namespaceSelector: injecting into the namespaces a namespaceSelector picks " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
+						return "spec.namespaceSelector: creating a SidecarSet that injects into the namespaces a namespaceSelector picks " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
 							"; " + confine
 					}),
 				ginkgo.Entry("every namespace, to who holds inject-all-namespaces", carol, plain("all-agent"), nil),
