@@ -177,6 +177,18 @@ func decodeStringMap(value string) (map[string]string, error) {
 	return m, nil
 }
 
+// DecodeReach decodes a pod's sidecarset-operator.dev/reach annotation:
+// per SidecarSet, the verbs its sidecars' reach in the pod needs, as
+// written. ok is false when the annotation is missing or malformed.
+func DecodeReach(annotations map[string]string) (reach map[string]string, ok bool) {
+	raw, present := annotations[appsv1beta1.ReachAnnotation]
+	if !present {
+		return nil, false
+	}
+	m, err := decodeStringMap(raw)
+	return m, err == nil
+}
+
 // EncodeStringMap encodes a map of strings with sorted keys.
 func EncodeStringMap(m map[string]string) string {
 	return mustMarshal(m)

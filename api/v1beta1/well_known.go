@@ -121,6 +121,18 @@ const (
 	// required sidecar; FailurePolicyIgnore admits it without the
 	// SidecarSet, a best-effort sidecar.
 	FailurePolicyAnnotation = "sidecarset-operator.dev/failure-policy"
+	// ReachAnnotation, on a pod, records per SidecarSet the custom verbs
+	// what its sidecars were given in this pod needs (the volumes their
+	// mounts and devices resolve to, their own settings), as a JSON map from
+	// SidecarSet name to a comma-separated list of verbs. The injector
+	// writes it; the controller upgrades a sidecar in place only while its
+	// SidecarSet's authority still covers it.
+	ReachAnnotation = "sidecarset-operator.dev/reach"
+	// RestrictedAnnotation, on a pod, lists per SidecarSet what its sidecars
+	// were not given because its authority did not cover it, as a JSON map
+	// from SidecarSet name to sentences.
+	RestrictedAnnotation = "sidecarset-operator.dev/restricted"
+
 	// FailurePolicyFail: the sidecar is required.
 	FailurePolicyFail = "Fail"
 	// FailurePolicyIgnore: the sidecar is best-effort.

@@ -201,6 +201,10 @@ func Compute(in Input) (Plan, error) {
 			plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: v.err.Error()})
 			continue
 		}
+		if v.beyondAuthority != nil && v.selected {
+			sum.blocked++
+			plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: v.beyondAuthority.Error()})
+		}
 		if v.unavailable() {
 			unavailable++
 		}

@@ -24,13 +24,11 @@ import (
 //     left out when its volume needs a verb the authority lacks: the
 //     mount is not given (the token's path gets an empty directory, so the
 //     API server does not mount the token either), and the pod records it
-//     (RestrictedAnnotation), with a warning.
-
-// RestrictedAnnotation, on a pod, lists per SidecarSet what its sidecars
-// were not given because its authority did not cover it, as a JSON map from
-// SidecarSet name to sentences. The controller counts these pods in the
-// SidecarSet's status.
-const RestrictedAnnotation = "sidecarset-operator.dev/restricted"
+//     (appsv1beta1.RestrictedAnnotation), with a warning.
+//
+// The pod also records, per SidecarSet, the verbs what its sidecars were
+// given needs (appsv1beta1.ReachAnnotation): the controller upgrades them in
+// place only while the SidecarSet's authority still covers that.
 
 // noTokenVolume is the empty directory mounted at the ServiceAccount token's
 // path in a sidecar that may not read the token.
@@ -62,10 +60,12 @@ func checkAuthority(v *version) error {
 
 // restrict takes out of the merged sidecars the mounts and devices whose
 // volume, as resolved in the pod, needs a verb their SidecarSet's authority
-// lacks, and returns what was left out.
-func restrict(pod *corev1.Pod, m *merged, owners map[string]*version) []Restriction {
+// lacks, and returns what was left out, and per SidecarSet the verbs what
+// its sidecars keep needs (appsv1beta1.ReachAnnotation).
+func restrict(pod *corev1.Pod, m *merged, owners map[string]*version) ([]Restriction, map[string]authority.Verbs) {
 	volumes := append(slices.Clip(pod.Spec.Volumes), m.volumes...)
 	var out []Restriction
+	reach := map[string]authority.Verbs{}
 	noToken := false
 	for _, list := range [][]corev1.Container{m.initBefore, m.initAfter, m.before, m.after} {
 		for i := range list {
@@ -75,13 +75,12 @@ func restrict(pod *corev1.Pod, m *merged, owners map[string]*version) []Restrict
 				continue
 			}
 			have := authority.Of(v.origin)
-			if have == authority.All {
-				continue
-			}
+			kept := authority.Sum(authority.SettingNeeds(c))
 			var dropMounts, dropDevices []int
 			for _, r := range authority.InPod(volumes, c) {
 				missing := have.Missing(r.Verbs)
 				if missing == authority.None {
+					kept |= r.Verbs
 					continue
 				}
 				what := fmt.Sprintf("volume %q (%s)", r.Volume, r.Type)
@@ -96,6 +95,7 @@ func restrict(pod *corev1.Pod, m *merged, owners map[string]*version) []Restrict
 				out = append(out, Restriction{SidecarSet: v.name, Container: c.Name,
 					Message: fmt.Sprintf("sidecar %q was not given %s: it needs %s, which SidecarSet %q's authority does not hold", c.Name, what, missing, v.name)})
 			}
+			reach[v.name] |= kept
 			if len(dropMounts) == 0 && len(dropDevices) == 0 {
 				continue
 			}
@@ -122,7 +122,7 @@ func restrict(pod *corev1.Pod, m *merged, owners map[string]*version) []Restrict
 		m.volumes = append(m.volumes, corev1.Volume{Name: noTokenVolume,
 			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	}
-	return out
+	return out, reach
 }
 
 // restrictedAnnotation is the RestrictedAnnotation value of restrictions

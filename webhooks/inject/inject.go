@@ -28,8 +28,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject/resources"
 )
 
@@ -268,6 +270,13 @@ func Inject(in Input) (Output, error) {
 		m = merge(pod, b.plans, in.Options)
 		out.Warnings = append(out.Warnings, m.warnings...)
 		out.Restricted = m.restricted
+		if len(m.reach) > 0 {
+			recorded := map[string]string{}
+			for name, verbs := range m.reach {
+				recorded[name] = authority.Format(verbs)
+			}
+			b.annotations[appsv1beta1.ReachAnnotation] = podstate.EncodeStringMap(recorded)
+		}
 		if len(m.restricted) > 0 {
 			for _, r := range m.restricted {
 				out.Warnings = append(out.Warnings, r.Message)
@@ -276,7 +285,7 @@ func Inject(in Input) (Output, error) {
 			if err != nil {
 				return Output{}, err
 			}
-			b.annotations[RestrictedAnnotation] = string(raw)
+			b.annotations[appsv1beta1.RestrictedAnnotation] = string(raw)
 		}
 		var listed []string
 		for _, v := range accepted {

@@ -12,6 +12,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
 
 // owner is what holds a container name in the pod being admitted.
@@ -123,8 +124,10 @@ type merged struct {
 	dupSecrets  []int
 	pullSecrets []corev1.LocalObjectReference
 	warnings    []string
-	// restricted is what sidecars were not given (authority.go).
+	// restricted is what sidecars were not given, reach what the given
+	// needs, per SidecarSet (authority.go).
 	restricted []Restriction
+	reach      map[string]authority.Verbs
 }
 
 // merge places the built sidecars around the pod's own containers.
@@ -178,7 +181,7 @@ func merge(pod *corev1.Pod, plans []*plan, opts Options) merged {
 			owners[s.container.Name] = p.v
 		}
 	}
-	m.restricted = restrict(pod, &m, owners)
+	m.restricted, m.reach = restrict(pod, &m, owners)
 	m.dupSecrets, m.pullSecrets = mergePullSecrets(pod.Spec.ImagePullSecrets, plans)
 	return m
 }
