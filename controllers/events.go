@@ -15,7 +15,7 @@ import (
 // starts, completes, a new set of pods turns out not upgradable, or
 // upgrades leave out other patchPodMetadata annotations than before.
 func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1beta1.SidecarSetStatus,
-	notInjected []NotInjectedPod, detected bool) {
+	notInjected []NotInjectedPod, detected bool, restricted []restrictedPod) {
 	prev, _ := r.notes.Load(s.Name)
 	note, _ := prev.(noteState)
 	next := note
@@ -49,6 +49,7 @@ func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash str
 	if detected {
 		r.announceNotInjected(obj, notInjected, &next)
 	}
+	r.announceRestricted(obj, restricted, &next)
 	if next != note {
 		r.notes.Store(s.Name, next)
 	}

@@ -110,6 +110,7 @@ type noteState struct {
 	completed     string // hash announced as completed
 	notPatched    string // the last PodMetadataNotPatched warnings
 	notInjected   string // the pods and reasons of the last PodsNotInjected event
+	restricted    string // the pods of the last SidecarsRestricted event
 }
 
 // SetupWithManager registers the controller.
@@ -251,12 +252,14 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	// (kubectl describe shows "Collision Count: 0", as the manual does).
 	status.CollisionCount = &collisions
 	notInjected, detected := r.setNotInjected(obj, &status)
+	restricted := restrictedPods(s.Name, pods)
+	setRestricted(obj, &status, restricted)
 	if err := r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { *st = status }); err != nil {
 		return reconcile.Result{}, err
 	}
-	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable))
+	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(restricted))
 	inFlightOldest.Set(r.inflight.oldest(now).Seconds())
-	r.announce(obj, s, hashes.Hash, &plan, &status, notInjected, detected)
+	r.announce(obj, s, hashes.Hash, &plan, &status, notInjected, detected, restricted)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
 	}

@@ -82,6 +82,15 @@ const (
 	// the message names a few and why.
 	ReasonPodsNotInjected = "PodsNotInjected"
 
+	// SidecarSetConditionRestricted is True, with reason SidecarsRestricted,
+	// while some of the SidecarSet's pods run its sidecars without parts its
+	// authority did not cover (a volume of the pod mounted by name, the
+	// pod's token); it is absent when there is none.
+	SidecarSetConditionRestricted = "Restricted"
+	// ReasonSidecarsRestricted: the message names a few pods and what their
+	// sidecars were not given.
+	ReasonSidecarsRestricted = "SidecarsRestricted"
+
 	// ReasonRolloutComplete: every selected pod runs the latest sidecars.
 	ReasonRolloutComplete = "RolloutComplete"
 	// ReasonUpdating: pods are being upgraded.
