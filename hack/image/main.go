@@ -3,10 +3,14 @@
 // registry with the docker config's credentials. Run it through the
 // Makefile (make image, bundle-image, catalog and their -push targets).
 //
-//	image manager --out=DIR [--image=REF] [metadata flags]
-//	image bundle  --out=DIR --manager-layout=DIR --manager-image=REF [--bundle=DIR] [metadata flags]
-//	image catalog --out=DIR --bundle-layout=DIR --bundle-image=REF [--previous-bundle=REF ...] [metadata flags]
+//	image manager --out=DIR [--root=.] [common flags]
+//	image bundle  --out=DIR --manager-layout=DIR --manager-image=REF [--bundle=bundle] [common flags]
+//	image catalog --out=DIR --bundle-layout=DIR --bundle-image=REF [--previous-bundle=REF ...] [common flags]
 //	image push    --layout=DIR --image=REF
+//
+// The common flags: --image (the reference recorded in the layout),
+// --platforms, --source-date-epoch and the labels (--version, --revision,
+// --title, --description, --source, --licenses).
 package main
 
 import (

@@ -33,7 +33,7 @@ func bundleCSVPath(t *testing.T, tree release.Tree) string {
 func TestBundleImage_HoldsWhatBundleDockerfileCopies(t *testing.T) {
 	b := images(t)
 	final := finalStage(parseDockerfile(t, filepath.Join(b.root, "bundle.Dockerfile"), nil))
-	want := copyTree(t, b.root, "/", final.copies)
+	want := copyTree(t, b.root, "/", final.copies, noIgnore)
 	for p, img := range platformImages(t, b.bundle, b.platforms) {
 		t.Run(p, func(t *testing.T) {
 			tree := files(t, img)

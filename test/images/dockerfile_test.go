@@ -108,9 +108,10 @@ type copied struct {
 // copyTree is the file tree the COPY instructions of a stage produce, by
 // image path relative to the root: a directory source copies its contents
 // into the destination, a file source goes to the destination (or into it,
-// when it ends with a slash or there are several sources). Sources from
-// other stages are taken as files.
-func copyTree(t *testing.T, root, workdir string, copies []copyInstr) map[string]copied {
+// when it ends with a slash or there are several sources), files the
+// context leaves out (ignored) are not there. Sources from other stages are
+// taken as files.
+func copyTree(t *testing.T, root, workdir string, copies []copyInstr, ignored func(string) bool) map[string]copied {
 	t.Helper()
 	out := map[string]copied{}
 	for _, c := range copies {
@@ -135,6 +136,9 @@ func copyTree(t *testing.T, root, workdir string, copies []copyInstr) map[string
 			if err != nil {
 				t.Fatalf("COPY %s: %v", src, err)
 			}
+			if ignored(path.Clean(src)) {
+				t.Fatalf("COPY %s: .dockerignore leaves it out of the build context", src)
+			}
 			if !info.IsDir() {
 				target := dest
 				if strings.HasSuffix(dest, "/") || len(c.srcs) > 1 {
@@ -152,7 +156,7 @@ func copyTree(t *testing.T, root, workdir string, copies []copyInstr) map[string
 					return err
 				}
 				repoRel, err := filepath.Rel(root, p)
-				if err != nil {
+				if err != nil || ignored(filepath.ToSlash(repoRel)) {
 					return err
 				}
 				out[strings.TrimPrefix(path.Join(dest, filepath.ToSlash(rel)), "/")] = copied{src: filepath.ToSlash(repoRel)}
@@ -164,6 +168,44 @@ func copyTree(t *testing.T, root, workdir string, copies []copyInstr) map[string
 		}
 	}
 	return out
+}
+
+// noIgnore is the context of make bundle-build: bundle.Dockerfile and
+// bundle/ in a tar stream, without .dockerignore.
+func noIgnore(string) bool { return false }
+
+// dockerignore returns whether .dockerignore at root keeps a file (a
+// slash-separated path relative to root) out of the build context: a
+// pattern matching the path or one of its parent directories excludes it,
+// as docker build does (exceptions, "!pattern", are not supported: ours has
+// none).
+func dockerignore(t *testing.T, root string) func(rel string) bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patterns []string
+	for line := range strings.SplitSeq(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "!") {
+			t.Fatalf(".dockerignore: exceptions (%s) are not supported by this test", line)
+		}
+		patterns = append(patterns, strings.TrimSuffix(path.Clean(line), "/"))
+	}
+	return func(rel string) bool {
+		for p := rel; p != "." && p != "/"; p = path.Dir(p) {
+			for _, pattern := range patterns {
+				if ok, _ := path.Match(pattern, p); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
 }
 
 // finalStage returns the last stage, the one the image is.

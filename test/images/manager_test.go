@@ -120,7 +120,7 @@ func TestManagerImage_IsWhatTheDockerfileBuilds(t *testing.T) {
 	b := images(t)
 	stages := parseDockerfile(t, filepath.Join(b.root, "Dockerfile"), map[string]string{"VERSION": version, "REVISION": revision})
 	final := finalStage(stages)
-	want := copyTree(t, b.root, final.workdir, final.copies)
+	want := copyTree(t, b.root, final.workdir, final.copies, dockerignore(t, b.root))
 	for p, img := range platformImages(t, b.manager, b.platforms) {
 		t.Run(p, func(t *testing.T) {
 			tree := files(t, img)
@@ -165,7 +165,8 @@ func TestManagerImage_IsWhatTheDockerfileBuilds(t *testing.T) {
 
 // The Dockerfile compiles the manager as the Go builder does, from every
 // file the manager's packages need: a package added outside the copied
-// directories, or an embedded file, would break docker-build only.
+// directories, or an embedded file .dockerignore leaves out, would break
+// docker-build only.
 func TestDockerfile_BuildsTheManagerAsTheGoBuilderDoes(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -196,6 +197,7 @@ func TestDockerfile_BuildsTheManagerAsTheGoBuilderDoes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
+	ignored := dockerignore(t, root)
 	files := append(strings.Fields(string(out)), filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum"))
 	if len(files) < 10 {
 		t.Fatalf("go list found only %d files of the manager", len(files))
@@ -210,6 +212,9 @@ func TestDockerfile_BuildsTheManagerAsTheGoBuilderDoes(t *testing.T) {
 			return rel == strings.TrimSuffix(src, "/") || strings.HasPrefix(rel, strings.TrimSuffix(src, "/")+"/")
 		}) {
 			t.Errorf("the manager needs %s, which the Dockerfile's builder stage does not COPY", rel)
+		}
+		if ignored(rel) {
+			t.Errorf("the manager needs %s, which .dockerignore leaves out of the build context", rel)
 		}
 	}
 }
