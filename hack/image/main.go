@@ -123,13 +123,27 @@ func managerCmd(ctx context.Context, args []string) error {
 	return c.write(idx)
 }
 
-// built reads an image built earlier (the OCI layout at dir) and returns it
-// with image, where it is pushed, pinned to its digest.
-func built(dir, image, what string) (v1.ImageIndex, string, error) {
-	if dir == "" || image == "" {
-		return nil, "", fmt.Errorf("--%s-layout and --%s-image are required", what, what)
+// input is an image built earlier, the input of the next: its OCI layout
+// and where it is pushed (--<what>-layout, --<what>-image).
+type input struct {
+	what       string
+	dir, image *string
+}
+
+func registerInput(fs *flag.FlagSet, what, pinnedBy string) input {
+	return input{what: what,
+		dir:   fs.String(what+"-layout", "", "The "+what+"'s image layout (image "+what+" --out)."),
+		image: fs.String(what+"-image", "", "Where the "+what+" is pushed; "+pinnedBy+" names its repository at the layout's digest."),
 	}
-	idx, err := release.ReadLayout(dir)
+}
+
+// read returns the image with the reference where it is pushed, pinned to
+// its digest.
+func (in input) read() (v1.ImageIndex, string, error) {
+	if *in.dir == "" || *in.image == "" {
+		return nil, "", fmt.Errorf("--%s-layout and --%s-image are required", in.what, in.what)
+	}
+	idx, err := release.ReadLayout(*in.dir)
 	if err != nil {
 		return nil, "", err
 	}
@@ -137,7 +151,7 @@ func built(dir, image, what string) (v1.ImageIndex, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	pinned, err := release.PinnedReference(image, d)
+	pinned, err := release.PinnedReference(*in.image, d)
 	return idx, pinned, err
 }
 
@@ -146,13 +160,12 @@ func bundleCmd(_ context.Context, args []string) error {
 	fs := flag.NewFlagSet("bundle", flag.ContinueOnError)
 	c.register(fs, release.BundleMetadata())
 	bundle := fs.String("bundle", "bundle", "The bundle directory.")
-	managerLayout := fs.String("manager-layout", "", "The manager's image layout (image manager --out).")
-	managerImage := fs.String("manager-image", "", "Where the manager is pushed; the CSV names its repository at the layout's digest.")
+	managerInput := registerInput(fs, "manager", "the CSV")
 	platforms, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
-	_, manager, err := built(*managerLayout, *managerImage, "manager")
+	_, manager, err := managerInput.read()
 	if err != nil {
 		return err
 	}
@@ -173,15 +186,14 @@ func catalogCmd(ctx context.Context, args []string) error {
 	var c common
 	fs := flag.NewFlagSet("catalog", flag.ContinueOnError)
 	c.register(fs, release.CatalogMetadata())
-	bundleLayout := fs.String("bundle-layout", "", "The bundle's image layout (image bundle --out).")
-	bundleImage := fs.String("bundle-image", "", "Where the bundle is pushed; the catalog names its repository at the layout's digest.")
+	bundleInput := registerInput(fs, "bundle", "the catalog")
 	var previous repeated
 	fs.Var(&previous, "previous-bundle", "An earlier release's bundle image to include (pulled; repeatable).")
 	platforms, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
-	idx, pinned, err := built(*bundleLayout, *bundleImage, "bundle")
+	idx, pinned, err := bundleInput.read()
 	if err != nil {
 		return err
 	}
