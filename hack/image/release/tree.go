@@ -152,7 +152,7 @@ func Layer(t Tree, mtime time.Time) (v1.Layer, error) {
 	}
 	// The gzip header carries no name and no time.
 	var compressed bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&compressed, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(&compressed, gzip.DefaultCompression)
 	if err != nil {
 		return nil, err
 	}
