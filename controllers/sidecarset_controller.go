@@ -35,6 +35,7 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
@@ -94,6 +95,9 @@ type SidecarSetReconciler struct {
 	// Detector knows the selected pods that run without the sidecars; nil
 	// leaves notInjectedPods and the Injected condition alone.
 	Detector *Detector
+	// Scope knows the SidecarSets the pod webhooks' scope leaves out (the
+	// Scoped condition); nil leaves it alone.
+	Scope *scopestate.State
 
 	inflight *inFlight
 	states   *podStates
@@ -111,6 +115,7 @@ type noteState struct {
 	notPatched    string // the last PodMetadataNotPatched warnings
 	notInjected   string // the pods and reasons of the last PodsNotInjected event
 	restricted    string // the pods of the last SidecarsRestricted event
+	scope         string // the message of the last ScopeDegraded event
 }
 
 // SetupWithManager registers the controller.
@@ -134,6 +139,13 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		if err := mgr.Add(r.Detector); err != nil {
 			return err
 		}
+	}
+	if r.Scope != nil {
+		degraded := make(chan event.TypedGenericEvent[*appsv1beta1.SidecarSet], 1024)
+		r.Scope.OnChange(func(name string) {
+			degraded <- event.TypedGenericEvent[*appsv1beta1.SidecarSet]{Object: &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+		})
+		b = b.WatchesRawSource(source.Channel(degraded, &handler.TypedEnqueueRequestForObject[*appsv1beta1.SidecarSet]{}))
 	}
 	return b.
 		Named("sidecarset").
@@ -254,12 +266,14 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	notInjected, detected := r.setNotInjected(obj, &status)
 	restricted := restrictedPods(s.Name, pods)
 	setRestricted(obj, &status, restricted)
+	scopeWhy, scopeDegraded := r.scopeDegraded(s.Name)
+	setScoped(obj, &status, scopeWhy, scopeDegraded)
 	if err := r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { *st = status }); err != nil {
 		return reconcile.Result{}, err
 	}
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(restricted))
 	inFlightOldest.Set(r.inflight.oldest(now).Seconds())
-	r.announce(obj, s, hashes.Hash, &plan, &status, notInjected, detected, restricted)
+	r.announce(obj, s, hashes.Hash, &plan, &status, notInjected, detected, restricted, scopeWhy, scopeDegraded)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
 	}

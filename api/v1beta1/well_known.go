@@ -91,6 +91,15 @@ const (
 	// sidecars were not given.
 	ReasonSidecarsRestricted = "SidecarsRestricted"
 
+	// SidecarSetConditionScoped is False, with reason ScopeDegraded, while
+	// the pod webhooks' scope leaves the SidecarSet out (it could not fit the
+	// API server's limits): its pods go to the best-effort webhook, and are
+	// admitted without its sidecars while the operator is unreachable. It is
+	// absent otherwise.
+	SidecarSetConditionScoped = "Scoped"
+	// ReasonScopeDegraded: the message says why and what it means.
+	ReasonScopeDegraded = "ScopeDegraded"
+
 	// ReasonRolloutComplete: every selected pod runs the latest sidecars.
 	ReasonRolloutComplete = "RolloutComplete"
 	// ReasonUpdating: pods are being upgraded.
