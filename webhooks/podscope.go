@@ -65,6 +65,9 @@ type PodWebhookScope struct {
 	// webhooks. Empty means OLM created them: they are found by
 	// OLMWebhookLabel.
 	ConfigName string
+	// Namespace is the operator's namespace: its own pods there are left
+	// out of the scope (scope.Scope.Exempting).
+	Namespace string
 
 	// State receives the SidecarSets the scope leaves out (the controller
 	// reports them); nil reports them in the log and metrics only.
@@ -137,10 +140,10 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 	want := map[string]scope.Condition{}
 	why := func(n int) string { return fmt.Sprintf(scopeDegradedMessage, n) }
 	if bestEffortInstalled {
-		sc := scope.Build(sets)
+		sc := scope.Build(sets).Exempting(r.Namespace)
 		want[PodWebhookName], want[PodBestEffortWebhookName] = sc.Required, sc.BestEffort
 	} else {
-		want[PodWebhookName] = scope.BuildCombined(sets)
+		want[PodWebhookName] = scope.BuildCombined(sets).Exempting(r.Namespace)
 		why = func(n int) string { return fmt.Sprintf(scopeDegradedCombinedMessage, n) }
 	}
 	err = r.write(ctx, configs, want)
@@ -149,7 +152,7 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 		log := ctrl.LoggerFrom(ctx)
 		log.Error(refused.err, "The API server refused the pod webhooks' scope: every pod is sent to the best-effort webhook", "webhook", refused.webhook)
 		sc := scope.Fallback(sets, refused.previous)
-		want[PodWebhookName], want[PodBestEffortWebhookName] = sc.Required, sc.BestEffort
+		want[PodWebhookName], want[PodBestEffortWebhookName] = sc.Required, sc.BestEffort.Exempting(r.Namespace)
 		why = func(int) string { return fmt.Sprintf(scopeRefusedMessage, refused.err) }
 		configs, err = r.configurations(ctx)
 		if err == nil {

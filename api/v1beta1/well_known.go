@@ -151,6 +151,15 @@ const (
 	// from SidecarSet name to sentences.
 	RestrictedAnnotation = "sidecarset-operator.dev/restricted"
 
+	// OperatorPodLabel and OperatorPodName mark the operator's own pods. In
+	// the operator's namespace, and only there, they are never injected
+	// (the pod webhooks' scope leaves them out, so that the operator can
+	// always start) nor counted as missing their sidecars. Under OLM, whose
+	// webhook definitions cannot carry the namespace, the label exempts a
+	// pod in any namespace from injection (docs/security.md).
+	OperatorPodLabel = "app.kubernetes.io/name"
+	OperatorPodName  = "sidecarset-operator"
+
 	// FailurePolicyFail: the sidecar is required.
 	FailurePolicyFail = "Fail"
 	// FailurePolicyIgnore: the sidecar is best-effort.

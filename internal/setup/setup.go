@@ -95,7 +95,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	var scopeState *scopestate.State
 	if o.ScopedWebhookConfig != "" || o.ScopeOLMWebhooks {
 		scopeState = &scopestate.State{}
-		podScope = &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig, State: scopeState}
+		podScope = &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig, Namespace: o.Namespace, State: scopeState}
 	}
 	// One registry of the SidecarSets, indexed for pods: the pod webhook
 	// injects from it, the controller's detector finds the pods that miss
@@ -124,7 +124,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		RateLimiter:                  o.RateLimiter,
 		Whitelist:                    whitelist,
 		PatchMetadataDefaultsAllowed: o.PatchMetadataDefaultsAllowed,
-		Detector:                     &controllers.Detector{Cache: mgr.GetCache(), Registry: registry},
+		Detector:                     &controllers.Detector{Cache: mgr.GetCache(), Registry: registry, Namespace: o.Namespace},
 		Scope:                        scopeState,
 	}).SetupWithManager(mgr)
 	if err != nil {

@@ -204,6 +204,32 @@ func build(sets []*appsv1beta1.SidecarSet, split bool) Scope {
 	return sc
 }
 
+// Exempting returns the scope with the operator's own pods of its
+// namespace left out of both conditions (appsv1beta1.OperatorPodLabel):
+// they are never sent to the webhooks they serve, so that the operator can
+// always start, whatever a SidecarSet selects or the scope degrades to.
+// Pods of other namespaces carrying the label are sent as any other.
+func (sc Scope) Exempting(namespace string) Scope {
+	sc.Required, sc.BestEffort = sc.Required.Exempting(namespace), sc.BestEffort.Exempting(namespace)
+	return sc
+}
+
+// Exempting returns the condition with the operator's own pods of its
+// namespace left out (Scope.Exempting).
+func (c Condition) Exempting(namespace string) Condition {
+	if c.Expression == "false" || namespace == "" {
+		return c
+	}
+	operator := test(requirement{key: appsv1beta1.OperatorPodLabel, op: metav1.LabelSelectorOpIn, values: []string{appsv1beta1.OperatorPodName}})
+	exempt := fmt.Sprintf("!(request.namespace == '%s' && has(object.metadata.labels) && %s)", namespace, operator)
+	if c.Expression == "true" {
+		c.Expression = exempt
+	} else {
+		c.Expression = exempt + " && (" + c.Expression + ")"
+	}
+	return c
+}
+
 // MatchConditions returns a condition as the webhook's matchConditions.
 func (c Condition) MatchConditions() []admissionregistrationv1.MatchCondition {
 	return []admissionregistrationv1.MatchCondition{{Name: ConditionName, Expression: c.Expression}}

@@ -640,3 +640,34 @@ func TestBuild_WorstCases(t *testing.T) {
 		})
 	}
 }
+
+// TestExempting_OnlyTheOperatorsNamespace: the operator's own pods are left
+// out in its namespace, whatever the condition (even "true", a degraded
+// combined scope); a pod carrying the same label elsewhere is sent as any
+// other (issue 22: the label exempted a pod in any namespace).
+func TestExempting_OnlyTheOperatorsNamespace(t *testing.T) {
+	t.Parallel()
+	operator := map[string]string{appsv1beta1.OperatorPodLabel: appsv1beta1.OperatorPodName}
+	for _, c := range []Condition{
+		{Expression: "true"},
+		Build([]*appsv1beta1.SidecarSet{set("everything", exprs(req("x", metav1.LabelSelectorOpDoesNotExist)))}).Required,
+	} {
+		e := newEvaluator(t, c.Exempting("kruise-system").Expression)
+		for _, tc := range []struct {
+			p    pod
+			sent bool
+		}{
+			{pod{namespace: "kruise-system", labels: operator}, false},
+			{pod{namespace: "team-a", labels: operator}, true},
+			{pod{namespace: "kruise-system", labels: map[string]string{"app": "other"}}, true},
+			{pod{namespace: "kruise-system"}, true},
+		} {
+			if got := e.eval(t, tc.p); got != tc.sent {
+				t.Errorf("%q: pod %+v sent %v, want %v", c.Expression, tc.p, got, tc.sent)
+			}
+		}
+	}
+	if got := (Condition{Expression: "false"}).Exempting("kruise-system").Expression; got != "false" {
+		t.Fatalf("a condition sending no pod became %q", got)
+	}
+}
