@@ -136,6 +136,7 @@ func (s *Server) Start(ctx context.Context) error {
 	srv.Register(PodInjectionPath, &PodInjector{
 		Registry:                     registry,
 		Reader:                       s.mgr.GetCache(),
+		LiveReader:                   s.mgr.GetAPIReader(),
 		Namespace:                    s.opts.Namespace,
 		Options:                      s.opts.Inject,
 		Whitelist:                    s.opts.Whitelist,

@@ -22,11 +22,10 @@ import (
 
 // NamespaceLabels returns a namespace's labels from the metadata cache
 // (match.Namespace adds the kubernetes.io/metadata.name label if they lack
-// it). A namespace the cache does not have is an error that
-// apierrors.IsNotFound recognises: the pod webhook denies the pod (the
-// cache may lag a new namespace, and injecting without its labels would be
-// wrong), the controller counts the namespace as having no labels (its pods
-// are on their way out).
+// it). A namespace the reader does not have is an error that
+// apierrors.IsNotFound recognises: the pod webhook then reads it from the
+// API server (the cache may lag a new namespace), the controller counts the
+// namespace as having no labels (its pods are on their way out).
 func NamespaceLabels(ctx context.Context, reader client.Reader, name string) (map[string]string, error) {
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))

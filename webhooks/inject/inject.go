@@ -74,6 +74,11 @@ type Namespace struct {
 	Name string
 	// Labels of the namespace.
 	Labels map[string]string
+	// LabelsError is set when the labels could not be read: a SidecarSet
+	// whose namespaceSelector needs them and whose selector matches the pod
+	// fails (a required one denies the pod, a best-effort one is left out);
+	// the others are unaffected.
+	LabelsError error
 }
 
 // Options are the feature gates that change injection, resolved to values.
@@ -209,10 +214,14 @@ func Inject(in Input) (Output, error) {
 		return out, nil
 	}
 
-	matched, skips := matchCandidates(cands, pod, in.Namespace)
+	matched, skips, unknown := matchCandidates(cands, pod, in.Namespace)
 	out.Skipped = append(out.Skipped, skips...)
+	for _, c := range unknown {
+		out.fail(c.SidecarSet, fmt.Errorf("SidecarSet %q: its namespaceSelector cannot be evaluated: the labels of namespace %q could not be read: %w",
+			c.SidecarSet.Name, namespaceName(pod, in.Namespace), in.Namespace.LabelsError))
+	}
 	if len(matched) == 0 {
-		return out, nil
+		return out, out.denial()
 	}
 	state, stateErr := readState(pod.Annotations)
 
