@@ -38,8 +38,8 @@ func NamespaceLabels(ctx context.Context, reader client.Reader, name string) (ma
 // PinnedRevision returns the ControllerRevision a SidecarSet's
 // injectionStrategy.revision names, from the cache of the operator's
 // namespace, or nil when nothing is pinned. Unlike OpenKruise, a
-// revisionName must be labelled with this SidecarSet's name
-// (revision.CheckLabelled), and a customVersion resolves to the newest
+// revisionName must be this SidecarSet's own, by label and by controller
+// (revision.CheckOwned), and a customVersion resolves to the newest
 // revision this SidecarSet owns (revision.NewestWithCustomVersion), never to
 // one left by an earlier SidecarSet of the same name.
 func PinnedRevision(ctx context.Context, reader client.Reader, namespace string, s *appsv1beta1.SidecarSet) (*appsv1.ControllerRevision, error) {
@@ -52,7 +52,7 @@ func PinnedRevision(ctx context.Context, reader client.Reader, namespace string,
 		if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: *pin.RevisionName}, rev); err != nil {
 			return nil, fmt.Errorf("ControllerRevision %s/%s: %w", namespace, *pin.RevisionName, err)
 		}
-		if err := revision.CheckLabelled(rev, s); err != nil {
+		if err := revision.CheckOwned(rev, s); err != nil {
 			return nil, err
 		}
 		return rev, nil
