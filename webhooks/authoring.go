@@ -132,7 +132,8 @@ func statusCode(reason metav1.StatusReason) int32 {
 // sidecarSetsResource names SidecarSets in refusals.
 var sidecarSetsResource = appsv1beta1.GroupVersion.WithResource("sidecarsets").GroupResource()
 
-// checkCanaryBase refuses a new canary SidecarSet whose author lacks the
+// checkCanaryBase refuses a canary SidecarSet, new or newly made a canary
+// of this base, whose author lacks the
 // authority over its base: a canary replaces its base's sidecars in the
 // pods it selects (and takes them out of the base's detection of pods
 // without its sidecars), so it needs what changing the base needs: to

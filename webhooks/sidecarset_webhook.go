@@ -327,7 +327,7 @@ func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1beta1.
 			others = append(others, &list.Items[i])
 		}
 	}
-	if base := match.CanaryBase(s); base != "" && old == nil && v.Authoring != nil {
+	if base := match.CanaryBase(s); base != "" && (old == nil || match.CanaryBase(old) != base) && v.Authoring != nil {
 		if i := slices.IndexFunc(others, func(o *appsv1beta1.SidecarSet) bool { return o.Name == base }); i >= 0 {
 			if err := v.Authoring.checkCanaryBase(ctx, s, others[i]); err != nil {
 				sidecarSetRejections.WithLabelValues(operation).Inc()

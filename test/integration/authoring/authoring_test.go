@@ -282,6 +282,55 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 			gomega.Expect(record(ctx, name)).To(gomega.Equal("inject-privileged,inject-secrets,inject-all-namespaces"))
 		})
 
+		// Issue 22: a canary replaces its base's sidecars in the pods it
+		// selects; it needs the authority over its base, whether it is
+		// created as a canary or made one later.
+		ginkgo.It("should refuse a canary of a SidecarSet its author has no authority over, created or made one by an update", func(ctx ginkgo.SpecContext) {
+			base := own("platform-base").Obj()
+			gomega.Expect(env.Client.Create(ctx, base)).To(gomega.Succeed())
+			ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+				gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, base))).To(gomega.Succeed())
+			})
+			canaryOf := func(s *appsv1beta1.SidecarSet) *appsv1beta1.SidecarSet {
+				if s.Annotations == nil {
+					s.Annotations = map[string]string{}
+				}
+				s.Annotations[appsv1beta1.SidecarSetCanaryAnnotation] = "true"
+				s.Annotations[appsv1beta1.SidecarSetBaseAnnotation] = base.Name
+				s.Spec.UpdateStrategy.Type = appsv1beta1.NotUpdateSidecarSetStrategyType
+				return s
+			}
+			refused := func(name string) string {
+				return fmt.Sprintf(`admission webhook "vsidecarset.sidecarset-operator.dev" denied the request: sidecarsets.apps.kruise.io %q is forbidden: `+
+					`metadata.annotations[%s]: a canary of SidecarSet %q replaces its sidecars in the pods it selects, which needs the authority over %q: `+
+					`permission to inject-all-namespaces sidecarsets.apps.kruise.io %q, which user %q does not have`,
+					name, appsv1beta1.SidecarSetBaseAnnotation, base.Name, base.Name, base.Name, alice)
+			}
+			// The webhook has the base in its cache.
+			gomega.Eventually(func(g gomega.Gomega) {
+				err := clients[alice].Create(ctx, canaryOf(own("canary-new").Namespace(teamA).Obj()), client.DryRunAll)
+				g.Expect(err).To(gomega.HaveOccurred())
+				g.Expect(err.Error()).To(gomega.Equal(refused("canary-new")))
+			}).WithContext(ctx).Should(gomega.Succeed())
+
+			later := own("canary-later").Namespace(teamA).Obj()
+			gomega.Expect(clients[alice].Create(ctx, later)).To(gomega.Succeed())
+			ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+				gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, later))).To(gomega.Succeed())
+			})
+			gomega.Eventually(func(g gomega.Gomega) {
+				latest := &appsv1beta1.SidecarSet{}
+				g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(later), latest)).To(gomega.Succeed())
+				err := clients[alice].Update(ctx, canaryOf(latest), client.DryRunAll)
+				g.Expect(apierrors.IsConflict(err)).To(gomega.BeFalse(), "retry after a conflict: %v", err)
+				g.Expect(err).To(gomega.HaveOccurred())
+				g.Expect(err.Error()).To(gomega.Equal(refused(later.Name)))
+			}).WithContext(ctx).Should(gomega.Succeed())
+
+			// carol holds inject-all-namespaces: her canary is accepted.
+			gomega.Expect(clients[carol].Create(ctx, canaryOf(own("canary-carol").Obj()), client.DryRunAll)).To(gomega.Succeed())
+		})
+
 		ginkgo.It("should refuse a record written by a user, on create and on update", func(ctx ginkgo.SpecContext) {
 			forged := own("forged").Obj()
 			forged.Annotations = map[string]string{authority.Annotation: "inject-privileged,inject-secrets,inject-all-namespaces"}
