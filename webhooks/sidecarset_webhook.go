@@ -119,14 +119,17 @@ func (d SidecarSetDefaulter) record(ctx context.Context, req admission.Request) 
 			}
 			return &kept, nil
 		}
-	} else if set {
-		return nil, refuse("a new SidecarSet may not carry it; remove it")
 	}
 	verbs, err := d.verbs(ctx, req, s.Name)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	formatted := authority.Format(verbs)
+	if req.Operation != admissionv1.Update && set && written != formatted {
+		// A copy of a SidecarSet written by the same user carries the
+		// record the operator writes anyway; any other value is refused.
+		return nil, refuse(fmt.Sprintf("a new SidecarSet may not carry it (the operator records %q, the verbs you hold); remove it", formatted))
+	}
 	return &formatted, nil
 }
 

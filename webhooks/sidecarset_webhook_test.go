@@ -91,8 +91,11 @@ func TestSidecarSetDefaulter_RecordsTheAuthority(t *testing.T) {
 	}{
 		{"a create records the writer's verbs", authority.Secrets | authority.AllNamespaces, admissionv1.Create, plain, "", "inject-secrets,inject-all-namespaces"},
 		{"a create by a writer with no verb records none", authority.None, admissionv1.Create, plain, "", ""},
-		{"a create carrying a record is refused", authority.All, admissionv1.Create, withRecord(plain, "inject-privileged"), "",
-			`sidecarsets.apps.kruise.io "a" is forbidden: metadata.annotations[sidecarset-operator.dev/authority]: a new SidecarSet may not carry it; remove it; only the operator writes it, from the permissions of whoever changes what the SidecarSet injects`},
+		{"a create carrying a record other than the writer's is refused", authority.Secrets, admissionv1.Create, withRecord(plain, "inject-privileged"), "",
+			`sidecarsets.apps.kruise.io "a" is forbidden: metadata.annotations[sidecarset-operator.dev/authority]: a new SidecarSet may not carry it (the operator records "inject-secrets", the verbs you hold); remove it; only the operator writes it, from the permissions of whoever changes what the SidecarSet injects`},
+		{"a create carrying a lesser record is refused too", authority.All, admissionv1.Create, withRecord(plain, "inject-privileged"), "",
+			`sidecarsets.apps.kruise.io "a" is forbidden: metadata.annotations[sidecarset-operator.dev/authority]: a new SidecarSet may not carry it (the operator records "inject-privileged,inject-secrets,inject-all-namespaces", the verbs you hold); remove it; only the operator writes it, from the permissions of whoever changes what the SidecarSet injects`},
+		{"a copy carrying the writer's own record is accepted", authority.Secrets, admissionv1.Create, withRecord(plain, "inject-secrets"), "", "inject-secrets"},
 		{"a pause keeps the record", authority.None, admissionv1.Update, paused, withRecord(plain, "inject-privileged"), "inject-privileged"},
 		{"a pause of a SidecarSet without a record adds none", authority.None, admissionv1.Update, paused, plain, "-"},
 		{"an update that leaves the record out keeps it", authority.None, admissionv1.Update, paused, withRecord(plain, "inject-secrets"), "inject-secrets"},

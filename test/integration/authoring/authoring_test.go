@@ -336,7 +336,7 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 			forged.Annotations = map[string]string{authority.Annotation: "inject-privileged,inject-secrets,inject-all-namespaces"}
 			err := clients[carol].Create(ctx, forged, client.DryRunAll)
 			gomega.Expect(err).To(gomega.HaveOccurred())
-			gomega.Expect(err.Error()).To(gomega.Equal(refusal("forged", "a new SidecarSet may not carry it; remove it")))
+			gomega.Expect(err.Error()).To(gomega.Equal(refusal("forged", `a new SidecarSet may not carry it (the operator records "inject-all-namespaces", the verbs you hold); remove it`)))
 
 			s := own("recorded-update").Obj()
 			gomega.Expect(clients[carol].Create(ctx, s)).To(gomega.Succeed())
