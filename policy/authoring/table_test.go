@@ -3,6 +3,7 @@ package authoring
 import (
 	"bufio"
 	"bytes"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -71,17 +72,13 @@ func rowSidecarSet(t *testing.T, row tableRow) string {
 	spec := map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}}, "namespace": "team-a"}
 	switch row.in {
 	case "container":
-		for k, v := range example {
-			container[k] = v
-		}
+		maps.Copy(container, example)
 	case "volume":
 		example["name"] = "v"
 		container["volumeMounts"] = []any{map[string]any{"name": "v", "mountPath": "/v"}}
 		spec["volumes"] = []any{example}
 	case "spec":
-		for k, v := range example {
-			spec[k] = v
-		}
+		maps.Copy(spec, example)
 	default:
 		t.Fatalf("row %q: unknown place %q", row.field, row.in)
 	}

@@ -32,7 +32,7 @@ import (
 
 // noTokenVolume is the empty directory mounted at the ServiceAccount token's
 // path in a sidecar that may not read the token.
-const noTokenVolume = "sidecarset-no-serviceaccount-token"
+const noTokenVolume = "sidecarset-no-serviceaccount-token" //nolint:gosec // a volume's name, not a credential
 
 // Restriction is one mount or device a sidecar was not given.
 type Restriction struct {

@@ -48,7 +48,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -443,7 +442,15 @@ func condition(terms []term) Condition {
 	}
 	// The fewest terms to leave out, by bisection: leaving out more never
 	// lengthens the expression.
-	n := sort.Search(len(order), func(n int) bool { return len(without(n)) <= MaxExpressionLength })
+	lo, hi := 0, len(order) // without(hi) fits: it is "false" at worst
+	for lo < hi {
+		if mid := (lo + hi) / 2; len(without(mid)) <= MaxExpressionLength {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	n := lo
 	c.Level, c.Expression = Degraded, without(n)
 	for _, i := range order[:n] {
 		c.Degraded = append(c.Degraded, terms[i].name)
