@@ -12,8 +12,9 @@ import (
 )
 
 // announce emits the SidecarSet's events on transitions only: a rollout
-// starts, completes, a new set of pods turns out not upgradable, or
-// upgrades leave out other patchPodMetadata annotations than before.
+// starts, completes, a new set of pods turns out not upgradable, upgrades
+// leave out other patchPodMetadata annotations than before, or the rollout
+// passes its progress deadline.
 func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1beta1.SidecarSetStatus,
 	notInjected []NotInjectedPod, detected bool) {
 	prev, _ := r.notes.Load(s.Name)
@@ -49,6 +50,7 @@ func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash str
 	if detected {
 		r.announceNotInjected(obj, notInjected, &next)
 	}
+	r.announceDeadline(obj, st, plan.Progress, &next)
 	if next != note {
 		r.notes.Store(s.Name, next)
 	}
