@@ -161,7 +161,7 @@ func (f *follower) follow(ctx context.Context) error {
 			}
 			switch st.State {
 			case StateFailed:
-				return fmt.Errorf("sidecarset %q rollout failed: %s: %s", f.name, st.Reason, st.Message)
+				return failure(f.name, st.Reason)
 			case StateComplete:
 				return nil
 			}
@@ -175,6 +175,15 @@ func (f *follower) follow(ctx context.Context) error {
 		case <-time.After(statusInterval):
 		}
 	}
+}
+
+// failure is the error of a failed rollout, worded as kubectl's (the
+// report printed before says why).
+func failure(name, reason string) error {
+	if reason == appsv1beta1.ReasonProgressDeadlineExceeded {
+		return fmt.Errorf("sidecarset %q exceeded its progress deadline", name)
+	}
+	return fmt.Errorf("sidecarset %q paused itself: more upgraded pods fail than its failure budget allows", name)
 }
 
 // timedOut words an error that the end of --timeout caused.
