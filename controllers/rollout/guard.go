@@ -251,24 +251,47 @@ func deadlineMessage(sum roundSummary, message string) string {
 const maxNamedPods = 5
 
 // failureMessage is the Progressing message of a rollout whose failure
-// budget is exceeded: the revision, the failed pods (the first few, with
-// why) and what to do.
+// budget is exceeded: the revision, the failed pods (the first few, by
+// reason) and what to do.
 func failureMessage(g guardRound) string {
-	var named []string
+	var failed []PodReason
 	for _, u := range g.upgraded {
-		if !u.Failed {
-			continue
+		if u.Failed {
+			failed = append(failed, PodReason{Pod: u.Pod.String(), Reason: u.Reason})
 		}
-		if len(named) == maxNamedPods {
-			named = append(named, fmt.Sprintf("and %d more", g.failed-maxNamedPods))
-			break
-		}
-		named = append(named, fmt.Sprintf("%s: %s", u.Pod, u.Reason))
 	}
 	return fmt.Sprintf("%s upgraded to revision %s %s, more than the failure budget of %d: %s; "+
 		"the rollout is paused (updateStrategy.paused): roll back with kubectl sidecarset rollout undo %s, "+
 		"or fix the sidecar, then resume", count(g.failed, "pod"), g.revision, failVerb(g.failed), *g.guards.FailureBudget,
-		strings.Join(named, "; "), g.set)
+		GroupPods(failed, maxNamedPods), g.set)
+}
+
+// PodReason is a pod, named namespace/name, and why it is named.
+type PodReason struct {
+	Pod, Reason string
+}
+
+// GroupPods words pods by reason, the reasons in the order they first
+// appear: "reason on ns/a, ns/b; other reason on ns/c", naming at most
+// limit pods and saying how many more there are.
+func GroupPods(pods []PodReason, limit int) string {
+	var reasons []string
+	byReason := map[string][]string{}
+	for _, p := range pods[:min(limit, len(pods))] {
+		if _, seen := byReason[p.Reason]; !seen {
+			reasons = append(reasons, p.Reason)
+		}
+		byReason[p.Reason] = append(byReason[p.Reason], p.Pod)
+	}
+	groups := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		groups = append(groups, r+" on "+strings.Join(byReason[r], ", "))
+	}
+	out := strings.Join(groups, "; ")
+	if more := len(pods) - limit; more > 0 {
+		out += fmt.Sprintf(", and %d more", more)
+	}
+	return out
 }
 
 func failVerb(n int) string {

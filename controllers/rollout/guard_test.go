@@ -204,11 +204,10 @@ func TestPlan_FailureBudgetMessage(t *testing.T) {
 			got = c.Message
 		}
 	}
-	const stuck = "sidecar agent (ImagePullBackOff) not ready within 2m0s of the upgrade"
 	want := "7 pods upgraded to revision s-rev fail, more than the failure budget of 3: " +
-		"default/pod-0: " + stuck + "; default/pod-1: " + stuck + "; default/pod-2: " + stuck + "; default/pod-3: " + stuck +
-		"; default/pod-4: " + stuck + "; and 2 more; the rollout is paused (updateStrategy.paused): " +
-		"roll back with kubectl sidecarset rollout undo s, or fix the sidecar, then resume"
+		"sidecar agent (ImagePullBackOff) not ready within 2m0s of the upgrade on " +
+		"default/pod-0, default/pod-1, default/pod-2, default/pod-3, default/pod-4, and 2 more; " +
+		"the rollout is paused (updateStrategy.paused): roll back with kubectl sidecarset rollout undo s, or fix the sidecar, then resume"
 	if got != want {
 		t.Errorf("Progressing message:\n got %s\nwant %s", got, want)
 	}
@@ -355,6 +354,29 @@ func TestSeedClock_FromTheRecordedConditions(t *testing.T) {
 			t.Parallel()
 			if diff := cmp.Diff(tc.want, seedClock(tc.prev, 3, t0, 10*time.Minute)); diff != "" {
 				t.Errorf("clock (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGroupPods_ByReason(t *testing.T) {
+	t.Parallel()
+	pods := []PodReason{{"ns/a", "x"}, {"ns/b", "y"}, {"ns/c", "x"}, {"ns/d", "y"}}
+	tests := []struct {
+		name  string
+		pods  []PodReason
+		limit int
+		want  string
+	}{
+		{"pods are grouped by reason, in the order the reasons appear", pods, 5, "x on ns/a, ns/c; y on ns/b, ns/d"},
+		{"pods beyond the limit are counted", pods, 2, "x on ns/a; y on ns/b, and 2 more"},
+		{"no pod words nothing", nil, 5, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := GroupPods(tc.pods, tc.limit); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

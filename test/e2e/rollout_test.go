@@ -99,7 +99,7 @@ var _ = ginkgo.Describe("Rollouts you can watch, stop and undo", ginkgo.Label("p
 		ginkgo.AddReportEntry("kubectl sidecarset rollout status", r.Stdout+r.Stderr)
 		gomega.Expect(r.ExitCode).To(gomega.Equal(0), r.Stderr)
 		gomega.Expect(r.Stdout).To(gomega.ContainSubstring(fmt.Sprintf("Waiting for sidecarset %q rollout to finish: ", s.Name)))
-		gomega.Expect(r.Stdout).To(gomega.MatchRegexp(`\n  upgrading: ` + ns + `/web-\S+ \(sidecar sidecar not ready yet\)`))
+		gomega.Expect(r.Stdout).To(gomega.MatchRegexp(`\n  upgrading: sidecar sidecar not ready yet on ` + ns + `/web-\S+`))
 		latest := getSidecarSet(ctx, gomega.Default, s.Name).Status.LatestRevision
 		gomega.Expect(r.Stdout).To(gomega.HaveSuffix(fmt.Sprintf(
 			"sidecarset %q successfully rolled out: all 50 matched pods run the latest sidecars (revision %s)\n", s.Name, latest)))
@@ -140,7 +140,7 @@ var _ = ginkgo.Describe("Rollouts you can watch, stop and undo", ginkgo.Label("p
 		gomega.Expect(r.Stderr).To(gomega.Equal(fmt.Sprintf(
 			"Error: sidecarset %q paused itself: more upgraded pods fail than its failure budget allows\n", s.Name)))
 		gomega.Expect(r.Stdout).To(gomega.ContainSubstring(fmt.Sprintf("sidecarset %q rollout failed: 4 of 12 pods updated, 0 of them ready\n"+
-			"  failed: %s/web-", s.Name, ns)))
+			"  failed: sidecar sidecar (ErrImagePull) not ready within 5s of the upgrade on %s/web-", s.Name, ns)))
 		gomega.Expect(r.Stdout).To(gomega.ContainSubstring("\n  " + appsv1beta1.ReasonFailureBudgetExceeded + ": 4 pods upgraded to revision "))
 
 		paused := getSidecarSet(ctx, gomega.Default, s.Name)
@@ -148,8 +148,8 @@ var _ = ginkgo.Describe("Rollouts you can watch, stop and undo", ginkgo.Label("p
 		gomega.Expect(paused.Spec.UpdateStrategy.Paused).To(gomega.BeTrue())
 		c := meta.FindStatusCondition(paused.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing)
 		gomega.Expect(c).NotTo(gomega.BeNil())
-		gomega.Expect(c.Message).To(gomega.HavePrefix(fmt.Sprintf("4 pods upgraded to revision %s fail, more than the failure budget of 3: %s/web-", bad, ns)))
-		gomega.Expect(c.Message).To(gomega.ContainSubstring("sidecar sidecar (ErrImagePull) not ready within 5s of the upgrade"))
+		gomega.Expect(c.Message).To(gomega.HavePrefix(fmt.Sprintf("4 pods upgraded to revision %s fail, more than the failure budget of 3: "+
+			"sidecar sidecar (ErrImagePull) not ready within 5s of the upgrade on %s/web-", bad, ns)))
 		gomega.Eventually(func(g gomega.Gomega) {
 			list := &corev1.EventList{}
 			g.Expect(env.Client.List(ctx, list)).To(gomega.Succeed())

@@ -350,18 +350,14 @@ func statusText(st *RolloutStatus) string {
 	return b.String()
 }
 
-// writePods writes a line naming the first pods of a list, with why.
+// writePods writes a line naming the first pods of a list, by reason.
 func writePods(b *strings.Builder, what string, pods []PodProgress) {
 	if len(pods) == 0 {
 		return
 	}
-	var named []string
-	for i, p := range pods {
-		if i == maxListedPods {
-			named = append(named, fmt.Sprintf("and %d more", len(pods)-maxListedPods))
-			break
-		}
-		named = append(named, fmt.Sprintf("%s (%s)", p.Pod, p.Reason))
+	reasons := make([]rollout.PodReason, 0, len(pods))
+	for _, p := range pods {
+		reasons = append(reasons, rollout.PodReason{Pod: p.Pod, Reason: p.Reason})
 	}
-	fmt.Fprintf(b, "  %s: %s\n", what, strings.Join(named, ", "))
+	fmt.Fprintf(b, "  %s: %s\n", what, rollout.GroupPods(reasons, maxListedPods))
 }

@@ -283,15 +283,13 @@ func TestStatusText_Lines(t *testing.T) {
 			RolloutStatus{SidecarSet: "agent", State: StateProgressing, MatchedPods: 10, UpdatedPods: 7, UpdatedReadyPods: 1,
 				Reason: appsv1beta1.ReasonWaitingForUnavailablePods, Message: "3 of 10 pods wait", Upgrading: progress(6)},
 			"Waiting for sidecarset \"agent\" rollout to finish: 7 of 10 pods updated, 1 of them ready\n" +
-				"  upgrading: shop/web-a (sidecar agent not ready yet), shop/web-b (sidecar agent not ready yet), " +
-				"shop/web-c (sidecar agent not ready yet), shop/web-d (sidecar agent not ready yet), " +
-				"shop/web-e (sidecar agent not ready yet), and 1 more\n" +
+				"  upgrading: sidecar agent not ready yet on shop/web-a, shop/web-b, shop/web-c, shop/web-d, shop/web-e, and 1 more\n" +
 				"  WaitingForUnavailablePods: 3 of 10 pods wait\n"},
 		{"a failed rollout names the failed pods",
 			RolloutStatus{SidecarSet: "agent", State: StateFailed, MatchedPods: 10, UpdatedPods: 4,
 				Reason: appsv1beta1.ReasonFailureBudgetExceeded, Message: "4 pods fail", Failed: progress(1)},
 			"sidecarset \"agent\" rollout failed: 4 of 10 pods updated, 0 of them ready\n" +
-				"  failed: shop/web-a (sidecar agent not ready yet)\n" +
+				"  failed: sidecar agent not ready yet on shop/web-a\n" +
 				"  FailureBudgetExceeded: 4 pods fail\n"},
 	}
 	for _, tc := range tests {
