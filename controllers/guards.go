@@ -77,9 +77,11 @@ func (r *SidecarSetReconciler) pauseRollout(ctx context.Context, obj *appsv1beta
 		return false, fmt.Errorf("pausing the rollout: %w", err)
 	}
 	rolloutAutoPauses.WithLabelValues(obj.Name).Inc()
+	// The FailureBudgetExceeded message names the revision and the pods,
+	// and says the rollout is paused.
 	note := "Paused the rollout (updateStrategy.paused)"
 	if c := meta.FindStatusCondition(st.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil {
-		note = "Paused the rollout (updateStrategy.paused): " + c.Message
+		note = c.Message
 	}
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventRolloutPaused, "Pause", "%s", note)
 	ctrl.LoggerFrom(ctx).Info("Paused the rollout: more upgraded pods fail than the failure budget allows",

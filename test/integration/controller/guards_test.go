@@ -84,8 +84,7 @@ var _ = ginkgo.Describe("The rollout guards", func() {
 			g.Expect(message).To(gomega.ContainSubstring("sidecar sidecar (ErrImagePull) not ready within 2s of the upgrade on " + ns + "/pod-"))
 			// The pause may come before the kubelet reports why.
 			g.Expect(eventNotes(ctx, g, ns, controllers.EventRolloutPaused)).To(gomega.ConsistOf(gomega.HavePrefix(
-				"Paused the rollout (updateStrategy.paused): 3 pods upgraded to revision " + bad +
-					" fail, more than the failure budget of 1: ")))
+				"3 pods upgraded to revision " + bad + " fail, more than the failure budget of 1: ")))
 		}).WithContext(ctx).Should(gomega.Succeed())
 		gomega.Expect(bad).NotTo(gomega.Equal(first))
 		s := getSidecarSet(ctx, gomega.Default, ns)
