@@ -33,6 +33,14 @@ func withImage(ctx context.Context, g gomega.Gomega, ns, image string) []string 
 	return names
 }
 
+// expectWithImage waits until n pods of a namespace have the image in
+// their sidecar's spec.
+func expectWithImage(ctx context.Context, ns, image string, n int) {
+	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
+		g.Expect(withImage(ctx, g, ns, image)).To(gomega.HaveLen(n))
+	}).WithContext(ctx).Should(gomega.Succeed())
+}
+
 // progressing returns a SidecarSet's Progressing condition's reason and
 // message ("" if it has none).
 func progressing(s *appsv1beta1.SidecarSet) (string, string) {
@@ -67,9 +75,7 @@ var _ = ginkgo.Describe("The rollout guards", func() {
 
 		ginkgo.By("changing the image to one that cannot be pulled: maxUnavailable lets 3 pods take it")
 		updateSidecarSet(ctx, ns, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = unpullableImage })
-		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(withImage(ctx, g, ns, unpullableImage)).To(gomega.HaveLen(3))
-		}).WithContext(ctx).Should(gomega.Succeed())
+		expectWithImage(ctx, ns, unpullableImage, 3)
 		runKubelet(ctx, ns)
 
 		ginkgo.By("letting the failure window pass: 3 failed pods are more than the budget of 1, the controller pauses the rollout")
@@ -102,9 +108,7 @@ var _ = ginkgo.Describe("The rollout guards", func() {
 			s.Spec.Containers = data.Containers
 			s.Spec.UpdateStrategy.Paused = false
 		})
-		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(withImage(ctx, g, ns, v1)).To(gomega.HaveLen(4))
-		}).WithContext(ctx).Should(gomega.Succeed())
+		expectWithImage(ctx, ns, v1, 4)
 		runKubelet(ctx, ns)
 		expectSettled(ctx, ns, appsv1beta1.ReasonRolloutComplete, counts{4, 4, 4, 4})
 
@@ -129,9 +133,7 @@ var _ = ginkgo.Describe("The rollout guards", func() {
 
 		ginkgo.By("changing the image to one that cannot be pulled: the first pod never comes up")
 		updateSidecarSet(ctx, ns, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = unpullableImage })
-		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(withImage(ctx, g, ns, unpullableImage)).To(gomega.HaveLen(1))
-		}).WithContext(ctx).Should(gomega.Succeed())
+		expectWithImage(ctx, ns, unpullableImage, 1)
 		runKubelet(ctx, ns)
 		gomega.Eventually(func(g gomega.Gomega) {
 			s := getSidecarSet(ctx, g, ns)
@@ -151,9 +153,7 @@ var _ = ginkgo.Describe("The rollout guards", func() {
 			s.Spec.Containers[0].Image = v2
 			s.Spec.UpdateStrategy.MaxUnavailable = new(intstr.FromInt32(3))
 		})
-		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(withImage(ctx, g, ns, v2)).To(gomega.HaveLen(3))
-		}).WithContext(ctx).Should(gomega.Succeed())
+		expectWithImage(ctx, ns, v2, 3)
 		runKubelet(ctx, ns)
 		expectSettled(ctx, ns, appsv1beta1.ReasonRolloutComplete, counts{3, 3, 3, 3})
 	})

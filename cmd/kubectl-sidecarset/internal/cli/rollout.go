@@ -78,6 +78,31 @@ func (o *options) clusterClient(cmd *cobra.Command) (client.Client, error) {
 	return o.client()
 }
 
+// rolloutStart checks what every rollout command is given (one
+// SidecarSet, -o) and returns a client of the cluster and the SidecarSet's
+// name.
+func (o *options) rolloutStart(cmd *cobra.Command, args []string, output string) (client.Client, string, error) {
+	name, err := sidecarSetName(args)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := checkOutput(output); err != nil {
+		return nil, "", err
+	}
+	c, err := o.clusterClient(cmd)
+	return c, name, err
+}
+
+// rolloutTarget is rolloutStart, then reads the SidecarSet.
+func (o *options) rolloutTarget(cmd *cobra.Command, args []string, output string) (client.Client, *appsv1beta1.SidecarSet, error) {
+	c, name, err := o.rolloutStart(cmd, args, output)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := getSidecarSet(cmd.Context(), c, name)
+	return c, s, err
+}
+
 // getSidecarSet reads a SidecarSet.
 func getSidecarSet(ctx context.Context, c client.Client, name string) (*appsv1beta1.SidecarSet, error) {
 	s := &appsv1beta1.SidecarSet{}

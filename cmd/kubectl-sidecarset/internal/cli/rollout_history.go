@@ -54,22 +54,11 @@ func newRolloutHistoryCommand(o *options) *cobra.Command {
 			"  kubectl sidecarset rollout history log-agent --revision 2 -o yaml",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := sidecarSetName(args)
-			if err != nil {
-				return err
-			}
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			c, err := o.clusterClient(cmd)
+			c, s, err := o.rolloutTarget(cmd, args, output)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := getSidecarSet(ctx, c, name)
-			if err != nil {
-				return err
-			}
 			revs, err := o.revisionsOf(ctx, c, s)
 			if err != nil {
 				return err

@@ -26,22 +26,11 @@ func newRolloutPauseCommand(o *options, paused bool) *cobra.Command {
 		Example: "  kubectl sidecarset rollout " + verb + " log-agent",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := sidecarSetName(args)
+			c, s, err := o.rolloutTarget(cmd, args, output)
 			if err != nil {
 				return err
 			}
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			c, err := o.clusterClient(cmd)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			s, err := getSidecarSet(ctx, c, name)
-			if err != nil {
-				return err
-			}
+			ctx, name := cmd.Context(), s.Name
 			if s.Spec.UpdateStrategy.Paused == paused {
 				if paused {
 					return fmt.Errorf("sidecarsets.apps.kruise.io %q is already paused", name)

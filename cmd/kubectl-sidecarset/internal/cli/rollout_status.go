@@ -94,14 +94,7 @@ func newRolloutStatusCommand(o *options) *cobra.Command {
 			"  kubectl sidecarset rollout status log-agent --watch=false -o json",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := sidecarSetName(args)
-			if err != nil {
-				return err
-			}
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			c, err := o.clusterClient(cmd)
+			c, name, err := o.rolloutStart(cmd, args, output)
 			if err != nil {
 				return err
 			}

@@ -52,25 +52,14 @@ func newRolloutUndoCommand(o *options) *cobra.Command {
 			"  kubectl sidecarset rollout undo log-agent --to-revision 3 --dry-run=server -o yaml",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := sidecarSetName(args)
-			if err != nil {
-				return err
-			}
-			if err := checkOutput(output); err != nil {
-				return err
-			}
 			if !slices.Contains([]string{dryRunNone, dryRunClient, dryRunServer}, dryRun) {
 				return fmt.Errorf("--dry-run %q: want none, client or server", dryRun)
 			}
-			c, err := o.clusterClient(cmd)
+			c, s, err := o.rolloutTarget(cmd, args, output)
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			s, err := getSidecarSet(ctx, c, name)
-			if err != nil {
-				return err
-			}
+			ctx, name := cmd.Context(), s.Name
 			revs, err := o.revisionsOf(ctx, c, s)
 			if err != nil {
 				return err
