@@ -90,8 +90,11 @@ type guardRound struct {
 // the progress clock.
 func (s *setView) checkGuards(in Input, views []*podView) guardRound {
 	g := guardRound{guards: in.Guards, set: s.name, revision: in.LatestRevision}
+	if g.guards.FailureWindow <= 0 {
+		g.guards.FailureWindow = appsv1beta1.DefaultFailureWindow
+	}
 	for _, v := range views {
-		if u, ok := s.upgradedPod(v, in.Now, in.Guards.FailureWindow); ok {
+		if u, ok := s.upgradedPod(v, in.Now, g.guards.FailureWindow); ok {
 			g.upgraded = append(g.upgraded, u)
 			if u.Failed {
 				g.failed++

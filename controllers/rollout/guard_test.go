@@ -170,10 +170,8 @@ func TestPlan_FailureBudget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			in := input(t, tc.set.obj(), pods(tc.pods...)...)
+			// Without a window (the test without a budget), the default.
 			in.Guards = tc.guards
-			if in.Guards.FailureWindow == 0 {
-				in.Guards.FailureWindow = appsv1beta1.DefaultFailureWindow
-			}
 			plan := compute(t, in)
 			got := want{Upgraded: plan.Upgraded, Updates: updatedNames(plan.Updates), Pause: plan.Pause,
 				Reason: conditionReason(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing)}
