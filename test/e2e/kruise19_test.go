@@ -86,6 +86,9 @@ var _ = ginkgo.Describe("Taking over from OpenKruise 1.9", ginkgo.Label("takeove
 		})).To(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(liveCRD(ctx).Status.StoredVersions).To(gomega.Equal([]string{"v1alpha1", "v1beta1"}))
+			// The API server serves the new version a moment after the
+			// update: a create before then is a 404.
+			g.Expect(env.Client.List(ctx, &appsv1beta1.SidecarSetList{})).To(gomega.Succeed())
 		}).WithContext(ctx).Should(gomega.Succeed())
 		for _, s := range fixtures.MustList[appsv1beta1.SidecarSet](t, fixtures.Kruise19, "sidecarsets-injected-v1beta1.yaml") {
 			uids[s.Name] = createAsStored(ctx, s)
