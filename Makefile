@@ -147,7 +147,7 @@ build: kubectl-sidecarset ## Build the manager binary and the kubectl plugin.
 	go build -o $(LOCALBIN)/manager .
 
 .PHONY: kubectl-sidecarset
-kubectl-sidecarset: ## Build the kubectl plugin (bin/kubectl-sidecarset: `kubectl sidecarset explain|inject` with bin/ on the PATH).
+kubectl-sidecarset: ## Build the kubectl plugin (bin/kubectl-sidecarset: `kubectl sidecarset explain|inject|rollout` with bin/ on the PATH).
 	go build -o $(LOCALBIN)/kubectl-sidecarset ./cmd/kubectl-sidecarset
 
 .PHONY: run

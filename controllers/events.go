@@ -12,9 +12,10 @@ import (
 )
 
 // announce emits the SidecarSet's events on transitions only: a rollout
-// starts, completes, a new set of pods turns out not upgradable, or
-// upgrades leave out other patchPodMetadata annotations than before, pods
-// are restricted, or the pod webhooks' scope leaves the SidecarSet out.
+// starts, completes, a new set of pods turns out not upgradable, upgrades
+// leave out other patchPodMetadata annotations than before, the rollout
+// passes its progress deadline, pods are restricted, or the pod webhooks'
+// scope leaves the SidecarSet out.
 func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1beta1.SidecarSetStatus,
 	notInjected []NotInjectedPod, detected bool, restricted []restrictedPod, scopeWhy string, scopeDegraded bool) {
 	prev, _ := r.notes.Load(s.Name)
@@ -50,6 +51,7 @@ func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash str
 	if detected {
 		r.announceNotInjected(obj, notInjected, &next)
 	}
+	r.announceDeadline(obj, st, plan.Progress, &next)
 	r.announceRestricted(obj, restricted, &next)
 	r.announceScope(obj, scopeWhy, scopeDegraded, &next)
 	if next != note {

@@ -39,7 +39,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
@@ -103,6 +103,7 @@ type SidecarSetReconciler struct {
 	states   *podStates
 	notes    sync.Map // SidecarSet name -> noteState: what was last announced by an event
 	settled  sync.Map // SidecarSet name -> true when its last plan was Settled
+	progress sync.Map // SidecarSet name -> rollout.ProgressClock of its last plan
 	now      func() time.Time
 }
 
@@ -114,6 +115,7 @@ type noteState struct {
 	completed     string // hash announced as completed
 	notPatched    string // the last PodMetadataNotPatched warnings
 	notInjected   string // the pods and reasons of the last PodsNotInjected event
+	stalled       string // the progress clock of the last ProgressDeadlineExceeded event
 	restricted    string // the pods of the last SidecarsRestricted event
 	scope         string // the message of the last ScopeDegraded event
 }
@@ -215,7 +217,9 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 			r.inflight.forgetSet(req.Name)
 			r.notes.Delete(req.Name)
 			r.settled.Delete(req.Name)
+			r.progress.Delete(req.Name)
 			forgetMetrics(req.Name)
+			forgetGuardMetrics(req.Name)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
@@ -246,16 +250,21 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	}
 
 	now := r.now()
+	// A guard whose value the webhook would refuse (stored without it) is
+	// off.
+	guards, _ := appsv1beta1.ParseRolloutGuards(s.Annotations)
 	plan, err := rollout.Compute(rollout.Input{
 		SidecarSet: s, Hashes: hashes, LatestRevision: latest, Pods: pods,
 		InFlight: r.inflight.snapshot(s.Name), Now: now, States: r.states.read,
 		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
+		Guards:    guards, Progress: r.progressClock(s.Name),
 	})
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	r.inflight.forget(s.Name, plan.Done...)
 	r.settled.Store(s.Name, plan.Settled)
+	r.progress.Store(s.Name, plan.Progress)
 
 	status := plan.Status
 	status.ObservedGeneration = obj.Generation
@@ -268,10 +277,21 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	setRestricted(obj, &status, restricted)
 	scopeWhy, scopeDegraded := r.scopeDegraded(s.Name)
 	setScoped(obj, &status, scopeWhy, scopeDegraded)
+	pauseConflict := false
+	if plan.Pause {
+		// Before the status write, which would move the resourceVersion
+		// the pause is conditioned on.
+		paused, err := r.pauseRollout(ctx, obj, &status)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		pauseConflict = !paused
+	}
 	if err := r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { *st = status }); err != nil {
 		return reconcile.Result{}, err
 	}
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(restricted))
+	recordGuardMetrics(s.Name, guards, &plan, &status)
 	inFlightOldest.Set(r.inflight.oldest(now).Seconds())
 	r.announce(obj, s, hashes.Hash, &plan, &status, notInjected, detected, restricted, scopeWhy, scopeDegraded)
 	for _, b := range plan.Blocked {
@@ -284,7 +304,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := errors.Join(writeErr, resetErr, condErr); err != nil {
 		return reconcile.Result{}, err
 	}
-	if conflicts+resetConflicts > 0 {
+	if conflicts+resetConflicts > 0 || pauseConflict {
 		// The cache was behind a pod's latest version: plan again shortly
 		// from the fresher cache (not an error: nothing went wrong).
 		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil

@@ -128,6 +128,13 @@ const (
 	// their SidecarSet annotations are unreadable, or patchPodMetadata
 	// cannot be applied to them.
 	ReasonBlockedPods = "BlockedPods"
+	// ReasonProgressDeadlineExceeded: no pod was newly updated and ready for
+	// longer than the progress deadline (ProgressDeadlineAnnotation).
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonFailureBudgetExceeded: more pods upgraded in place fail on the
+	// current revision than the failure budget (FailureBudgetAnnotation)
+	// allows; the controller paused the rollout.
+	ReasonFailureBudgetExceeded = "FailureBudgetExceeded"
 )
 
 // Keys of this operator (not OpenKruise's): OpenKruise ignores them.
@@ -164,6 +171,26 @@ const (
 	FailurePolicyFail = "Fail"
 	// FailurePolicyIgnore: the sidecar is best-effort.
 	FailurePolicyIgnore = "Ignore"
+
+	// The rollout guards, opt-in per SidecarSet (ParseRolloutGuards reads
+	// them). Without them a rollout behaves as OpenKruise's: it never
+	// times out and never stops itself.
+	//
+	// ProgressDeadlineAnnotation is how many seconds a rollout may go
+	// without a pod newly updated and ready before its Progressing
+	// condition turns False with reason ProgressDeadlineExceeded, as a
+	// Deployment's progressDeadlineSeconds. It only reports: the rollout
+	// goes on.
+	ProgressDeadlineAnnotation = "sidecarset-operator.dev/progress-deadline-seconds"
+	// FailureBudgetAnnotation is how many pods upgraded in place may fail
+	// on the current revision (a new sidecar does not become ready within
+	// the failure window, or restarts repeatedly) before the controller
+	// sets updateStrategy.paused: one more pauses the rollout.
+	FailureBudgetAnnotation = "sidecarset-operator.dev/failure-budget"
+	// FailureWindowAnnotation is how many seconds an upgraded pod's new
+	// sidecars have to become ready before the pod counts against the
+	// failure budget (DefaultFailureWindow when absent).
+	FailureWindowAnnotation = "sidecarset-operator.dev/failure-window-seconds"
 )
 
 // IsBestEffort reports whether a SidecarSet's failure policy is Ignore. Any

@@ -17,7 +17,8 @@
 // consistency.go (when an in-place update is complete), order.go and
 // scatter.go (upgrade order), budget.go (partition and maxUnavailable),
 // update.go and hotupgrade.go (the patches), upgradable.go (the pod
-// condition), status.go (status counts and conditions).
+// condition), status.go (status counts and conditions), guard.go (the
+// failure budget and the progress deadline).
 package rollout
 
 import (
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
@@ -62,6 +64,12 @@ type Input struct {
 	Now time.Time
 	// Whitelist decides the keys the re-applied patchPodMetadata may write.
 	Whitelist podmeta.Whitelist
+	// Guards are the SidecarSet's rollout guards
+	// (appsv1beta1.ParseRolloutGuards); the zero value sets none.
+	Guards appsv1beta1.RolloutGuards
+	// Progress is the progress clock the last plan of this SidecarSet
+	// returned (Plan.Progress); the zero value when there was none.
+	Progress ProgressClock
 	// States decodes a pod's SidecarSet annotations; nil means
 	// podstate.Read. The shell passes a memo, so that a round decodes only
 	// the pods that changed since the last one. The planner never modifies
@@ -107,6 +115,16 @@ type Plan struct {
 	// RequeueAfter, when positive, is when to plan again even if no event
 	// comes: the first in-flight entry then expires.
 	RequeueAfter time.Duration
+	// Upgraded are the pods upgraded in place to the current revision whose
+	// new sidecars do not all run ready: upgrading, or failed (guard.go).
+	// Sorted.
+	Upgraded []UpgradedPod
+	// Pause asks the shell to set updateStrategy.paused: more upgraded
+	// pods fail than the failure budget allows, and pods are left to
+	// upgrade. The plan then upgrades nothing.
+	Pause bool
+	// Progress is the progress clock to pass to the next plan.
+	Progress ProgressClock
 	// Settled is true when the rollout has nothing to do and waits for
 	// nothing: no upgrade or reset to issue, none in flight, no pod waiting
 	// for its turn, and every updated pod running its new sidecars. A pod change can then only move
@@ -182,8 +200,11 @@ func Compute(in Input) (Plan, error) {
 		views[i] = set.classify(p, e, ok)
 	}
 	plan.Status = counts(views)
+	guard := set.checkGuards(in, views)
+	plan.Upgraded = guard.upgraded
 
 	sum := roundSummary{
+		guard:          guard,
 		notUpdate:      us.Type == appsv1beta1.NotUpdateSidecarSetStrategyType,
 		paused:         us.Paused,
 		matched:        len(views),
@@ -239,7 +260,7 @@ func Compute(in Input) (Plan, error) {
 	sum.rollout = len(rollout)
 
 	upgrading := map[*podView]bool{}
-	if set.rolling() {
+	if set.rolling() && !guard.budgetExceeded {
 		resetting := map[*podView]bool{}
 		for _, v := range views {
 			if u, ok := set.buildReset(v, in.Now); ok {
@@ -294,5 +315,16 @@ func Compute(in Input) (Plan, error) {
 		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
 	})
 	plan.Status.Conditions = setConditions(in.SidecarSet.Status.Conditions, in.SidecarSet.Generation, sum, in.Now)
+
+	plan.Pause = guard.budgetExceeded && !us.Paused && sum.rollout > sum.rolloutUpdated
+	plan.Progress = guard.clock
+	plan.Progress.Complete = plan.Progress.Complete || sum.completed == sum.matched
+	reason := appsv1beta1.ReasonRolloutComplete
+	if c := meta.FindStatusCondition(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil {
+		reason = c.Reason
+	}
+	if d := wakeAfter(sum, reason, in.Now); d > 0 && (plan.RequeueAfter == 0 || d < plan.RequeueAfter) {
+		plan.RequeueAfter = d
+	}
 	return plan, nil
 }

@@ -57,6 +57,9 @@ func ValidateSidecarSet(s, old *appsv1beta1.SidecarSet, o Options) (field.ErrorL
 	}
 	errs = append(errs, validateCanary(s, old, o.Others)...)
 	errs = append(errs, validateFailurePolicy(s.Annotations, field.NewPath("metadata", "annotations"))...)
+	guardErrs, guardWarnings := validateRolloutGuards(s.Annotations, field.NewPath("metadata", "annotations"))
+	errs = append(errs, guardErrs...)
+	warnings = append(warnings, guardWarnings...)
 
 	selectorErrs := validateSelectors(&s.Spec, spec)
 	errs = append(errs, selectorErrs...)

@@ -4,7 +4,8 @@
 // pods. Both gather what the webhook reads (from the cluster with the
 // user's kubeconfig, or from files) and run the webhook's own decision
 // (webhooks.PodInjector.Decide): there is no second implementation of
-// injection.
+// injection. rollout (rollout*.go) follows, lists, undoes, pauses and
+// resumes a SidecarSet's rollout, as kubectl rollout does a Deployment's.
 package cli
 
 import (
@@ -26,9 +27,10 @@ func NewCommand(streams Streams) *cobra.Command {
 	o := &options{}
 	root := &cobra.Command{
 		Use:   "kubectl-sidecarset",
-		Short: "Explain and preview the sidecar injection of SidecarSets (apps.kruise.io/v1alpha1)",
+		Short: "Explain and preview the sidecar injection of SidecarSets (apps.kruise.io), and manage their rollouts",
 		Long: "kubectl sidecarset explains which SidecarSets select a pod and why the others do not, and injects\n" +
-			"manifests offline as the operator's pod webhook would admit their pods. Both run the webhook's own code.",
+			"manifests offline as the operator's pod webhook would admit their pods. Both run the webhook's own code.\n" +
+			"kubectl sidecarset rollout follows, lists, undoes, pauses and resumes a SidecarSet's in-place rollout.",
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -55,6 +57,6 @@ func NewCommand(streams Streams) *cobra.Command {
 	flags.BoolVar(&o.defaultsAllowed, "patch-metadata-defaults-allowed", false,
 		"As the manager's SidecarSetPatchPodMetadataDefaultsAllowed feature gate (explain's whitelist check).")
 
-	root.AddCommand(newExplainCommand(o), newInjectCommand(o))
+	root.AddCommand(newExplainCommand(o), newInjectCommand(o), newRolloutCommand(o))
 	return root
 }
