@@ -39,7 +39,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch;patch;pause-rollouts
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch

@@ -48,6 +48,7 @@ const (
 	privileged    = "inject-privileged apps.kruise.io/sidecarsets /agent"
 	secrets       = "inject-secrets apps.kruise.io/sidecarsets /agent"
 	podsInTeamA   = "create /pods team-a/"
+	pauseRollouts = "pause-rollouts apps.kruise.io/sidecarsets /agent"
 )
 
 // sidecarSet builds a SidecarSet named agent from the YAML of its v1alpha1
@@ -354,6 +355,35 @@ func TestEvaluate_EveryWriteIsJudged(t *testing.T) {
 		name: "pausing the rollout of a privileged, cluster-wide SidecarSet needs its reach, inject-all-namespaces, not the content's verbs",
 		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",
 		allowed: []string{allNamespaces},
+	}, {
+		name: "pausing the rollout of any SidecarSet is allowed to a holder of pause-rollouts (the operator's failure budget)",
+		old:  privilegedSpec + "namespace: team-b\n", spec: privilegedSpec + "namespace: team-b\nupdateStrategy: {paused: true}\n",
+		allowed: []string{pauseRollouts},
+	}, {
+		name: "pausing a cluster-wide SidecarSet by pause-rollouts too",
+		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",
+		allowed: []string{pauseRollouts},
+	}, {
+		name: "pause-rollouts allows nothing else with the pause: a partition",
+		old:  privilegedSpec + "namespace: team-b\n", spec: privilegedSpec + "namespace: team-b\nupdateStrategy: {paused: true, partition: 3}\n",
+		allowed: []string{pauseRollouts},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into the pods of namespace "team-b" (v1alpha1 spec.namespace) requires permission to create pods in namespace "team-b"` + bob,
+	}, {
+		name: "pause-rollouts allows nothing else with the pause: an annotation",
+		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",
+		annotations: map[string]string{"sidecarset-operator.dev/failure-policy": "Ignore"},
+		allowed:     []string{pauseRollouts},
+		want:        `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "pause-rollouts does not resume",
+		old:  privilegedSpec + "updateStrategy: {paused: true}\n", spec: privilegedSpec,
+		allowed: []string{pauseRollouts},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "pause-rollouts does not pause injection",
+		old:  plain, spec: plain + "injectionStrategy: {paused: true}\n",
+		allowed: []string{pauseRollouts},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
 	}, {
 		name: "pausing the rollout of another team's cluster-wide SidecarSet is refused without inject-all-namespaces",
 		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",

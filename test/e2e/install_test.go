@@ -70,6 +70,7 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 		ginkgo.Entry("not update other Secrets of its namespace", false, authorizationv1.ResourceAttributes{Verb: "update", Resource: "secrets", Name: "other", Namespace: framework.OperatorNamespace}),
 		ginkgo.Entry("not read other ConfigMaps", false, authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps", Name: "other", Namespace: framework.OperatorNamespace}),
 		ginkgo.Entry("not modify SidecarSet specs", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets"}),
+		ginkgo.Entry("pause rollouts (the failure budget)", true, authorizationv1.ResourceAttributes{Verb: "pause-rollouts", Group: "apps.kruise.io", Resource: "sidecarsets", Name: "any"}),
 		ginkgo.Entry("not touch other webhook configurations", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Name: "someone-else"}),
 		ginkgo.Entry("not create ControllerRevisions in other namespaces", false, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: "default"}),
 		ginkgo.Entry("not update SidecarSet status (it patches)", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}),
