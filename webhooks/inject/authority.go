@@ -62,11 +62,19 @@ func checkAuthority(v *version) error {
 // volume, as resolved in the pod, needs a verb their SidecarSet's authority
 // lacks, and returns what was left out, and per SidecarSet the verbs what
 // its sidecars keep needs (appsv1beta1.ReachAnnotation).
-func restrict(pod *corev1.Pod, m *merged, owners map[string]*version) ([]Restriction, map[string]authority.Verbs) {
+//
+// Before admission (Options.BeforeAdmission), a pod that will get its token
+// from the API server (automountServiceAccountToken not false, no token
+// mounted yet) has it withheld from such sidecars too: they get the empty
+// directory at its path now, which the API server then leaves alone.
+func restrict(pod *corev1.Pod, m *merged, owners map[string]*version, beforeAdmission bool) ([]Restriction, map[string]authority.Verbs) {
 	volumes := append(slices.Clip(pod.Spec.Volumes), m.volumes...)
 	var out []Restriction
 	reach := map[string]authority.Verbs{}
 	noToken := false
+	_, tokenMounted := serviceAccountTokenMount(pod)
+	tokenLater := beforeAdmission && !tokenMounted &&
+		(pod.Spec.AutomountServiceAccountToken == nil || *pod.Spec.AutomountServiceAccountToken)
 	for _, list := range [][]corev1.Container{m.initBefore, m.initAfter, m.before, m.after} {
 		for i := range list {
 			c := &list[i]
@@ -96,6 +104,14 @@ func restrict(pod *corev1.Pod, m *merged, owners map[string]*version) ([]Restric
 					Message: fmt.Sprintf("sidecar %q was not given %s: it needs %s, which SidecarSet %q's authority does not hold", c.Name, what, missing, v.name)})
 			}
 			reach[v.name] |= kept
+			if tokenLater && !have.Has(authority.Secrets) &&
+				!slices.ContainsFunc(c.VolumeMounts, func(mnt corev1.VolumeMount) bool { return mnt.MountPath == serviceAccountMountPath }) {
+				noToken = true
+				c.VolumeMounts = append(slices.Clip(c.VolumeMounts), corev1.VolumeMount{Name: noTokenVolume, MountPath: serviceAccountMountPath, ReadOnly: true})
+				out = append(out, Restriction{SidecarSet: v.name, Container: c.Name, Message: fmt.Sprintf(
+					"sidecar %q was not given the pod's ServiceAccount token (which the API server mounts when the pod is created): it needs %s, which SidecarSet %q's authority does not hold",
+					c.Name, authority.Secrets, v.name)})
+			}
 			if len(dropMounts) == 0 && len(dropDevices) == 0 {
 				continue
 			}

@@ -87,6 +87,13 @@ type Options struct {
 	// SidecarSets, instead of by SidecarSet name then spec order
 	// (OpenKruise's EnableSortSidecarContainerByName gate).
 	SortContainersByName bool
+	// BeforeAdmission says the pod has not been through the API server's
+	// admission yet (a manifest injected offline by the kubectl plugin):
+	// the ServiceAccount admission plugin will mount the pod's token into
+	// every container without a mount at its path, the sidecars included.
+	// A sidecar whose SidecarSet's authority lacks inject-secrets then gets
+	// the empty directory at that path now, as it would at admission.
+	BeforeAdmission bool
 }
 
 // Input is everything one injection decision depends on.

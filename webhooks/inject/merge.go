@@ -181,7 +181,7 @@ func merge(pod *corev1.Pod, plans []*plan, opts Options) merged {
 			owners[s.container.Name] = p.v
 		}
 	}
-	m.restricted, m.reach = restrict(pod, &m, owners)
+	m.restricted, m.reach = restrict(pod, &m, owners, opts.BeforeAdmission)
 	m.dupSecrets, m.pullSecrets = mergePullSecrets(pod.Spec.ImagePullSecrets, plans)
 	return m
 }
