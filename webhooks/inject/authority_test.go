@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
