@@ -22,15 +22,15 @@ import (
 type Outcome string
 
 const (
-	// Refused: the API server's authoring policy or the operator's webhooks
+	// Refused means the API server's authoring policy or the operator's webhooks
 	// refuse the write, naming the field and the missing permission.
 	Refused Outcome = "refused"
-	// Neutralized: the write is accepted, but the sidecar does not get the
+	// Neutralized means the write is accepted, but the sidecar does not get the
 	// forbidden part in the pod (a mount, a device, the token, an in-place
 	// upgrade); the pod records why, its creator gets a warning, and the
 	// SidecarSet reports it (a condition, an event).
 	Neutralized Outcome = "neutralized"
-	// Ignored: the attempt has no effect: the pod is injected as if it had
+	// Ignored means the attempt has no effect: the pod is injected as if it had
 	// not been made.
 	Ignored Outcome = "ignored"
 )
@@ -39,33 +39,33 @@ const (
 type Category string
 
 const (
-	// Baseline: a container setting beyond the Pod Security Standards'
+	// Baseline is a container setting beyond the Pod Security Standards'
 	// baseline level.
 	Baseline Category = "PSS baseline field"
-	// PodData: a reference to what a pod holds for its owner (Secrets,
+	// PodData is a reference to what a pod holds for its owner (Secrets,
 	// copies of its environment, mounts or devices).
 	PodData Category = "pod data"
-	// VolumeType: a volume type that needs a verb.
+	// VolumeType is a volume type that needs a verb.
 	VolumeType Category = "volume type"
-	// Reach: namespaces beyond those where the author may create pods.
+	// Reach is namespaces beyond those where the author may create pods.
 	Reach Category = "reach"
-	// OtherTeams: another team's SidecarSet, reaching namespaces the author
+	// OtherTeams is another team's SidecarSet, reaching namespaces the author
 	// may not create pods in.
 	OtherTeams Category = "other teams' SidecarSets"
-	// Record: the authority record only the operator writes.
+	// Record is the authority record only the operator writes.
 	Record Category = "authority record"
-	// Revision: a pinned revision.
+	// Revision is a pinned revision.
 	Revision Category = "pinned revision"
-	// Whitelist: patchPodMetadata whitelist rules selected by labels.
+	// Whitelist is patchPodMetadata whitelist rules selected by labels.
 	Whitelist Category = "whitelist"
-	// Shadowing: a mount or device resolving to a volume the pod, or
+	// Shadowing is a mount or device resolving to a volume the pod, or
 	// another SidecarSet, defines.
 	Shadowing Category = "volume-name shadowing"
-	// Token: the pod's ServiceAccount token.
+	// Token is the pod's ServiceAccount token.
 	Token Category = "ServiceAccount token"
-	// Upgrade: an in-place upgrade under a narrower authority.
+	// Upgrade is an in-place upgrade under a narrower authority.
 	Upgrade Category = "in-place upgrade"
-	// OperatorLabel: the operator's pod label outside its namespace.
+	// OperatorLabel is the operator's pod label outside its namespace.
 	OperatorLabel Category = "operator label"
 )
 
@@ -106,66 +106,75 @@ func (a Actor) String() string {
 	if a.Admin {
 		return "cluster-admin"
 	}
-	s := "editor"
-	for _, v := range a.Verbs.Names() {
-		s += " + " + v
-	}
+	parts := append([]string{"editor"}, a.Verbs.Names()...)
 	if a.OtherNamespace {
-		s += " + pods in the other namespace"
+		parts = append(parts, "pods in the other namespace")
 	}
-	return s
+	return strings.Join(parts, " + ")
 }
 
 // Play says how the suite plays an attempt.
 type Play string
 
 const (
-	// PlayContent: a SidecarSet with one sidecar (Sidecar merged onto a
+	// PlayContent means a SidecarSet with one sidecar (Sidecar merged onto a
 	// plain one) and, with Volume, one volume "data" it mounts at /data,
 	// reaching the namespaces Where says. The authorized version works when
 	// a pod created there gets the sidecar with InPod (or Sidecar) and the
 	// volume.
 	PlayContent Play = "content"
-	// PlayDelete, PlayPauseInjection, PlayPauseUpdates, PlayFailurePolicy,
-	// PlayPullSecrets: deleting or changing a SidecarSet the administrator
-	// wrote, which reaches every namespace.
-	PlayDelete         Play = "delete"
+	// PlayDelete is deleting the platform's SidecarSet: one the
+	// administrator wrote, which reaches every namespace.
+	PlayDelete Play = "delete"
+	// PlayPauseInjection is pausing its injection.
 	PlayPauseInjection Play = "pause-injection"
-	PlayPauseUpdates   Play = "pause-updates"
-	PlayFailurePolicy  Play = "failure-policy"
-	PlayPullSecrets    Play = "pull-secrets"
-	// PlayCanary: creating a canary whose base is that SidecarSet.
+	// PlayPauseUpdates is pausing its updates.
+	PlayPauseUpdates Play = "pause-updates"
+	// PlayFailurePolicy is making it best-effort.
+	PlayFailurePolicy Play = "failure-policy"
+	// PlayPullSecrets is adding image pull secrets to it.
+	PlayPullSecrets Play = "pull-secrets"
+	// PlayCanary means creating a canary whose base is that SidecarSet.
 	PlayCanary Play = "canary"
-	// PlayRetarget: moving the administrator's SidecarSet confined to the
+	// PlayRetarget means moving the administrator's SidecarSet confined to the
 	// other namespace to the team namespace.
 	PlayRetarget Play = "retarget"
-	// PlayPrivilegedContent: changing the image of the administrator's
+	// PlayPrivilegedContent means changing the image of the administrator's
 	// privileged SidecarSet confined to the team namespace.
 	PlayPrivilegedContent Play = "privileged-content"
-	// PlayRecordOnCreate, PlayRecordOnUpdate: writing the authority record.
+	// PlayRecordOnCreate is creating a SidecarSet with an authority record.
 	PlayRecordOnCreate Play = "record-create"
+	// PlayRecordOnUpdate is changing the record of one's own SidecarSet.
 	PlayRecordOnUpdate Play = "record-update"
-	// PlayPinRevision: pinning a recorded revision of one's own SidecarSet.
+	// PlayRecordRemove means removing the record of one's own SidecarSet
+	// (a SidecarSet without one keeps the behavior it had before the
+	// operator: every verb).
+	PlayRecordRemove Play = "record-remove"
+	// PlayPinRevision means pinning a recorded revision of one's own SidecarSet.
 	PlayPinRevision Play = "pin-revision"
-	// PlayPinForeignRevision: pinning another SidecarSet's revision.
+	// PlayPinForeignRevision means pinning another SidecarSet's revision.
 	PlayPinForeignRevision Play = "pin-foreign-revision"
-	// PlayWhitelist: a SidecarSet labelled to match a whitelist rule.
+	// PlayWhitelist means a SidecarSet labelled to match a whitelist rule.
 	PlayWhitelist Play = "whitelist"
-	// PlayShadowPodVolume: a sidecar mounting (or attaching) a volume of the
+	// PlayShadowPodVolume means a sidecar mounting (or attaching) a volume of the
 	// pod by name; with Volume, the SidecarSet declares a same-named volume
 	// of its own.
 	PlayShadowPodVolume Play = "shadow-pod-volume"
-	// PlayShadowSidecarSetVolume: a sidecar reaching the hostPath volume
+	// PlayShadowSidecarSetVolume means a sidecar reaching the hostPath volume
 	// of an administrator's SidecarSet by name; with Volume, declaring a
 	// same-named volume of its own.
 	PlayShadowSidecarSetVolume Play = "shadow-sidecarset-volume"
-	// PlayToken: a plain sidecar in a pod that mounts its ServiceAccount
+	// PlayOfflineInject means a SidecarSet like PlayShadowPodVolume's,
+	// applied to a pod manifest by the kubectl plugin's offline inject; the
+	// pod is then created from the output.
+	PlayOfflineInject Play = "offline-inject"
+	// PlayToken means a plain sidecar in a pod that mounts its ServiceAccount
 	// token.
 	PlayToken Play = "token"
-	// PlayInPlaceUpgrade: changing the image of an administrator's
+	// PlayInPlaceUpgrade means changing the image of an administrator's
 	// SidecarSet whose sidecar reads a Secret of the pod by name.
 	PlayInPlaceUpgrade Play = "in-place-upgrade"
-	// PlayOperatorLabel: a pod in the team namespace carrying the
+	// PlayOperatorLabel means a pod in the team namespace carrying the
 	// operator's label, selected by a SidecarSet reaching every namespace.
 	PlayOperatorLabel Play = "operator-label"
 )
@@ -174,17 +183,17 @@ const (
 type Where string
 
 const (
-	// Team: the team namespace, by name (the default).
+	// Team is the team namespace, by name (the default).
 	Team Where = ""
-	// Other: the other namespace, by name.
+	// Other is the other namespace, by name.
 	Other Where = "other"
-	// TeamAndOther: both, by name (one In requirement).
+	// TeamAndOther is both, by name (one In requirement).
 	TeamAndOther Where = "team-and-other"
-	// OtherV1alpha1: the other namespace, as v1alpha1's spec.namespace.
+	// OtherV1alpha1 is the other namespace, as v1alpha1's spec.namespace.
 	OtherV1alpha1 Where = "other-v1alpha1"
-	// Every: every namespace (no namespaceSelector).
+	// Every is every namespace (no namespaceSelector).
 	Every Where = "every"
-	// Labelled: the namespaces a label other than the name picks (the team
+	// Labelled is the namespaces a label other than the name picks (the team
 	// namespace carries it).
 	Labelled Where = "labelled"
 )
@@ -217,6 +226,9 @@ type Attempt struct {
 	Volume string
 	// VolumeName names that volume; empty: "data", mounted at /data.
 	VolumeName string
+	// AuthorizedVolume, if set, is the source of the authorized actor's
+	// volume VolumeName instead of Volume.
+	AuthorizedVolume string
 	// Pod is YAML merged onto the pod the suite creates (the API server
 	// needs some fields to accept the sidecar).
 	Pod string
@@ -227,6 +239,11 @@ type Attempt struct {
 	Forbidden string
 	// Where is a PlayContent SidecarSet's reach.
 	Where Where
+
+	// Hole, when set, says how the attempt gets through today: the suite
+	// keeps it pending and Count counts it apart, until the operator closes
+	// it.
+	Hole string
 }
 
 // SidecarSet names the unauthorized actor's SidecarSet.
@@ -268,6 +285,12 @@ const (
 		`containers: [{name: main, image: "busybox:1.36", volumeMounts: [{name: creds, mountPath: /creds}]}]}}`
 	podBlock = `{spec: {volumes: [{name: block, persistentVolumeClaim: {claimName: block}}], ` +
 		`containers: [{name: main, image: "busybox:1.36", volumeDevices: [{name: block, devicePath: /dev/block}]}]}}`
+	podClaim = `{spec: {volumes: [{name: claim, persistentVolumeClaim: {claimName: claim}}], ` +
+		`containers: [{name: main, image: "busybox:1.36", volumeMounts: [{name: claim, mountPath: /claim}]}]}}`
+	podHostPath = `{spec: {volumes: [{name: host, hostPath: {path: /var/log}}], ` +
+		`containers: [{name: main, image: "busybox:1.36", volumeMounts: [{name: host, mountPath: /host}]}]}}`
+	// hostLogs is the hostPath volume of the administrator's SidecarSet.
+	hostLogs = `{hostPath: {path: /var/log}}`
 )
 
 var (
@@ -294,7 +317,7 @@ func podData(id, name, sidecar, path string, unauthorized Actor) Attempt {
 
 // volumeType is a volume of the SidecarSet needing inject-secrets.
 func volumeType(kind, source string, unauthorized Actor) Attempt {
-	return Attempt{ID: "volume-" + strings.ToLower(kind), Name: "a " + kind + " volume", Category: VolumeType, Play: PlayContent,
+	return Attempt{ID: "volume-" + strings.ToLower(kind), Name: "a volume of type " + kind, Category: VolumeType, Play: PlayContent,
 		Unauthorized: unauthorized, Authorized: secretsOnly, Outcome: Refused,
 		Message: secrets(volume + "." + kind), Works: "the sidecar mounts it", Volume: source}
 }
@@ -399,7 +422,7 @@ var Attempts = []Attempt{
 	volumeType("gcePersistentDisk", `{gcePersistentDisk: {pdName: data}}`, Editor),
 	volumeType("cinder", `{cinder: {volumeID: "0123"}}`, Editor),
 	volumeType("portworxVolume", `{portworxVolume: {volumeID: "0123"}}`, Editor),
-	volumeType("scaleIO", `{scaleIO: {gateway: "https://scaleio.example.com", system: sys, secretRef: {name: scaleio}}}`, Editor),
+	volumeType("scaleIO", `{scaleIO: {gateway: "https://scaleio.example.com", system: sys, secretRef: {name: scaleio}, volumeName: data}}`, Editor),
 	volumeType("storageos", `{storageos: {volumeName: data}}`, Editor),
 	volumeType("vsphereVolume", `{vsphereVolume: {volumePath: "[datastore] data.vmdk"}}`, Editor),
 	volumeType("quobyte", `{quobyte: {registry: "quobyte.example.com:7861", volume: data}}`, Editor),
@@ -472,6 +495,10 @@ var Attempts = []Attempt{
 		Message: "metadata.annotations[sidecarset-operator.dev/authority]: the request changes it",
 		Works:   "a new image by an author with inject-secrets records inject-secrets"},
 
+	{ID: "record-remove", Name: "removing the authority record of one's own SidecarSet", Category: Record, Play: PlayRecordRemove,
+		Unauthorized: Editor, Authorized: secretsOnly, Outcome: Ignored,
+		Works: "a new image by an author with inject-secrets records inject-secrets"},
+
 	// Pinned revisions.
 	{ID: "pin-revision", Name: "pinning a recorded revision, with inject-privileged alone", Category: Revision, Play: PlayPinRevision,
 		Unauthorized: privilegedOnly, Authorized: privAndSecrets, Outcome: Refused,
@@ -494,29 +521,61 @@ var Attempts = []Attempt{
 		Message: notGiven(`volume "creds" (secret)`, "inject-secrets"), Works: "the sidecar mounts the pod's Secret",
 		Sidecar: `{volumeMounts: [{name: creds, mountPath: /creds}]}`, Volume: `{emptyDir: {}}`, VolumeName: "creds",
 		Pod: podSecret, Forbidden: "creds"},
-	{ID: "mount-secret", Name: "a mount of the pod's Secret volume by name, without declaring it", Category: Shadowing, Play: PlayShadowPodVolume,
-		Unauthorized: privilegedOnly, Authorized: secretsOnly, Outcome: Neutralized,
+	{ID: "shadow-secret-hot", Name: "a hot-upgrade sidecar mounting an emptyDir named as the pod's Secret volume", Category: Shadowing,
+		Play: PlayShadowPodVolume, Unauthorized: Editor, Authorized: secretsOnly, Outcome: Neutralized,
+		Message: notGiven(`volume "creds" (secret)`, "inject-secrets"), Works: "both twins mount the pod's Secret",
+		Sidecar: `{upgradeStrategy: {upgradeType: HotUpgrade, hotUpgradeEmptyImage: "busybox:1.35"}, volumeMounts: [{name: creds, mountPath: /creds}]}`,
+		InPod:   `{volumeMounts: [{name: creds, mountPath: /creds}]}`, Volume: `{emptyDir: {}}`, VolumeName: "creds", Pod: podSecret, Forbidden: "creds"},
+	{ID: "shadow-secret-offline", Name: "an emptyDir named as the pod's Secret volume, injected offline by the kubectl plugin", Category: Shadowing,
+		Play: PlayOfflineInject, Unauthorized: Editor, Authorized: secretsOnly, Outcome: Neutralized,
 		Message: notGiven(`volume "creds" (secret)`, "inject-secrets"), Works: "the sidecar mounts the pod's Secret",
-		Sidecar: `{volumeMounts: [{name: creds, mountPath: /creds}]}`, Pod: podSecret, Forbidden: "creds"},
-	{ID: "device-claim", Name: "a device of the pod's block claim by name", Category: Shadowing, Play: PlayShadowPodVolume,
+		Sidecar: `{volumeMounts: [{name: creds, mountPath: /creds}]}`, Volume: `{emptyDir: {}}`, VolumeName: "creds",
+		Pod: podSecret, Forbidden: "creds"},
+	{ID: "shadow-claim", Name: "an emptyDir named as the pod's claim, mounted", Category: Shadowing, Play: PlayShadowPodVolume,
 		Unauthorized: Editor, Authorized: secretsOnly, Outcome: Neutralized,
-		Message: notGiven(`volume "block" (persistentVolumeClaim)`, "inject-secrets"), Works: "the sidecar gets the device",
-		Sidecar: `{volumeDevices: [{name: block, devicePath: /dev/sidecar-block}]}`, Pod: podBlock, Forbidden: "block"},
+		Message: notGiven(`volume "claim" (persistentVolumeClaim)`, "inject-secrets"), Works: "the sidecar mounts the pod's claim",
+		Sidecar: `{volumeMounts: [{name: claim, mountPath: /claim}]}`, Volume: `{emptyDir: {}}`, VolumeName: "claim",
+		Pod: podClaim, Forbidden: "claim"},
+	{ID: "shadow-pod-hostpath", Name: "an emptyDir named as the pod's hostPath volume, mounted", Category: Shadowing, Play: PlayShadowPodVolume,
+		Unauthorized: secretsOnly, Authorized: privilegedOnly, Outcome: Neutralized,
+		Message: notGiven(`volume "host" (hostPath)`, "inject-privileged"), Works: "the sidecar mounts the pod's hostPath",
+		Sidecar: `{volumeMounts: [{name: host, mountPath: /host}]}`, Volume: `{emptyDir: {}}`, VolumeName: "host",
+		Pod: podHostPath, Forbidden: "host"},
+	{ID: "mount-secret", Name: "a mount of the pod's Secret volume by name, without declaring it", Category: Shadowing, Play: PlayShadowPodVolume,
+		Unauthorized: privilegedOnly, Authorized: secretsOnly, Outcome: Refused,
+		Message: `volumeMount "creds" of container "mount-secret" names no volume of spec.volumes`,
+		Works:   "declaring a volume of its name, the sidecar mounts the pod's Secret",
+		Sidecar: `{volumeMounts: [{name: creds, mountPath: /creds}]}`, VolumeName: "creds", AuthorizedVolume: `{emptyDir: {}}`, Pod: podSecret},
+	{ID: "device-claim", Name: "an emptyDir named as the pod's block claim, attached as a device", Category: Shadowing, Play: PlayShadowPodVolume,
+		Unauthorized: Editor, Authorized: secretsOnly, Outcome: Refused,
+		Message: `volumeDevice "block" of container "device-claim" names a volume that is neither a persistentVolumeClaim nor an ephemeral volume`,
+		Works:   "declaring the claim, the sidecar gets the device",
+		Sidecar: `{volumeDevices: [{name: block, devicePath: /dev/sidecar-block}]}`, Volume: `{emptyDir: {}}`, VolumeName: "block",
+		AuthorizedVolume: `{persistentVolumeClaim: {claimName: block}}`, Pod: podBlock},
 	{ID: "shadow-hostpath", Name: "an emptyDir named as another SidecarSet's hostPath volume", Category: Shadowing, Play: PlayShadowSidecarSetVolume,
 		Unauthorized: Editor, Authorized: privilegedOnly, Outcome: Refused,
 		Message: `volume "hostlogs" is also declared by SidecarSet "sec-shadow-hostpath-admin", which can select the same pods, with a different definition`,
 		Works:   "declaring the same hostPath, the sidecar mounts it",
-		Sidecar: `{volumeMounts: [{name: hostlogs, mountPath: /host-logs}]}`, Volume: `{emptyDir: {}}`, VolumeName: "hostlogs"},
+		Sidecar: `{volumeMounts: [{name: hostlogs, mountPath: /host-logs}]}`, Volume: `{emptyDir: {}}`, VolumeName: "hostlogs",
+		AuthorizedVolume: hostLogs},
 	{ID: "mount-hostpath", Name: "a mount of another SidecarSet's hostPath volume by name, without declaring it", Category: Shadowing,
-		Play: PlayShadowSidecarSetVolume, Unauthorized: secretsOnly, Authorized: privilegedOnly, Outcome: Neutralized,
-		Message: notGiven(`volume "hostlogs" (hostPath)`, "inject-privileged"), Works: "the sidecar mounts the hostPath",
-		Sidecar: `{volumeMounts: [{name: hostlogs, mountPath: /host-logs}]}`, Forbidden: "hostlogs"},
+		Play: PlayShadowSidecarSetVolume, Unauthorized: secretsOnly, Authorized: privilegedOnly, Outcome: Refused,
+		Message: `volumeMount "hostlogs" of container "mount-hostpath" names no volume of spec.volumes`,
+		Works:   "declaring the same hostPath, the sidecar mounts it",
+		Sidecar: `{volumeMounts: [{name: hostlogs, mountPath: /host-logs}]}`, VolumeName: "hostlogs", AuthorizedVolume: hostLogs},
 	{ID: "token", Name: "a plain sidecar in a pod that mounts its ServiceAccount token", Category: Token, Play: PlayToken,
 		Unauthorized: Editor, Authorized: secretsOnly, Outcome: Neutralized,
 		Message: "was not given the pod's ServiceAccount token", Works: "the sidecar mounts the token"},
+	{ID: "token-offline", Name: "a plain sidecar injected offline by the kubectl plugin into a pod that mounts its ServiceAccount token",
+		Category: Token, Play: PlayOfflineInject, Unauthorized: Editor, Authorized: secretsOnly, Outcome: Neutralized,
+		Message: "was not given the pod's ServiceAccount token", Works: "the sidecar mounts the token",
+		Hole: "the plugin's output leaves the sidecar without a mount at the token's path (the manifest has no token volume yet), " +
+			"and the webhook leaves a pod that arrives injected alone: the API server's ServiceAccount admission then mounts the " +
+			"pod's token into the editor's sidecar, with no warning and no record"},
 	{ID: "inplace-upgrade", Name: "a new image for the administrator's SidecarSet whose sidecar reads the pod's Secret", Category: Upgrade,
 		Play: PlayInPlaceUpgrade, Unauthorized: Editor, Authorized: secretsOnly, Outcome: Neutralized,
-		Message: "BlockedPods", Works: "the pod is upgraded in place", Pod: podSecret},
+		Message: "BlockedPods", Works: "the pod is upgraded in place",
+		Sidecar: `{volumeMounts: [{name: creds, mountPath: /creds}]}`, Volume: `{emptyDir: {}}`, VolumeName: "creds", Pod: podSecret},
 	{ID: "operator-label", Name: "the operator's label on a pod of the team namespace, to escape a required SidecarSet", Category: OperatorLabel,
 		Play: PlayOperatorLabel, Unauthorized: Editor, Authorized: Actor{Admin: true}, Outcome: Ignored,
 		Works: "in the operator's namespace, the label exempts the pod"},
@@ -524,15 +583,20 @@ var Attempts = []Attempt{
 
 // Counts are the table's counts, as the README prints them.
 type Counts struct {
-	Attempts, Refused, Neutralized, Ignored, AcceptedWhenAuthorized int
+	Attempts, Refused, Neutralized, Ignored, Open, AcceptedWhenAuthorized int
 }
 
-// Count counts the attempts by outcome. Every attempt has an authorized
-// version, which the suite plays and expects to be accepted.
+// Count counts the attempts by outcome, and those with an open Hole apart.
+// Every attempt has an authorized version, which the suite plays (except
+// for an open hole's) and expects to be accepted.
 func Count(attempts []Attempt) Counts {
 	var c Counts
 	for _, a := range attempts {
 		c.Attempts++
+		if a.Hole != "" {
+			c.Open++
+			continue
+		}
 		switch a.Outcome {
 		case Refused:
 			c.Refused++
@@ -553,6 +617,9 @@ func (c Counts) String() string {
 	s := fmt.Sprintf("%d attempts: %d refused, %d neutralized", c.Attempts, c.Refused, c.Neutralized)
 	if c.Ignored > 0 {
 		s += fmt.Sprintf(", %d ignored", c.Ignored)
+	}
+	if c.Open > 0 {
+		s += fmt.Sprintf(", %d open (pending)", c.Open)
 	}
 	return s + fmt.Sprintf("; %d accepted when authorized", c.AcceptedWhenAuthorized)
 }

@@ -35,8 +35,9 @@ func TestCount(t *testing.T) {
 	t.Parallel()
 	got := Count([]Attempt{
 		{Outcome: Refused, Works: "x"}, {Outcome: Refused, Works: "x"}, {Outcome: Neutralized, Works: "x"}, {Outcome: Ignored, Works: "x"},
+		{Outcome: Neutralized, Works: "x", Hole: "it gets through"},
 	})
-	if want := "4 attempts: 2 refused, 1 neutralized, 1 ignored; 4 accepted when authorized"; got.String() != want {
+	if want := "5 attempts: 2 refused, 1 neutralized, 1 ignored, 1 open (pending); 4 accepted when authorized"; got.String() != want {
 		t.Errorf("Count = %q, want %q", got, want)
 	}
 	if got := Count([]Attempt{{Outcome: Refused, Works: "x"}}).String(); got != "1 attempts: 1 refused, 0 neutralized; 1 accepted when authorized" {
@@ -73,7 +74,7 @@ func TestAttempts_AreComplete(t *testing.T) {
 		default:
 			t.Errorf("%s: unknown outcome %q", a.ID, a.Outcome)
 		}
-		if a.Outcome == Neutralized && a.Play != PlayInPlaceUpgrade && a.Play != PlayToken && a.Forbidden == "" {
+		if a.Outcome == Neutralized && a.Category != Upgrade && a.Category != Token && a.Forbidden == "" {
 			t.Errorf("%s: a neutralized attempt names the volume the sidecar must not get (Forbidden)", a.ID)
 		}
 		// The unauthorized actor holds the editor role and at most one
@@ -110,6 +111,16 @@ func TestAttempts_MatchTheClassification(t *testing.T) {
 		if want := a.ExpectedInPod(); want != "" {
 			if _, err := Contains(corev1.Container{}, want); err != nil {
 				t.Errorf("%s: %v", a.ID, err)
+			}
+		}
+		if a.AuthorizedVolume != "" {
+			authorized, err := a.AuthorizedVolumes()
+			if err != nil {
+				t.Errorf("%s: %v", a.ID, err)
+				continue
+			}
+			if _, need := authority.VolumeNeeds(&authorized[0]); !a.Authorized.Verbs.Has(need) {
+				t.Errorf("%s: the authorized volume needs %s, the authorized actor holds %s", a.ID, need, a.Authorized)
 			}
 		}
 		if a.Play != PlayContent {

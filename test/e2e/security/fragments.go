@@ -31,10 +31,23 @@ func (a *Attempt) SidecarContainer(name string) (appsv1beta1.SidecarContainer, e
 // Volumes returns the attempt's SidecarSet volumes: none, or its Volume
 // named VolumeName ("data" by default).
 func (a *Attempt) Volumes() ([]corev1.Volume, error) {
-	if a.Volume == "" {
+	return a.volumes(a.Volume)
+}
+
+// AuthorizedVolumes returns the authorized actor's SidecarSet volumes:
+// AuthorizedVolume, or else Volume, named VolumeName.
+func (a *Attempt) AuthorizedVolumes() ([]corev1.Volume, error) {
+	if a.AuthorizedVolume != "" {
+		return a.volumes(a.AuthorizedVolume)
+	}
+	return a.Volumes()
+}
+
+func (a *Attempt) volumes(fragment string) ([]corev1.Volume, error) {
+	if fragment == "" {
 		return nil, nil
 	}
-	source, err := Merge(corev1.VolumeSource{}, a.Volume)
+	source, err := Merge(corev1.VolumeSource{}, fragment)
 	if err != nil {
 		return nil, err
 	}
