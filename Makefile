@@ -107,7 +107,7 @@ test: tools verify vet lint test-unit test-integration test-e2e ## Run every tes
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests (including the fuzz seed corpora and test/images, which builds the release images).
-	go test $$(go list ./... | grep -v -e /test/integration -e /test/e2e) -count=1 -timeout 20m
+	go test $$(go list ./... | grep -v -e /test/integration -e '/test/e2e$$') -count=1 -timeout 20m
 
 .PHONY: test-integration
 test-integration: $(KUBE_APISERVER) $(ETCD) ## Run the envtest suites on a real kube-apiserver and etcd.
