@@ -106,8 +106,8 @@ verify: manifests generate ## Fail if generated files are out of date.
 test: tools verify vet lint test-unit test-integration test-e2e ## Run every test: unit, envtest integration and kwok e2e.
 
 .PHONY: test-unit
-test-unit: ## Run the unit tests (including the fuzz seed corpora).
-	go test $$(go list ./... | grep -v -e /test/integration -e /test/e2e) -count=1
+test-unit: ## Run the unit tests (including the fuzz seed corpora and test/images, which builds the release images).
+	go test $$(go list ./... | grep -v -e /test/integration -e '/test/e2e$$') -count=1 -timeout 20m
 
 .PHONY: test-integration
 test-integration: $(KUBE_APISERVER) $(ETCD) ## Run the envtest suites on a real kube-apiserver and etcd.
@@ -147,7 +147,7 @@ build: kubectl-sidecarset ## Build the manager binary and the kubectl plugin.
 	go build -o $(LOCALBIN)/manager .
 
 .PHONY: kubectl-sidecarset
-kubectl-sidecarset: ## Build the kubectl plugin (bin/kubectl-sidecarset: `kubectl sidecarset explain|inject` with bin/ on the PATH).
+kubectl-sidecarset: ## Build the kubectl plugin (bin/kubectl-sidecarset: `kubectl sidecarset explain|inject|rollout` with bin/ on the PATH).
 	go build -o $(LOCALBIN)/kubectl-sidecarset ./cmd/kubectl-sidecarset
 
 .PHONY: run
@@ -155,11 +155,11 @@ run: ## Run the manager against the current kubeconfig.
 	go run . --metrics-bind-address=:8080 --metrics-secure=false
 
 .PHONY: docker-build
-docker-build: ## Build the manager image (needs a container engine; none exists on the development machines).
-	docker build -t $(IMG) .
+docker-build: ## Build the manager image with a container engine (`make image` needs none): the same files and labels.
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t $(IMG) .
 
 .PHONY: docker-push
-docker-push: ## Push the manager image.
+docker-push: ## Push the manager image built by docker-build.
 	docker push $(IMG)
 
 ##@ Deployment
@@ -211,15 +211,63 @@ bundle-validate: $(KUBE_APISERVER) $(ETCD) ## Validate the bundle (OperatorHub's
 	go run ./hack/bundle/cmd/bundlevalidate
 
 .PHONY: bundle-build
-bundle-build: ## Build the bundle image BUNDLE_IMG (needs a container engine; none exists on the development machines).
+bundle-build: ## Build the bundle image BUNDLE_IMG with a container engine, its CSV naming IMG by tag (`make bundle-image` needs none and pins it by digest).
 	@command -v $(CONTAINER_TOOL) >/dev/null || { echo "bundle-build needs a container engine: $(CONTAINER_TOOL) is not installed"; exit 1; }
 	@# The context is just the bundle (.dockerignore, written for the manager image, excludes bundle/).
 	tar -cf - bundle.Dockerfile bundle | $(CONTAINER_TOOL) build -f bundle.Dockerfile -t $(BUNDLE_IMG) -
 
 .PHONY: bundle-push
-bundle-push: ## Push the bundle image BUNDLE_IMG (needs a container engine).
+bundle-push: ## Push the bundle image built by bundle-build (needs a container engine).
 	@command -v $(CONTAINER_TOOL) >/dev/null || { echo "bundle-push needs a container engine: $(CONTAINER_TOOL) is not installed"; exit 1; }
 	$(CONTAINER_TOOL) push $(BUNDLE_IMG)
+
+##@ Release images (no container engine: OCI image layouts under bin/images, pushed to any registry)
+
+# hack/image builds the three images OLM needs from Go: the manager (a static
+# binary on an empty base, one image per platform under one index), the
+# bundle (bundle/ with the CSV's manager image pinned to IMG's repository at
+# the manager's digest) and the file-based catalog (the bundle pinned to
+# BUNDLE_IMG's repository at its digest). Every time in them is the last
+# commit's, so the same commit gives the same digests. Pushing uses the
+# docker config's credentials (~/.docker/config.json), not a docker engine.
+IMAGES_DIR := $(LOCALBIN)/images
+PLATFORMS ?= linux/amd64,linux/arm64
+CATALOG_IMG ?= ghcr.io/sidecarset-operator/sidecarset-operator-catalog:v$(VERSION)
+# Earlier releases' bundle images the catalog keeps in its upgrade graph
+# (space-separated; pulled).
+PREVIOUS_BUNDLES ?=
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_FLAGS = --platforms=$(PLATFORMS) --source-date-epoch=$(SOURCE_DATE_EPOCH) --revision=$(REVISION)
+
+.PHONY: image
+image: ## Build the manager image (PLATFORMS) into bin/images/manager.
+	go run ./hack/image manager $(IMAGE_FLAGS) --version=$(VERSION) --image=$(IMG) --out=$(IMAGES_DIR)/manager
+
+.PHONY: image-push
+image-push: image ## Push the manager image to IMG.
+	go run ./hack/image push --layout=$(IMAGES_DIR)/manager --image=$(IMG)
+
+.PHONY: bundle-image
+bundle-image: image ## Build the bundle image of bundle/ into bin/images/bundle, the manager pinned to IMG's repository by digest.
+	go run ./hack/image bundle $(IMAGE_FLAGS) --manager-layout=$(IMAGES_DIR)/manager --manager-image=$(IMG) \
+		--image=$(BUNDLE_IMG) --out=$(IMAGES_DIR)/bundle
+
+.PHONY: bundle-image-push
+bundle-image-push: bundle-image ## Push the bundle image to BUNDLE_IMG.
+	go run ./hack/image push --layout=$(IMAGES_DIR)/bundle --image=$(BUNDLE_IMG)
+
+.PHONY: catalog
+catalog: bundle-image ## Build the file-based catalog image into bin/images/catalog, the bundle pinned to BUNDLE_IMG's repository by digest.
+	go run ./hack/image catalog $(IMAGE_FLAGS) --bundle-layout=$(IMAGES_DIR)/bundle --bundle-image=$(BUNDLE_IMG) \
+		$(addprefix --previous-bundle=,$(PREVIOUS_BUNDLES)) --image=$(CATALOG_IMG) --out=$(IMAGES_DIR)/catalog
+
+.PHONY: catalog-push
+catalog-push: catalog ## Push the catalog image to CATALOG_IMG.
+	go run ./hack/image push --layout=$(IMAGES_DIR)/catalog --image=$(CATALOG_IMG)
+
+.PHONY: release-push
+release-push: image-push bundle-image-push catalog-push ## Build and push the three images (IMG, BUNDLE_IMG, CATALOG_IMG).
 
 ##@ Local simulated cluster
 

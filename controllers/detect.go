@@ -24,10 +24,6 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 )
 
-// operatorPodLabel marks the operator's own pods, which the pod webhooks'
-// objectSelector leaves out: no SidecarSet is ever injected into them.
-const operatorPodLabel, operatorPodName = "app.kubernetes.io/name", "sidecarset-operator"
-
 // detectFlushInterval coalesces the reconciles that detection asks for: a
 // Deployment scaling up without its sidecars changes the set once per pod.
 const detectFlushInterval = time.Second
@@ -53,6 +49,9 @@ type Detector struct {
 	// Registry indexes the SidecarSets for pods; shared with the pod
 	// webhook, and kept current by both.
 	Registry *candidate.Registry
+	// Namespace is the operator's namespace, whose own pods there are
+	// never injected.
+	Namespace string
 	// Notify is told the SidecarSets whose set of pods changed.
 	Notify func(sidecarSet string)
 
@@ -326,10 +325,11 @@ func (d *Detector) forget(key types.NamespacedName) {
 
 // missing returns the SidecarSets that select the pod and that it misses,
 // with the reason (match.NotInjected). The rules are the pod webhook's: an
-// inactive pod and the operator's own pods are never injected, and a base
-// SidecarSet whose canary selects the pod is replaced by it.
+// inactive pod and the operator's own pods in its namespace are never
+// injected, and a base SidecarSet whose canary selects the pod is replaced
+// by it.
 func (d *Detector) missing(ctx context.Context, pod *corev1.Pod) (map[string]string, error) {
-	if !match.PodActive(pod) || pod.Labels[operatorPodLabel] == operatorPodName {
+	if !match.PodActive(pod) || pod.Namespace == d.Namespace && pod.Labels[appsv1beta1.OperatorPodLabel] == appsv1beta1.OperatorPodName {
 		return nil, nil
 	}
 	entries := d.Registry.Candidates(pod.Namespace, pod.Labels)

@@ -12,10 +12,12 @@ import (
 )
 
 // announce emits the SidecarSet's events on transitions only: a rollout
-// starts, completes, a new set of pods turns out not upgradable, or
-// upgrades leave out other patchPodMetadata annotations than before.
+// starts, completes, a new set of pods turns out not upgradable, upgrades
+// leave out other patchPodMetadata annotations than before, the rollout
+// passes its progress deadline, pods are restricted, or the pod webhooks'
+// scope leaves the SidecarSet out.
 func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1beta1.SidecarSetStatus,
-	notInjected []NotInjectedPod, detected bool) {
+	notInjected []NotInjectedPod, detected bool, restricted []restrictedPod, scopeWhy string, scopeDegraded bool) {
 	prev, _ := r.notes.Load(s.Name)
 	note, _ := prev.(noteState)
 	next := note
@@ -51,6 +53,9 @@ func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash str
 	}
 	r.announceResizes(obj, plan, &next)
 	r.announceRecreation(obj, plan, &next)
+	r.announceDeadline(obj, st, plan.Progress, &next)
+	r.announceRestricted(obj, restricted, &next)
+	r.announceScope(obj, scopeWhy, scopeDegraded, &next)
 	if next != note {
 		r.notes.Store(s.Name, next)
 	}

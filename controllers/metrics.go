@@ -11,7 +11,7 @@ import (
 var (
 	rolloutPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "sidecarset_pods",
-		Help: "Pods of a SidecarSet by state: matched, updated, ready, updated_ready, not_upgradable, not_injected (selected, without its sidecars), resize_pending, recreate_pending.",
+		Help: "Pods of a SidecarSet by state: matched, updated, ready, updated_ready, not_upgradable, not_injected (selected, without its sidecars), restricted (injected without what the SidecarSet's authority does not cover), resize_pending, recreate_pending.",
 	}, []string{"sidecarset", "state"})
 	inPlaceUpdates = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sidecarset_inplace_updates_total",
@@ -46,7 +46,7 @@ func init() {
 // recordStatusMetrics sets a SidecarSet's pod gauges. A SidecarSet that
 // selects no pod has none: with thousands of SidecarSets, most of them
 // idle, their all-zero series were a fifth of the manager's live heap.
-func recordStatusMetrics(set string, st *appsv1beta1.SidecarSetStatus, notUpgradable int) {
+func recordStatusMetrics(set string, st *appsv1beta1.SidecarSetStatus, notUpgradable, restricted int) {
 	if st.MatchedPods == 0 && st.NotInjectedPods == 0 && notUpgradable == 0 {
 		rolloutPods.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
 		return
@@ -59,6 +59,7 @@ func recordStatusMetrics(set string, st *appsv1beta1.SidecarSetStatus, notUpgrad
 	rolloutPods.WithLabelValues(set, "not_injected").Set(float64(st.NotInjectedPods))
 	rolloutPods.WithLabelValues(set, "resize_pending").Set(float64(st.ResizePendingPods))
 	rolloutPods.WithLabelValues(set, "recreate_pending").Set(float64(st.RecreatePendingPods))
+	rolloutPods.WithLabelValues(set, "restricted").Set(float64(restricted))
 }
 
 func forgetMetrics(set string) {

@@ -36,10 +36,11 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
-// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch;patch;pause-rollouts
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
@@ -102,6 +103,9 @@ type SidecarSetReconciler struct {
 	// pods/resize (Kubernetes before 1.33): resources changes are then
 	// reported, or recreated, instead of resized.
 	ResizeUnsupported bool
+	// Scope knows the SidecarSets the pod webhooks' scope leaves out (the
+	// Scoped condition); nil leaves it alone.
+	Scope *scopestate.State
 
 	inflight       *inFlight
 	states         *podStates
@@ -110,6 +114,7 @@ type SidecarSetReconciler struct {
 	resizeRefusals sync.Map // pod UID -> resizeRefusal
 	notes          sync.Map // SidecarSet name -> noteState: what was last announced by an event
 	settled        sync.Map // SidecarSet name -> true when its last plan was Settled
+	progress       sync.Map // SidecarSet name -> rollout.ProgressClock of its last plan
 	now            func() time.Time
 }
 
@@ -124,6 +129,9 @@ type noteState struct {
 	resizePending  string // the pods of the last ResizePending event
 	pdbRefused     string // the pods of the last WaitingForPodDisruptionBudget event
 	notRecreatable string // the pods of the last PodsNotRecreatable event
+	stalled        string // the progress clock of the last ProgressDeadlineExceeded event
+	restricted     string // the pods of the last SidecarsRestricted event
+	scope          string // the message of the last ScopeDegraded event
 }
 
 // SetupWithManager registers the controller.
@@ -149,6 +157,13 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		if err := mgr.Add(r.Detector); err != nil {
 			return err
 		}
+	}
+	if r.Scope != nil {
+		degraded := make(chan event.TypedGenericEvent[*appsv1beta1.SidecarSet], 1024)
+		r.Scope.OnChange(func(name string) {
+			degraded <- event.TypedGenericEvent[*appsv1beta1.SidecarSet]{Object: &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+		})
+		b = b.WatchesRawSource(source.Channel(degraded, &handler.TypedEnqueueRequestForObject[*appsv1beta1.SidecarSet]{}))
 	}
 	return b.
 		Named("sidecarset").
@@ -222,7 +237,9 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 			r.revisions.forget(req.Name)
 			r.notes.Delete(req.Name)
 			r.settled.Delete(req.Name)
+			r.progress.Delete(req.Name)
 			forgetMetrics(req.Name)
+			forgetGuardMetrics(req.Name)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err
@@ -262,12 +279,16 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	}
 	evictions, refusals := r.recreations.snapshot(s.Name)
 	now := r.now()
+	// A guard whose value the webhook would refuse (stored without it) is
+	// off.
+	guards, _ := appsv1beta1.ParseRolloutGuards(s.Annotations)
 	plan, err := rollout.Compute(rollout.Input{
 		SidecarSet: s, Hashes: hashes, LatestRevision: latest, Pods: pods,
 		InFlight: r.inflight.snapshot(s.Name), Now: now, States: r.states.read,
 		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
 		Revisions: revisions, ResizeUnsupported: r.ResizeUnsupported, ResizeRefused: r.refusedResizes(hashes.Hash),
 		NotInjected: notInjected, Evictions: evictions, Refused: refusals,
+		Guards: guards, Progress: r.progressClock(s.Name),
 	})
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)
@@ -275,6 +296,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	r.inflight.forget(s.Name, plan.Done...)
 	r.recreations.done(s.Name, plan.EvictionsDone...)
 	r.settled.Store(s.Name, plan.Settled)
+	r.progress.Store(s.Name, plan.Progress)
 
 	status := plan.Status
 	status.ObservedGeneration = obj.Generation
@@ -283,12 +305,27 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	// (kubectl describe shows "Collision Count: 0", as the manual does).
 	status.CollisionCount = &collisions
 	notInjectedList, detected := r.setNotInjected(obj, &status)
+	restricted := restrictedPods(s.Name, pods)
+	setRestricted(obj, &status, restricted)
+	scopeWhy, scopeDegraded := r.scopeDegraded(s.Name)
+	setScoped(obj, &status, scopeWhy, scopeDegraded)
+	pauseConflict := false
+	if plan.Pause {
+		// Before the status write, which would move the resourceVersion
+		// the pause is conditioned on.
+		paused, err := r.pauseRollout(ctx, obj, &status)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		pauseConflict = !paused
+	}
 	if err := r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { *st = status }); err != nil {
 		return reconcile.Result{}, err
 	}
-	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable))
+	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(restricted))
+	recordGuardMetrics(s.Name, guards, &plan, &status)
 	inFlightOldest.Set(r.inflight.oldest(now).Seconds())
-	r.announce(obj, s, hashes.Hash, &plan, &status, notInjectedList, detected)
+	r.announce(obj, s, hashes.Hash, &plan, &status, notInjectedList, detected, restricted, scopeWhy, scopeDegraded)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
 	}
@@ -303,11 +340,12 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := errors.Join(writeErr, resetErr, resizeErr, condErr); err != nil {
 		return reconcile.Result{}, err
 	}
-	if len(plan.Evictions) > 0 {
+	conflicted := conflicts+resetConflicts+resizeConflicts > 0 || pauseConflict
+	if len(plan.Evictions) > 0 && !conflicted {
 		// Refused evictions are tried again rollout.EvictionRetry later.
 		return reconcile.Result{RequeueAfter: rollout.EvictionRetry}, nil
 	}
-	if conflicts+resetConflicts+resizeConflicts > 0 {
+	if conflicted {
 		// The cache was behind a pod's latest version: plan again shortly
 		// from the fresher cache (not an error: nothing went wrong).
 		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
 
 // Snapshot is the whitelist in force, immutable. Requests read one
@@ -34,22 +35,26 @@ func (s *Snapshot) Check(defaultsAllowed bool, ss *appsv1beta1.SidecarSet) field
 	if len(ss.Spec.PatchPodMetadata) == 0 {
 		return nil
 	}
-	return s.Keys(defaultsAllowed, ss.Labels).fieldErrors(ss.Spec.PatchPodMetadata)
+	return s.Keys(defaultsAllowed, ss).fieldErrors(ss.Spec.PatchPodMetadata)
 }
 
-// Keys decides which patchPodMetadata annotation keys a SidecarSet with the
-// given labels may patch under this snapshot. A nil snapshot is an empty
+// Keys decides which patchPodMetadata annotation keys a SidecarSet may
+// patch under this snapshot: the rules without a selector apply to it, and
+// the rules whose selector matches its labels when its authority holds
+// inject-privileged (any author sets labels on their own SidecarSet: a
+// label alone grants nothing; see whitelistKeys). A nil snapshot is an empty
 // one (no ConfigMap). A whitelist that is present but never parsed allows
 // no key, whatever the feature gate: OpenKruise also rejects requests when
 // the whitelist is malformed.
-func (s *Snapshot) Keys(defaultsAllowed bool, setLabels map[string]string) Keys {
+func (s *Snapshot) Keys(defaultsAllowed bool, ss *appsv1beta1.SidecarSet) Keys {
+	labelsGrant := authority.Of(ss).Has(authority.Privileged)
 	if s == nil {
-		return whitelistKeys(nil, defaultsAllowed, setLabels)
+		return whitelistKeys(nil, defaultsAllowed, ss.Labels, labelsGrant)
 	}
 	if s.Present && s.Whitelist == nil && s.LoadError != nil {
 		return Keys{none: fmt.Sprintf("SidecarSet patch metadata whitelist is invalid: %v", s.LoadError)}
 	}
-	return whitelistKeys(s.Whitelist, defaultsAllowed, setLabels)
+	return whitelistKeys(s.Whitelist, defaultsAllowed, ss.Labels, labelsGrant)
 }
 
 // Store holds the current Snapshot of the kruise-configuration ConfigMap,

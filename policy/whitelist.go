@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
 
 // Limits of a whitelist, so that a ConfigMap cannot make admission slow.
@@ -205,7 +206,14 @@ func (k Keys) fieldErrors(patches []appsv1beta1.SidecarSetPatchPodMetadata) fiel
 // defaultsAllowed is the SidecarSetPatchPodMetadataDefaultsAllowed feature
 // gate: it allows everything when the whitelist is missing or none of its
 // rules applies to the SidecarSet, as in OpenKruise.
-func whitelistKeys(w *Whitelist, defaultsAllowed bool, setLabels map[string]string) Keys {
+//
+// labelsGrant says whether the rules selecting the SidecarSet by its labels
+// apply to it: only when its author held inject-privileged. OpenKruise
+// applies them to any SidecarSet carrying the labels, which any author may
+// put on their own SidecarSet; here such a rule, withheld, still counts as
+// one that selects the SidecarSet (the feature gate does not then allow
+// every key), and the reason names it.
+func whitelistKeys(w *Whitelist, defaultsAllowed bool, setLabels map[string]string, labelsGrant bool) Keys {
 	if w == nil {
 		if defaultsAllowed {
 			return Keys{all: true}
@@ -215,23 +223,34 @@ func whitelistKeys(w *Whitelist, defaultsAllowed bool, setLabels map[string]stri
 				"add a rule allowing these annotation keys, or turn on the SidecarSetPatchPodMetadataDefaultsAllowed feature gate",
 			appsv1beta1.ConfigurationConfigMapName, appsv1beta1.PatchPodMetadataWhiteListKey)}
 	}
-	var applying []int
+	var applying, withheld []int
 	var patterns []*regexp.Regexp
 	for i, r := range w.rules {
-		if r.selector == nil || r.selector.Matches(labels.Set(setLabels)) {
-			applying = append(applying, i)
-			patterns = append(patterns, r.patterns...)
+		switch {
+		case r.selector == nil:
+		case !r.selector.Matches(labels.Set(setLabels)):
+			continue
+		case !labelsGrant:
+			withheld = append(withheld, i)
+			continue
 		}
+		applying = append(applying, i)
+		patterns = append(patterns, r.patterns...)
+	}
+	note := ""
+	if len(withheld) > 0 {
+		note = fmt.Sprintf("; rules %v select its labels but grant nothing to a SidecarSet whose author does not hold the %s verb (its labels are the author's to set)",
+			withheld, authority.VerbPrivileged)
 	}
 	if len(patterns) == 0 {
-		if defaultsAllowed {
+		if defaultsAllowed && len(withheld) == 0 {
 			return Keys{all: true}
 		}
-		return Keys{reason: fmt.Sprintf("no rule of the whitelist allows a key for this SidecarSet (%d rules, %d selecting its labels %q)",
-			len(w.rules), len(applying), labels.Set(setLabels).String())}
+		return Keys{reason: fmt.Sprintf("no rule of the whitelist allows a key for this SidecarSet (%d rules, %d selecting its labels %q)%s",
+			len(w.rules), len(applying)+len(withheld), labels.Set(setLabels).String(), note)}
 	}
 	return Keys{patterns: patterns,
-		reason: "it matches no pattern of the whitelist rules that select this SidecarSet: " + describeRules(w, applying)}
+		reason: "it matches no pattern of the whitelist rules that select this SidecarSet: " + describeRules(w, applying) + note}
 }
 
 // describeRules lists the applying rules and their patterns, up to

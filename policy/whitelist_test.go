@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
 
 // seedWhitelist is the example of the OpenKruise documentation.
@@ -219,6 +220,31 @@ func TestSnapshotCheck_Whitelist(t *testing.T) {
 		want: field.ErrorList{field.Forbidden(path(0, "anything"),
 			"sidecarSet patch metadata annotation(anything) is not allowed: it matches no pattern of the whitelist rules that select this SidecarSet: "+seedRules)},
 	}, {
+		// Issue 22: an author without inject-privileged labels its own
+		// SidecarSet to opt into a rule.
+		name:      "a rule selecting the labels grants nothing to an author without inject-privileged",
+		whitelist: seedWhitelist,
+		obj:       withAuthority(sidecarSet(logAgent, map[string]string{"oom-score": "1"}), "inject-secrets"),
+		want: field.ErrorList{field.Forbidden(path(0, "oom-score"),
+			`sidecarSet patch metadata annotation(oom-score) is not allowed: no rule of the whitelist allows a key for this SidecarSet (1 rules, 1 selecting its labels "sidecar=log-agent"); `+
+				`rules [0] select its labels but grant nothing to a SidecarSet whose author does not hold the inject-privileged verb (its labels are the author's to set)`)},
+	}, {
+		name:            "a withheld rule still keeps the defaults gate from allowing every key",
+		whitelist:       seedWhitelist,
+		defaultsAllowed: true,
+		obj:             withAuthority(sidecarSet(logAgent, map[string]string{"anything": "1"}), ""),
+		want: field.ErrorList{field.Forbidden(path(0, "anything"),
+			`sidecarSet patch metadata annotation(anything) is not allowed: no rule of the whitelist allows a key for this SidecarSet (1 rules, 1 selecting its labels "sidecar=log-agent"); `+
+				`rules [0] select its labels but grant nothing to a SidecarSet whose author does not hold the inject-privileged verb (its labels are the author's to set)`)},
+	}, {
+		name:      "a rule selecting the labels applies to an author holding inject-privileged",
+		whitelist: seedWhitelist,
+		obj:       withAuthority(sidecarSet(logAgent, map[string]string{"oom-score": "1"}), "inject-privileged"),
+	}, {
+		name:      "a rule without selector applies whatever the authority",
+		whitelist: `{"rules":[{"allowedAnnotationKeyExprs":["^y$"]}]}`,
+		obj:       withAuthority(sidecarSet(nil, map[string]string{"y": "1"}), ""),
+	}, {
 		name:      "patterns are unanchored, as in Kruise",
 		whitelist: `{"rules":[{"allowedAnnotationKeyExprs":["key.*"]}]}`,
 		obj:       sidecarSet(nil, map[string]string{"mykey1": "1"}),
@@ -246,4 +272,14 @@ func TestSnapshotCheck_Whitelist(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withAuthority records an author's verbs on a SidecarSet, as the
+// defaulting webhook does.
+func withAuthority(s *appsv1beta1.SidecarSet, verbs string) *appsv1beta1.SidecarSet {
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations[authority.Annotation] = verbs
+	return s
 }

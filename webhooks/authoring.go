@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +24,7 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
 
 // The validating webhook checks whether the API server enforces the
@@ -67,9 +67,6 @@ func (a *AuthoringPolicy) check(ctx context.Context, s, old *appsv1beta1.Sidecar
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		return nil
-	}
 	enforced, err := a.enforcedByAPIServer(ctx)
 	if err != nil {
 		// Judge the request here rather than let it through unjudged.
@@ -79,8 +76,10 @@ func (a *AuthoringPolicy) check(ctx context.Context, s, old *appsv1beta1.Sidecar
 		return nil
 	}
 	r := authoring.Request{Operation: apiadmission.Operation(req.Operation), User: userInfo(req.UserInfo), DryRun: req.DryRun != nil && *req.DryRun}
-	if r.Object, err = toUnstructured(s); err != nil {
-		return apierrors.NewInternalError(err)
+	if s != nil {
+		if r.Object, err = toUnstructured(s); err != nil {
+			return apierrors.NewInternalError(err)
+		}
 	}
 	if old != nil {
 		if r.OldObject, err = toUnstructured(old); err != nil {
@@ -95,7 +94,7 @@ func (a *AuthoringPolicy) check(ctx context.Context, s, old *appsv1beta1.Sidecar
 		return nil
 	}
 	// Worded as the API server words a policy's denial, saying who judged.
-	status := apierrors.NewForbidden(appsv1beta1.GroupVersion.WithResource("sidecarsets").GroupResource(), req.Name,
+	status := apierrors.NewForbidden(sidecarSetsResource, req.Name,
 		fmt.Errorf("ValidatingAdmissionPolicy '%s' (evaluated by the operator's webhook: the policy or its binding is not installed) denied request: %s",
 			a.Policy.Name(), denial.Message))
 	status.ErrStatus.Reason = denial.Reason
@@ -128,6 +127,58 @@ func statusCode(reason metav1.StatusReason) int32 {
 		return http.StatusRequestEntityTooLarge
 	}
 	return http.StatusUnprocessableEntity
+}
+
+// sidecarSetsResource names SidecarSets in refusals.
+var sidecarSetsResource = appsv1beta1.GroupVersion.WithResource("sidecarsets").GroupResource()
+
+// checkCanaryBase refuses a canary SidecarSet, new or newly made a canary
+// of this base, whose author lacks the
+// authority over its base: a canary replaces its base's sidecars in the
+// pods it selects (and takes them out of the base's detection of pods
+// without its sidecars), so it needs what changing the base needs: to
+// create pods in each namespace the base reaches by name, or
+// inject-all-namespaces on the base. This is judged here, not in the
+// authoring policy: the API server evaluates a policy on the object alone,
+// and the base's reach is another object's.
+func (a *AuthoringPolicy) checkCanaryBase(ctx context.Context, canary, base *appsv1beta1.SidecarSet) error {
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	u := userInfo(req.UserInfo)
+	allowed := func(attrs authorizer.AttributesRecord) (bool, error) {
+		attrs.User, attrs.ResourceRequest = u, true
+		decision, _, err := a.Authorizer.Authorize(ctx, attrs)
+		return decision == authorizer.DecisionAllow, err
+	}
+	path := fmt.Sprintf("metadata.annotations[%s]", appsv1beta1.SidecarSetBaseAnnotation)
+	refuse := func(lacks string) error {
+		return apierrors.NewForbidden(sidecarSetsResource, canary.Name, fmt.Errorf(
+			"%s: a canary of SidecarSet %q replaces its sidecars in the pods it selects, which needs the authority over %q: %s, which user %q does not have",
+			path, base.Name, base.Name, lacks, u.GetName()))
+	}
+	names, every := authority.Namespaces(base)
+	if every {
+		ok, err := allowed(authorizer.AttributesRecord{Verb: authority.VerbAllNamespaces, APIGroup: appsv1beta1.GroupVersion.Group, Resource: "sidecarsets", Name: base.Name})
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if !ok {
+			return refuse(fmt.Sprintf("permission to %s sidecarsets.apps.kruise.io %q", authority.VerbAllNamespaces, base.Name))
+		}
+		return nil
+	}
+	for _, ns := range names {
+		ok, err := allowed(authorizer.AttributesRecord{Verb: "create", Resource: "pods", Namespace: ns})
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if !ok {
+			return refuse(fmt.Sprintf("permission to create pods in namespace %q", ns))
+		}
+	}
+	return nil
 }
 
 // toUnstructured gives the policy a SidecarSet as the API server would: its

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,15 +14,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// cert-controller's informers list and watch Secrets in the operator's
-// namespace and webhook configurations cluster-wide; it updates only ours.
-// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,resourceNames=sidecarset-operator-webhook-cert,verbs=update;patch
+// cert-controller's informers list and watch the certificate Secret (only
+// it: see secretByName) and webhook configurations cluster-wide; it updates
+// only ours.
+// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,resourceNames=sidecarset-operator-webhook-cert,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,resourceNames=sidecarset-operator-mutating;sidecarset-operator-validating,verbs=update;patch
 
@@ -68,7 +70,7 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 		return ready, nil
 	case CertSourceSelf:
 		ready := make(chan struct{})
-		err := rotator.AddRotator(mgr, &rotator.CertRotator{
+		err := rotator.AddRotator(oneSecret(mgr, o.Namespace, o.SecretName), &rotator.CertRotator{
 			SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
 			CertDir:        o.Dir,
 			CAName:         "sidecarset-operator-ca",
@@ -185,4 +187,48 @@ func (s *secretToDir) write(secret *corev1.Secret) error {
 		}
 	}
 	return nil
+}
+
+// oneSecret returns the manager as cert-controller sees it: its informers
+// list and watch every Secret of the namespace, which would need read
+// access to all of them; through this manager's configuration they ask for
+// the certificate Secret only (a metadata.name field selector), which a
+// grant limited by resourceNames allows.
+func oneSecret(mgr manager.Manager, namespace, name string) manager.Manager {
+	cfg := rest.CopyConfig(mgr.GetConfig())
+	path := "/api/v1/namespaces/" + namespace + "/secrets"
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return secretByName{next: rt, path: path, selector: "metadata.name=" + name}
+	})
+	return configManager{Manager: mgr, cfg: cfg}
+}
+
+// configManager is a manager with another REST configuration.
+type configManager struct {
+	manager.Manager
+	cfg *rest.Config
+}
+
+func (m configManager) GetConfig() *rest.Config { return m.cfg }
+
+// secretByName adds a field selector to the list and watch requests of the
+// Secrets of one namespace.
+type secretByName struct {
+	next           http.RoundTripper
+	path, selector string
+}
+
+func (s secretByName) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet || req.URL.Path != s.path {
+		return s.next.RoundTrip(req)
+	}
+	req = req.Clone(req.Context())
+	q := req.URL.Query()
+	if existing := q.Get("fieldSelector"); existing != "" && existing != s.selector {
+		q.Set("fieldSelector", existing+","+s.selector)
+	} else {
+		q.Set("fieldSelector", s.selector)
+	}
+	req.URL.RawQuery = q.Encode()
+	return s.next.RoundTrip(req)
 }

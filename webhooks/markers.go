@@ -4,7 +4,9 @@ package webhooks
 //
 // Pod injection runs on pod CREATE only, has a short timeout, is safe to
 // re-invoke after other mutating webhooks, and never sees the operator's own
-// pods. It is two webhooks on the same handler, each called only for the
+// pods in its namespace (the scope leaves them out; the OLM bundle, whose
+// webhook definitions cannot carry a condition, adds an objectSelector
+// instead). It is two webhooks on the same handler, each called only for the
 // pods its matchCondition selects (package scope, kept current by the
 // pod-webhook-scope controller):
 //
@@ -21,10 +23,10 @@ package webhooks
 //
 // +kubebuilder:webhookconfiguration:mutating=true,name=sidecarset-operator-mutating
 // +kubebuilder:webhookconfiguration:mutating=false,name=sidecarset-operator-validating
-// +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=3,reinvocationPolicy=IfNeeded,matchPolicy=Equivalent,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system,patch=`{"objectSelector":{"matchExpressions":[{"key":"app.kubernetes.io/name","operator":"NotIn","values":["sidecarset-operator"]}]},"matchConditions":[{"name":"sidecarset-selectors","expression":"false"}]}`
-// +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod-best-effort.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=1,reinvocationPolicy=IfNeeded,matchPolicy=Equivalent,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system,patch=`{"objectSelector":{"matchExpressions":[{"key":"app.kubernetes.io/name","operator":"NotIn","values":["sidecarset-operator"]}]},"matchConditions":[{"name":"sidecarset-selectors","expression":"false"}]}`
+// +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=3,reinvocationPolicy=IfNeeded,matchPolicy=Equivalent,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system,patch=`{"matchConditions":[{"name":"sidecarset-selectors","expression":"false"}]}`
+// +kubebuilder:webhook:path=/mutate-pod,mutating=true,failurePolicy=ignore,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mpod-best-effort.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=1,reinvocationPolicy=IfNeeded,matchPolicy=Equivalent,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system,patch=`{"matchConditions":[{"name":"sidecarset-selectors","expression":"false"}]}`
 // +kubebuilder:webhook:path=/mutate-apps-kruise-io-sidecarset,mutating=true,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1;v1beta1,name=msidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
-// +kubebuilder:webhook:path=/validate-apps-kruise-io-sidecarset,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update,versions=v1alpha1;v1beta1,name=vsidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
+// +kubebuilder:webhook:path=/validate-apps-kruise-io-sidecarset,mutating=false,failurePolicy=fail,sideEffects=None,groups=apps.kruise.io,resources=sidecarsets,verbs=create;update;delete,versions=v1alpha1;v1beta1,name=vsidecarset.sidecarset-operator.dev,admissionReviewVersions=v1,timeoutSeconds=10,serviceName=sidecarset-operator-webhook,serviceNamespace=kruise-system
 
 // Paths of the webhooks. The SidecarSet ones are OpenKruise 1.9's, one for
 // both versions; the server also answers at the v1alpha1 paths of earlier

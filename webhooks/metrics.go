@@ -37,7 +37,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(admissionDuration, injections, injectionFailures, denials, policyReloads, sidecarSetRejections, podWebhookScopeExact, podWebhookScopeBytes)
+	metrics.Registry.MustRegister(admissionDuration, injections, injectionFailures, denials, policyReloads, sidecarSetRejections, podWebhookScopeExact, podWebhookScopeBytes, podWebhookScopeDegraded)
 }
 
 // The pod webhooks' scope, per webhook (PodWebhookName, PodBestEffortWebhookName).
@@ -45,6 +45,10 @@ var (
 	podWebhookScopeExact = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "sidecarset_pod_webhook_scope_exact",
 		Help: "1 when the pod webhook's matchCondition is exactly the SidecarSets' selections, 0 when it had to be widened to fit the API server's limits.",
+	}, []string{"webhook"})
+	podWebhookScopeDegraded = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "sidecarset_pod_webhook_scope_degraded_sidecarsets",
+		Help: "SidecarSets left out of the pod webhook's matchCondition because it could not fit the API server's limits (their pods go to the best-effort webhook, which then receives every pod).",
 	}, []string{"webhook"})
 	podWebhookScopeBytes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "sidecarset_pod_webhook_scope_bytes",

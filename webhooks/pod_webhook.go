@@ -8,6 +8,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,6 +35,9 @@ type PodInjector struct {
 	Registry *candidate.Registry
 	// Reader is the cache: namespace metadata and ControllerRevisions.
 	Reader client.Reader
+	// LiveReader reads a namespace the cache does not have yet (a pod
+	// created right after its namespace); nil means none.
+	LiveReader client.Reader
 	// Namespace is the operator's namespace (ControllerRevisions).
 	Namespace string
 	// Options are the injection gates.
@@ -171,20 +175,30 @@ func (h *PodInjector) Decide(ctx context.Context, pod *corev1.Pod, namespace str
 		if e.SidecarSet.Spec.InjectionStrategy.Revision != nil && e.Matches(pod.Labels) {
 			c.Pinned, c.PinnedError = h.resolvePinned(ctx, e)
 		}
-		if match.NeedsNamespaceLabels(e.SidecarSet) {
+		if match.NeedsNamespaceLabels(e.SidecarSet) && !e.SidecarSet.Spec.InjectionStrategy.Paused && e.Matches(pod.Labels) {
 			needNamespaceLabels = true
 		}
 		in.Candidates = append(in.Candidates, c)
 	}
 	if needNamespaceLabels {
-		labels, err := lookup.NamespaceLabels(ctx, h.Reader, namespace)
-		if err != nil {
-			return Decision{}, err
-		}
-		in.Namespace.Labels = labels
+		// Only when a SidecarSet that tests the namespace's labels selects
+		// the pod: a pod no SidecarSet selects never waits on the read,
+		// and never fails for it (the injector fails only the SidecarSets
+		// that need the labels).
+		in.Namespace.Labels, in.Namespace.LabelsError = h.namespaceLabels(ctx, namespace)
 	}
 	out, err := inject.Inject(in)
 	return Decision{Input: in, Output: out, Denied: err}, nil
+}
+
+// namespaceLabels reads the namespace's labels from the cache, and from the
+// API server when the cache does not have the namespace yet.
+func (h *PodInjector) namespaceLabels(ctx context.Context, namespace string) (map[string]string, error) {
+	labels, err := lookup.NamespaceLabels(ctx, h.Reader, namespace)
+	if apierrors.IsNotFound(err) && h.LiveReader != nil {
+		labels, err = lookup.NamespaceLabels(ctx, h.LiveReader, namespace)
+	}
+	return labels, err
 }
 
 func (h *PodInjector) now() metav1.Time {

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
@@ -64,6 +65,13 @@ type PodWebhookScope struct {
 	// webhooks. Empty means OLM created them: they are found by
 	// OLMWebhookLabel.
 	ConfigName string
+	// Namespace is the operator's namespace: its own pods there are left
+	// out of the scope (scope.Scope.Exempting).
+	Namespace string
+
+	// State receives the SidecarSets the scope leaves out (the controller
+	// reports them); nil reports them in the log and metrics only.
+	State *scopestate.State
 
 	mu   sync.Mutex
 	last map[string]scope.Condition // by webhook name: what was last written and logged
@@ -109,7 +117,10 @@ func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (r
 
 // Sync computes the pod webhooks' conditions from the SidecarSets and
 // writes them into the webhook configurations where they differ. A write
-// conflict is errScopeConflict.
+// conflict is errScopeConflict. A condition the API server refuses (a limit
+// MaxExpressionLength does not foresee) is replaced by the fallback scope:
+// the required webhook keeps its condition, every pod goes to the
+// best-effort webhook.
 func (r *PodWebhookScope) Sync(ctx context.Context) error {
 	list := &appsv1beta1.SidecarSetList{}
 	if err := r.Client.List(ctx, list); err != nil {
@@ -127,15 +138,61 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 		return slices.ContainsFunc(c.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == PodBestEffortWebhookName })
 	})
 	want := map[string]scope.Condition{}
+	why := func(n int) string { return fmt.Sprintf(scopeDegradedMessage, n) }
 	if bestEffortInstalled {
-		sc := scope.Build(sets)
+		sc := scope.Build(sets).Exempting(r.Namespace)
 		want[PodWebhookName], want[PodBestEffortWebhookName] = sc.Required, sc.BestEffort
 	} else {
-		want[PodWebhookName] = scope.BuildCombined(sets)
+		want[PodWebhookName] = scope.BuildCombined(sets).Exempting(r.Namespace)
+		why = func(n int) string { return fmt.Sprintf(scopeDegradedCombinedMessage, n) }
 	}
+	err = r.write(ctx, configs, want)
+	var refused *refusedError
+	if errors.As(err, &refused) && bestEffortInstalled {
+		log := ctrl.LoggerFrom(ctx)
+		log.Error(refused.err, "The API server refused the pod webhooks' scope: every pod is sent to the best-effort webhook", "webhook", refused.webhook)
+		sc := scope.Fallback(sets, refused.previous)
+		want[PodWebhookName], want[PodBestEffortWebhookName] = sc.Required, sc.BestEffort.Exempting(r.Namespace)
+		why = func(int) string { return fmt.Sprintf(scopeRefusedMessage, refused.err) }
+		configs, err = r.configurations(ctx)
+		if err == nil {
+			err = r.write(ctx, configs, want)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	r.report(ctx, want, why)
+	return nil
+}
+
+// The ScopeDegraded messages (the controller puts them in the condition).
+const (
+	scopeDegradedMessage = "the pod webhooks' scope cannot express this SidecarSet's selection within the API server's " +
+		"limit on a condition (%d SidecarSets): its pods are sent to the best-effort webhook with every other pod, " +
+		"and are admitted without its sidecars while the operator is unreachable"
+	scopeDegradedCombinedMessage = "the pod webhooks' scope cannot express this SidecarSet's selection within the API server's " +
+		"limit on a condition (%d SidecarSets), and the install has no best-effort webhook: every pod of the cluster is sent " +
+		"to the required webhook"
+	scopeRefusedMessage = "the API server refused the pod webhooks' scope (%v): every pod is sent to the best-effort webhook, " +
+		"and a pod of this SidecarSet is admitted without its sidecars while the operator is unreachable"
+)
+
+// refusedError is the API server refusing a webhook's condition.
+type refusedError struct {
+	webhook, previous string // the webhook, and our condition it has
+	err               error
+}
+
+func (e *refusedError) Error() string { return e.err.Error() }
+
+// write puts the conditions into the webhook configurations where they
+// differ.
+func (r *PodWebhookScope) write(ctx context.Context, configs []*admissionregistrationv1.MutatingWebhookConfiguration, want map[string]scope.Condition) error {
 	found := false
 	for _, cfg := range configs {
 		changed := false
+		previous := ""
 		for i := range cfg.Webhooks {
 			w := &cfg.Webhooks[i]
 			c, ok := want[w.Name]
@@ -143,6 +200,14 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 				continue
 			}
 			found = true
+			if w.Name == PodWebhookName {
+				previous = "true" // a webhook without our condition receives every pod
+				for _, mc := range w.MatchConditions {
+					if mc.Name == scope.ConditionName {
+						previous = mc.Expression
+					}
+				}
+			}
 			merged := scope.Merge(w.MatchConditions, c.MatchConditions())
 			if !slices.Equal(w.MatchConditions, merged) {
 				w.MatchConditions = merged
@@ -153,8 +218,11 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 			continue
 		}
 		if err := r.Client.Update(ctx, cfg); err != nil {
-			if apierrors.IsConflict(err) {
+			switch {
+			case apierrors.IsConflict(err):
 				return errScopeConflict
+			case apierrors.IsInvalid(err) && want[PodWebhookName].Expression != previous:
+				return &refusedError{webhook: PodWebhookName, previous: previous, err: err}
 			}
 			return fmt.Errorf("writing the scope of the pod webhooks in %s: %w", cfg.Name, err)
 		}
@@ -162,7 +230,6 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 	if !found {
 		return fmt.Errorf("no webhook configuration has the webhook %s", PodWebhookName)
 	}
-	r.report(ctx, want)
 	return nil
 }
 
@@ -191,26 +258,39 @@ func (r *PodWebhookScope) configurations(ctx context.Context) ([]*admissionregis
 	return out, nil
 }
 
-// report sets the scope metrics and logs the conditions that changed.
-func (r *PodWebhookScope) report(ctx context.Context, conds map[string]scope.Condition) {
+// report sets the scope metrics, logs the conditions that changed and
+// hands the degraded SidecarSets to the controller (State).
+func (r *PodWebhookScope) report(ctx context.Context, conds map[string]scope.Condition, why func(sidecarSets int) string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	log := ctrl.LoggerFrom(ctx)
+	degraded := map[string]string{}
 	for name, c := range conds {
 		podWebhookScopeBytes.WithLabelValues(name).Set(float64(len(c.Expression)))
 		podWebhookScopeExact.WithLabelValues(name).Set(boolGauge(c.Level == scope.Exact))
+		podWebhookScopeDegraded.WithLabelValues(name).Set(float64(len(c.Degraded)))
+		for _, set := range c.Degraded {
+			degraded[set] = why(c.SidecarSets)
+		}
 		if prev, ok := r.last[name]; ok && prev.Expression == c.Expression {
 			continue
 		}
-		if c.Level == scope.Exact {
+		switch c.Level {
+		case scope.Exact:
 			log.Info("Scoped a pod webhook to the SidecarSets' selections", "webhook", name,
 				"sidecarSets", c.SidecarSets, "bytes", len(c.Expression), "widerNamespaceSelectors", c.Wider)
-		} else {
+		case scope.Degraded:
+			log.Error(nil, "A pod webhook's scope cannot express every SidecarSet within the API server's limits: the SidecarSets left out are served by the best-effort webhook, which receives every pod",
+				"webhook", name, "sidecarSets", c.SidecarSets, "leftOut", c.Degraded, "bytes", len(c.Expression))
+		default:
 			log.Error(nil, "A pod webhook's scope was widened to fit the API server's limits: it receives pods no SidecarSet selects",
 				"webhook", name, "level", c.Level, "sidecarSets", c.SidecarSets, "bytes", len(c.Expression))
 		}
 	}
 	r.last = conds
+	if r.State != nil {
+		r.State.Set(degraded)
+	}
 }
 
 func boolGauge(b bool) float64 {

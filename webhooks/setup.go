@@ -136,6 +136,7 @@ func (s *Server) Start(ctx context.Context) error {
 	srv.Register(PodInjectionPath, &PodInjector{
 		Registry:                     registry,
 		Reader:                       s.mgr.GetCache(),
+		LiveReader:                   s.mgr.GetAPIReader(),
 		Namespace:                    s.opts.Namespace,
 		Options:                      s.opts.Inject,
 		Whitelist:                    s.opts.Whitelist,
@@ -155,7 +156,7 @@ func (s *Server) Start(ctx context.Context) error {
 	// Both versions, at OpenKruise 1.9's paths and at the v1alpha1 paths of
 	// earlier releases (webhook configurations not yet updated).
 	for _, path := range []string{SidecarSetDefaultPath, LegacySidecarSetDefaultPath} {
-		srv.Register(path, &admission.Webhook{Handler: SidecarSetDefaulter{}})
+		srv.Register(path, &admission.Webhook{Handler: SidecarSetDefaulter{Authorizer: s.opts.Authorizer}})
 	}
 	for _, path := range []string{SidecarSetValidatePath, LegacySidecarSetValidatePath} {
 		srv.Register(path, &admission.Webhook{Handler: validator})

@@ -14,13 +14,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 	sidecarsetvalidation "github.com/sidecarset-operator/sidecarset-operator/webhooks/validation"
 )
 
@@ -29,13 +32,30 @@ import (
 // does, in the version of the request (v1alpha1 or v1beta1). The controller
 // never trusts these annotations (it recomputes the hashes from the spec);
 // they are written for compatibility.
-type SidecarSetDefaulter struct{}
+//
+// It also records the authority the SidecarSet's sidecars act with
+// (authority.Annotation): on a create, and on an update that changes what
+// is injected or where, the custom verbs the requesting user holds on it;
+// other updates keep the record. Only this webhook writes it: a create that
+// sets it, or an update that changes it, is refused.
+type SidecarSetDefaulter struct {
+	// Authorizer answers which verbs the requesting user holds.
+	Authorizer authorizer.UnconditionalAuthorizer
+}
 
 var _ admission.Handler = SidecarSetDefaulter{}
 
 // Handle answers a CREATE or UPDATE of a SidecarSet with the patch that
 // defaults it.
-func (SidecarSetDefaulter) Handle(_ context.Context, req admission.Request) admission.Response {
+func (d SidecarSetDefaulter) Handle(ctx context.Context, req admission.Request) admission.Response {
+	record, err := d.record(ctx, req)
+	if err != nil {
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: new(status.Status())}}
+		}
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
 	var obj runtime.Object
 	switch req.Kind.Version {
 	case appsv1alpha1.GroupVersion.Version:
@@ -47,6 +67,7 @@ func (SidecarSetDefaulter) Handle(_ context.Context, req admission.Request) admi
 		if err := annotateHashes(&s.ObjectMeta, s.Spec.Containers, s.Spec.InitContainers); err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
+		setRecord(&s.ObjectMeta, record)
 		obj = s
 	case appsv1beta1.GroupVersion.Version:
 		s := &appsv1beta1.SidecarSet{}
@@ -57,6 +78,7 @@ func (SidecarSetDefaulter) Handle(_ context.Context, req admission.Request) admi
 		if err := annotateHashes(&s.ObjectMeta, s.Spec.Containers, s.Spec.InitContainers); err != nil {
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
+		setRecord(&s.ObjectMeta, record)
 		obj = s
 	default:
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("unsupported SidecarSet version %q", req.Kind.Version))
@@ -66,6 +88,85 @@ func (SidecarSetDefaulter) Handle(_ context.Context, req admission.Request) admi
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	return admission.PatchResponseFromRaw(req.Object.Raw, defaulted)
+}
+
+// record returns the authority record the SidecarSet gets (nil: none, a
+// SidecarSet written before the operator that keeps its behavior), or the
+// error refusing a user's own record.
+func (d SidecarSetDefaulter) record(ctx context.Context, req admission.Request) (*string, error) {
+	s, _, _, err := DecodeSidecarSet(req.Kind.Version, req.Object.Raw)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	written, set := s.Annotations[authority.Annotation]
+	field := field.NewPath("metadata", "annotations").Key(authority.Annotation)
+	refuse := func(detail string) error {
+		return apierrors.NewForbidden(appsv1beta1.GroupVersion.WithResource("sidecarsets").GroupResource(), s.Name,
+			fmt.Errorf("%s: %s; only the operator writes it, from the permissions of whoever changes what the SidecarSet injects", field, detail))
+	}
+	if req.Operation == admissionv1.Update {
+		old, _, _, err := DecodeSidecarSet(req.Kind.Version, req.OldObject.Raw)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		kept, had := old.Annotations[authority.Annotation]
+		if set && (!had || written != kept) {
+			return nil, refuse("the request changes it; remove it from the object you write")
+		}
+		if !authority.ContentChanged(old, s) {
+			if !had {
+				return nil, nil
+			}
+			return &kept, nil
+		}
+	}
+	verbs, err := d.verbs(ctx, req, s.Name)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	formatted := authority.Format(verbs)
+	if req.Operation != admissionv1.Update && set && written != formatted {
+		// A copy of a SidecarSet written by the same user carries the
+		// record the operator writes anyway; any other value is refused.
+		return nil, refuse(fmt.Sprintf("a new SidecarSet may not carry it (the operator records %q, the verbs you hold); remove it", formatted))
+	}
+	return &formatted, nil
+}
+
+// verbs asks the authorizer which custom verbs the requesting user holds on
+// the SidecarSet.
+func (d SidecarSetDefaulter) verbs(ctx context.Context, req admission.Request, name string) (authority.Verbs, error) {
+	if d.Authorizer == nil {
+		return authority.None, errors.New("no authorizer to record the SidecarSet's authority with")
+	}
+	u := userInfo(req.UserInfo)
+	var held authority.Verbs
+	for _, v := range authority.All.Names() {
+		decision, _, err := d.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
+			User: u, Verb: v, APIGroup: appsv1beta1.GroupVersion.Group, Resource: "sidecarsets", Name: name, ResourceRequest: true,
+		})
+		if err != nil {
+			return authority.None, fmt.Errorf("checking %s for user %q: %w", v, u.GetName(), err)
+		}
+		if decision == authorizer.DecisionAllow {
+			verb, _ := authority.Parse(v)
+			held |= verb
+		}
+	}
+	return held, nil
+}
+
+// setRecord writes the authority record on the object written, or removes
+// one (nil).
+func setRecord(meta *metav1.ObjectMeta, record *string) {
+	if record == nil {
+		delete(meta.Annotations, authority.Annotation)
+		return
+	}
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	meta.Annotations[authority.Annotation] = *record
 }
 
 // annotateHashes records the sidecars' two hashes on the SidecarSet.
@@ -109,17 +210,19 @@ var _ admission.Handler = &SidecarSetValidator{}
 // Handle validates a CREATE or UPDATE of a SidecarSet; other operations
 // are allowed.
 func (v *SidecarSetValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	// The authoring policy reads the request (its user) from the context.
+	ctx = admission.NewContextWithRequest(ctx, req)
 	var operation string
 	switch req.Operation {
 	case admissionv1.Create:
 		operation = "create"
 	case admissionv1.Update:
 		operation = "update"
+	case admissionv1.Delete:
+		return v.validateDelete(ctx, req)
 	default:
 		return admission.Allowed("")
 	}
-	// The authoring policy reads the request (its user) from the context.
-	ctx = admission.NewContextWithRequest(ctx, req)
 	s, warnings, errs, err := DecodeSidecarSet(req.Kind.Version, req.Object.Raw)
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
@@ -131,17 +234,39 @@ func (v *SidecarSetValidator) Handle(ctx context.Context, req admission.Request)
 		}
 	}
 	more, err := v.validate(ctx, s, old, errs, operation)
-	warnings = append(warnings, more...)
-	if err != nil {
-		var status apierrors.APIStatus
-		if errors.As(err, &status) {
-			return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
-				Allowed: false, Result: new(status.Status()), Warnings: warnings,
-			}}
-		}
-		return admission.Errored(http.StatusInternalServerError, err).WithWarnings(warnings...)
+	return response(append(warnings, more...), err)
+}
+
+// validateDelete judges a delete by the authoring policy, where the API
+// server does not.
+func (v *SidecarSetValidator) validateDelete(ctx context.Context, req admission.Request) admission.Response {
+	if v.Authoring == nil {
+		return admission.Allowed("")
 	}
-	return admission.Allowed("").WithWarnings(warnings...)
+	old, _, _, err := DecodeSidecarSet(req.Kind.Version, req.OldObject.Raw)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	if err := v.Authoring.check(ctx, nil, old); err != nil {
+		sidecarSetRejections.WithLabelValues("delete").Inc()
+		return response(nil, err)
+	}
+	return admission.Allowed("")
+}
+
+// response is the admission answer: allowed with the warnings, or refused
+// with the error's status.
+func response(warnings []string, err error) admission.Response {
+	if err == nil {
+		return admission.Allowed("").WithWarnings(warnings...)
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{
+			Allowed: false, Result: new(status.Status()), Warnings: warnings,
+		}}
+	}
+	return admission.Errored(http.StatusInternalServerError, err).WithWarnings(warnings...)
 }
 
 // DecodeSidecarSet decodes a SidecarSet written in the given version into
@@ -203,6 +328,14 @@ func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1beta1.
 	for i := range list.Items {
 		if list.Items[i].Name != s.Name {
 			others = append(others, &list.Items[i])
+		}
+	}
+	if base := match.CanaryBase(s); base != "" && (old == nil || match.CanaryBase(old) != base) && v.Authoring != nil {
+		if i := slices.IndexFunc(others, func(o *appsv1beta1.SidecarSet) bool { return o.Name == base }); i >= 0 {
+			if err := v.Authoring.checkCanaryBase(ctx, s, others[i]); err != nil {
+				sidecarSetRejections.WithLabelValues(operation).Inc()
+				return nil, err
+			}
 		}
 	}
 	_, pinErr := lookup.PinnedRevision(ctx, v.Reader, v.Namespace, s)

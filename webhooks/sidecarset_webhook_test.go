@@ -12,11 +12,108 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 	"github.com/sidecarset-operator/sidecarset-operator/test/fixtures"
 )
+
+// holds is an authorizer that allows exactly the given custom verbs.
+type holds authority.Verbs
+
+func (h holds) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	v, err := authority.Parse(a.GetVerb())
+	if err == nil && v != authority.None && authority.Verbs(h).Has(v) {
+		return authorizer.DecisionAllow, "", nil
+	}
+	return authorizer.DecisionNoOpinion, "", nil
+}
+
+// recordOf runs the defaulting webhook for a user holding verbs and returns
+// the patched object's authority record ("-" when it has none) or the
+// refusal's message.
+func recordOf(t *testing.T, verbs authority.Verbs, op admissionv1.Operation, object, old string) string {
+	t.Helper()
+	req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Operation: op, Kind: metav1.GroupVersionKind{Group: "apps.kruise.io", Version: "v1beta1", Kind: "SidecarSet"},
+		Object: runtime.RawExtension{Raw: []byte(object)},
+	}}
+	if old != "" {
+		req.OldObject = runtime.RawExtension{Raw: []byte(old)}
+	}
+	resp := SidecarSetDefaulter{Authorizer: holds(verbs)}.Handle(context.Background(), req)
+	if !resp.Allowed {
+		return resp.Result.Message
+	}
+	patch, err := json.Marshal(resp.Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Apply([]byte(object))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got appsv1beta1.SidecarSet
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := got.Annotations[authority.Annotation]; ok {
+		return r
+	}
+	return "-"
+}
+
+// The authority record (issue 22): written from the writer's permissions on
+// a create and on a change of what is injected, kept otherwise, never
+// written by a user.
+func TestSidecarSetDefaulter_RecordsTheAuthority(t *testing.T) {
+	t.Parallel()
+	const (
+		plain  = `{"metadata":{"name":"a"},"spec":{"selector":{"matchLabels":{"app":"web"}},"containers":[{"name":"c","image":"c:1"}]}}`
+		paused = `{"metadata":{"name":"a"},"spec":{"selector":{"matchLabels":{"app":"web"}},"containers":[{"name":"c","image":"c:1"}],"updateStrategy":{"paused":true}}}`
+		image2 = `{"metadata":{"name":"a"},"spec":{"selector":{"matchLabels":{"app":"web"}},"containers":[{"name":"c","image":"c:2"}]}}`
+	)
+	withRecord := func(obj, record string) string {
+		return strings.Replace(obj, `"name":"a"}`, `"name":"a","annotations":{"sidecarset-operator.dev/authority":"`+record+`"}}`, 1)
+	}
+	tests := []struct {
+		name        string
+		verbs       authority.Verbs
+		op          admissionv1.Operation
+		object, old string
+		want        string
+	}{
+		{"a create records the writer's verbs", authority.Secrets | authority.AllNamespaces, admissionv1.Create, plain, "", "inject-secrets,inject-all-namespaces"},
+		{"a create by a writer with no verb records none", authority.None, admissionv1.Create, plain, "", ""},
+		{"a create carrying a record other than the writer's is refused", authority.Secrets, admissionv1.Create, withRecord(plain, "inject-privileged"), "",
+			`sidecarsets.apps.kruise.io "a" is forbidden: metadata.annotations[sidecarset-operator.dev/authority]: a new SidecarSet may not carry it (the operator records "inject-secrets", the verbs you hold); remove it; only the operator writes it, from the permissions of whoever changes what the SidecarSet injects`},
+		{"a create carrying a lesser record is refused too", authority.All, admissionv1.Create, withRecord(plain, "inject-privileged"), "",
+			`sidecarsets.apps.kruise.io "a" is forbidden: metadata.annotations[sidecarset-operator.dev/authority]: a new SidecarSet may not carry it (the operator records "inject-privileged,inject-secrets,inject-all-namespaces", the verbs you hold); remove it; only the operator writes it, from the permissions of whoever changes what the SidecarSet injects`},
+		{"a copy carrying the writer's own record is accepted", authority.Secrets, admissionv1.Create, withRecord(plain, "inject-secrets"), "", "inject-secrets"},
+		{"a pause keeps the record", authority.None, admissionv1.Update, paused, withRecord(plain, "inject-privileged"), "inject-privileged"},
+		{"a pause of a SidecarSet without a record adds none", authority.None, admissionv1.Update, paused, plain, "-"},
+		{"an update that leaves the record out keeps it", authority.None, admissionv1.Update, paused, withRecord(plain, "inject-secrets"), "inject-secrets"},
+		{"an update with the same record keeps it", authority.None, admissionv1.Update, withRecord(paused, "inject-secrets"), withRecord(plain, "inject-secrets"), "inject-secrets"},
+		{"an update that changes the record is refused", authority.All, admissionv1.Update, withRecord(paused, "inject-privileged"), withRecord(plain, ""),
+			`sidecarsets.apps.kruise.io "a" is forbidden: metadata.annotations[sidecarset-operator.dev/authority]: the request changes it; remove it from the object you write; only the operator writes it, from the permissions of whoever changes what the SidecarSet injects`},
+		{"a new image records the writer's verbs", authority.AllNamespaces, admissionv1.Update, image2, withRecord(plain, "inject-privileged,inject-secrets"), "inject-all-namespaces"},
+		{"a new image of a SidecarSet without a record records the writer's verbs", authority.Privileged, admissionv1.Update, image2, plain, "inject-privileged"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := recordOf(t, tc.verbs, tc.op, tc.object, tc.old); got != tc.want {
+				t.Errorf("record = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
 
 // defaulted runs the defaulting webhook on a SidecarSet written in its own
 // apiVersion and returns the patched object's JSON.
@@ -32,7 +129,7 @@ func defaulted(t *testing.T, raw []byte) []byte {
 		Kind:      metav1.GroupVersionKind{Group: "apps.kruise.io", Version: gv, Kind: "SidecarSet"},
 		Object:    runtime.RawExtension{Raw: raw},
 	}}
-	resp := SidecarSetDefaulter{}.Handle(context.Background(), req)
+	resp := SidecarSetDefaulter{Authorizer: holds(authority.All)}.Handle(context.Background(), req)
 	if !resp.Allowed {
 		t.Fatalf("defaulting denied: %v", resp.Result)
 	}

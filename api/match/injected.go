@@ -26,6 +26,10 @@ const (
 	// SidecarSet could not be applied, or the webhook's scope or registry
 	// had not caught up with the SidecarSet yet.
 	NotInjectedAtAdmission = "NotInjectedAtAdmission"
+	// NotInjectedOperatorLabel: the pod, outside the operator's namespace,
+	// carries the operator's own label (appsv1beta1.OperatorPodLabel), which
+	// an OLM install's webhook objectSelector exempts from injection.
+	NotInjectedOperatorLabel = "CarriesOperatorLabel"
 )
 
 // InjectsSomething reports whether a SidecarSet has sidecars to inject: one
@@ -66,6 +70,8 @@ func NotInjected(s *appsv1beta1.SidecarSet, pod *corev1.Pod, recorded podstate.H
 		return NotInjectedCreatedBefore
 	case s.Spec.InjectionStrategy.Paused:
 		return NotInjectedPaused
+	case pod.Labels[appsv1beta1.OperatorPodLabel] == appsv1beta1.OperatorPodName:
+		return NotInjectedOperatorLabel
 	}
 	return NotInjectedAtAdmission
 }

@@ -52,6 +52,11 @@ func TestNotInjected(t *testing.T) {
 		{"injection paused", set(func(s *appsv1beta1.SidecarSet) { s.Spec.InjectionStrategy.Paused = true }), pod(after, "app"), nil, NotInjectedPaused},
 		{"the pod has its own container of the sidecar's name", set(), pod(after, "proxy", "app"), nil, NotInjectedNameConflict},
 		{"created after, not injected: admitted without it", set(), pod(after, "app"), nil, NotInjectedAtAdmission},
+		{"carrying the operator's label (exempted by OLM's objectSelector)", set(), func() *corev1.Pod {
+			p := pod(after, "app")
+			p.Labels = map[string]string{appsv1beta1.OperatorPodLabel: appsv1beta1.OperatorPodName}
+			return p
+		}(), nil, NotInjectedOperatorLabel},
 		{"a SidecarSet with only patchPodMetadata never misses a pod", set(func(s *appsv1beta1.SidecarSet) { s.Spec.Containers = nil }),
 			pod(after, "app"), nil, ""},
 	}

@@ -177,6 +177,33 @@ func decodeStringMap(value string) (map[string]string, error) {
 	return m, nil
 }
 
+// DecodeReach decodes a pod's sidecarset-operator.dev/reach annotation:
+// per SidecarSet, the verbs its sidecars' reach in the pod needs, as
+// written. ok is false when the annotation is missing or malformed.
+func DecodeReach(annotations map[string]string) (reach map[string]string, ok bool) {
+	raw, present := annotations[appsv1beta1.ReachAnnotation]
+	if !present {
+		return nil, false
+	}
+	m, err := decodeStringMap(raw)
+	return m, err == nil
+}
+
+// DecodeRestricted decodes a pod's sidecarset-operator.dev/restricted
+// annotation: per SidecarSet, what its sidecars were not given. A malformed
+// one decodes to nothing (it is informational).
+func DecodeRestricted(annotations map[string]string) map[string][]string {
+	raw := annotations[appsv1beta1.RestrictedAnnotation]
+	if raw == "" {
+		return nil
+	}
+	var m map[string][]string
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return nil
+	}
+	return m
+}
+
 // EncodeStringMap encodes a map of strings with sorted keys.
 func EncodeStringMap(m map[string]string) string {
 	return mustMarshal(m)

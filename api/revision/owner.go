@@ -31,14 +31,29 @@ func OwnedBy(rev *appsv1.ControllerRevision, s *appsv1beta1.SidecarSet) bool {
 	return uid == "" || uid == s.UID
 }
 
-// CheckLabelled returns an error unless a revision carries the
-// kruise.io/sidecarset-name label of the SidecarSet: a revisionName pin may
-// only name one of the SidecarSet's own revisions.
-func CheckLabelled(rev *appsv1.ControllerRevision, s *appsv1beta1.SidecarSet) error {
+// CheckOwned returns an error unless a revision is the SidecarSet's own: it
+// carries the kruise.io/sidecarset-name label of the SidecarSet and the
+// SidecarSet, by UID, controls it. A revisionName pin may only name such a
+// revision: not another SidecarSet's, and not one left by an earlier
+// SidecarSet of the same name (its content was written, and judged, under
+// another author's authority). A SidecarSet without a UID (read from a
+// file, by the kubectl plugin) is checked by the label only.
+func CheckOwned(rev *appsv1.ControllerRevision, s *appsv1beta1.SidecarSet) error {
 	if owner := rev.Labels[appsv1beta1.SidecarSetNameLabel]; owner != s.Name {
 		return fmt.Errorf("ControllerRevision %s/%s belongs to SidecarSet %q, not %q", rev.Namespace, rev.Name, owner, s.Name)
 	}
-	return nil
+	if s.UID == "" {
+		return nil
+	}
+	switch uid := ControllerUID(rev); uid {
+	case s.UID:
+		return nil
+	case "":
+		return fmt.Errorf("ControllerRevision %s/%s has no controller: SidecarSet %q does not own it", rev.Namespace, rev.Name, s.Name)
+	default:
+		return fmt.Errorf("ControllerRevision %s/%s is controlled by %s, an earlier SidecarSet named %q, not by this one (%s)",
+			rev.Namespace, rev.Name, uid, s.Name, s.UID)
+	}
 }
 
 // NewestWithCustomVersion returns the revision a customVersion pin resolves

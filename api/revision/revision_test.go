@@ -278,17 +278,36 @@ func TestNewestWithCustomVersion(t *testing.T) {
 	}
 }
 
-func TestCheckLabelled(t *testing.T) {
+// TestCheckOwned: a revisionName pin names one of the SidecarSet's own
+// revisions: labelled with its name and controlled by it (issue 22: the
+// label alone let a SidecarSet recreated under an old name pin the revision
+// of the one it replaced).
+func TestCheckOwned(t *testing.T) {
 	t.Parallel()
-	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "proxy"}}
-	mine := revisionOf("proxy-1", 1, "", "")
-	if err := CheckLabelled(&mine, s); err != nil {
+	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "proxy", UID: "uid-now"}}
+	mine := revisionOf("proxy-1", 1, "uid-now", "")
+	if err := CheckOwned(&mine, s); err != nil {
 		t.Errorf("its own revision: %v", err)
 	}
-	theirs := revisionOf("logger-1", 1, "", "")
+	theirs := revisionOf("logger-1", 1, "uid-now", "")
 	theirs.Labels[appsv1beta1.SidecarSetNameLabel] = "logger"
-	want := `ControllerRevision kruise-system/logger-1 belongs to SidecarSet "logger", not "proxy"`
-	if err := CheckLabelled(&theirs, s); err == nil || err.Error() != want {
-		t.Errorf("error = %v, want %q", err, want)
+	earlier := revisionOf("proxy-0", 1, "uid-before", "")
+	ownerless := revisionOf("proxy-x", 1, "", "")
+	for _, tc := range []struct {
+		rev  appsv1.ControllerRevision
+		want string
+	}{
+		{theirs, `ControllerRevision kruise-system/logger-1 belongs to SidecarSet "logger", not "proxy"`},
+		{earlier, `ControllerRevision kruise-system/proxy-0 is controlled by uid-before, an earlier SidecarSet named "proxy", not by this one (uid-now)`},
+		{ownerless, `ControllerRevision kruise-system/proxy-x has no controller: SidecarSet "proxy" does not own it`},
+	} {
+		if err := CheckOwned(&tc.rev, s); err == nil || err.Error() != tc.want {
+			t.Errorf("error = %v, want %q", err, tc.want)
+		}
+	}
+	// Read from a file (no UID): the label is all there is to check.
+	offline := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "proxy"}}
+	if err := CheckOwned(&earlier, offline); err != nil {
+		t.Errorf("a SidecarSet without a UID: %v", err)
 	}
 }

@@ -120,6 +120,23 @@ const (
 	// theirs would recreate them (bare pods, or Jobs' pods and pods with
 	// restartPolicy Never without the Job opt-in).
 	ReasonPodsNotRecreatable = "PodsNotRecreatable"
+	// SidecarSetConditionRestricted is True, with reason SidecarsRestricted,
+	// while some of the SidecarSet's pods run its sidecars without parts its
+	// authority did not cover (a volume of the pod mounted by name, the
+	// pod's token); it is absent when there is none.
+	SidecarSetConditionRestricted = "Restricted"
+	// ReasonSidecarsRestricted: the message names a few pods and what their
+	// sidecars were not given.
+	ReasonSidecarsRestricted = "SidecarsRestricted"
+
+	// SidecarSetConditionScoped is False, with reason ScopeDegraded, while
+	// the pod webhooks' scope leaves the SidecarSet out (it could not fit the
+	// API server's limits): its pods go to the best-effort webhook, and are
+	// admitted without its sidecars while the operator is unreachable. It is
+	// absent otherwise.
+	SidecarSetConditionScoped = "Scoped"
+	// ReasonScopeDegraded: the message says why and what it means.
+	ReasonScopeDegraded = "ScopeDegraded"
 
 	// ReasonRolloutComplete: every selected pod runs the latest sidecars.
 	ReasonRolloutComplete = "RolloutComplete"
@@ -149,6 +166,13 @@ const (
 	// their SidecarSet annotations are unreadable, or patchPodMetadata
 	// cannot be applied to them.
 	ReasonBlockedPods = "BlockedPods"
+	// ReasonProgressDeadlineExceeded: no pod was newly updated and ready for
+	// longer than the progress deadline (ProgressDeadlineAnnotation).
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReasonFailureBudgetExceeded: more pods upgraded in place fail on the
+	// current revision than the failure budget (FailureBudgetAnnotation)
+	// allows; the controller paused the rollout.
+	ReasonFailureBudgetExceeded = "FailureBudgetExceeded"
 )
 
 // Keys of this operator (not OpenKruise's): OpenKruise ignores them.
@@ -160,6 +184,27 @@ const (
 	// required sidecar; FailurePolicyIgnore admits it without the
 	// SidecarSet, a best-effort sidecar.
 	FailurePolicyAnnotation = "sidecarset-operator.dev/failure-policy"
+	// ReachAnnotation, on a pod, records per SidecarSet the custom verbs
+	// what its sidecars were given in this pod needs (the volumes their
+	// mounts and devices resolve to, their own settings), as a JSON map from
+	// SidecarSet name to a comma-separated list of verbs. The injector
+	// writes it; the controller upgrades a sidecar in place only while its
+	// SidecarSet's authority still covers it.
+	ReachAnnotation = "sidecarset-operator.dev/reach"
+	// RestrictedAnnotation, on a pod, lists per SidecarSet what its sidecars
+	// were not given because its authority did not cover it, as a JSON map
+	// from SidecarSet name to sentences.
+	RestrictedAnnotation = "sidecarset-operator.dev/restricted"
+
+	// OperatorPodLabel and OperatorPodName mark the operator's own pods. In
+	// the operator's namespace, and only there, they are never injected
+	// (the pod webhooks' scope leaves them out, so that the operator can
+	// always start) nor counted as missing their sidecars. Under OLM, whose
+	// webhook definitions cannot carry the namespace, the label exempts a
+	// pod in any namespace from injection (docs/security.md).
+	OperatorPodLabel = "app.kubernetes.io/name"
+	OperatorPodName  = "sidecarset-operator"
+
 	// FailurePolicyFail: the sidecar is required.
 	FailurePolicyFail = "Fail"
 	// FailurePolicyIgnore: the sidecar is best-effort.
@@ -180,6 +225,25 @@ const (
 	// restartPolicy Never, which a recreation restarts from the beginning
 	// (and counts against a Job's backoffLimit).
 	RecreateJobPodsAnnotation = "sidecarset-operator.dev/recreate-job-pods"
+	// The rollout guards, opt-in per SidecarSet (ParseRolloutGuards reads
+	// them). Without them a rollout behaves as OpenKruise's: it never
+	// times out and never stops itself.
+	//
+	// ProgressDeadlineAnnotation is how many seconds a rollout may go
+	// without a pod newly updated and ready before its Progressing
+	// condition turns False with reason ProgressDeadlineExceeded, as a
+	// Deployment's progressDeadlineSeconds. It only reports: the rollout
+	// goes on.
+	ProgressDeadlineAnnotation = "sidecarset-operator.dev/progress-deadline-seconds"
+	// FailureBudgetAnnotation is how many pods upgraded in place may fail
+	// on the current revision (a new sidecar does not become ready within
+	// the failure window, or restarts repeatedly) before the controller
+	// sets updateStrategy.paused: one more pauses the rollout.
+	FailureBudgetAnnotation = "sidecarset-operator.dev/failure-budget"
+	// FailureWindowAnnotation is how many seconds an upgraded pod's new
+	// sidecars have to become ready before the pod counts against the
+	// failure budget (DefaultFailureWindow when absent).
+	FailureWindowAnnotation = "sidecarset-operator.dev/failure-window-seconds"
 )
 
 // RecreatesPods reports whether a SidecarSet's rollout may recreate pods

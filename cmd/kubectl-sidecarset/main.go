@@ -1,7 +1,8 @@
 // Command kubectl-sidecarset is the kubectl plugin of the SidecarSet
 // operator: with it on the PATH, `kubectl sidecarset explain` and
 // `kubectl sidecarset inject` run the pod webhook's decision for a pod or a
-// manifest (see docs/kubectl-plugin.md).
+// manifest, and `kubectl sidecarset rollout` follows, lists, undoes,
+// pauses and resumes a SidecarSet's rollout (see docs/kubectl-plugin.md).
 package main
 
 import (

@@ -110,6 +110,10 @@ type podView struct {
 	pod   *corev1.Pod
 	key   types.NamespacedName
 	state podstate.State
+	// beyondAuthority is set when what the SidecarSet's sidecars reach in
+	// the pod is not covered by its authority any more (authority.go): the
+	// pod is not upgraded in place, and is reported as blocked.
+	beyondAuthority error
 	// err is set when the pod's SidecarSet annotations cannot be decoded:
 	// the pod is counted as matched and otherwise left alone.
 	err error
@@ -191,7 +195,7 @@ func (v *podView) committed() bool {
 // in-place patch, a resize, the patch after a resize, an eviction), before
 // ordering and budget.
 func (v *podView) waiting() bool {
-	return v.err == nil && v.selected && !v.updated && !v.inFlight && !v.finishing && !v.evicting && v.kind.acts()
+	return v.err == nil && v.beyondAuthority == nil && v.selected && !v.updated && !v.inFlight && !v.finishing && !v.evicting && v.kind.acts()
 }
 
 // notUpgradable reports whether the pod needs the upgrade but the rollout
@@ -218,6 +222,9 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 		return v
 	}
 	v.updated = v.state.Hashes[s.name].Hash == s.hashes.Hash
+	if !v.updated {
+		v.beyondAuthority = s.checkAuthority(pod)
+	}
 	v.inFlight = active && !v.updated
 	if v.inFlight {
 		v.inFlightHash = inflight.Hash

@@ -17,7 +17,8 @@
 // consistency.go (when an in-place update is complete), order.go and
 // scatter.go (upgrade order), budget.go (partition and maxUnavailable),
 // update.go and hotupgrade.go (the patches), upgradable.go (the pod
-// condition), status.go (status counts and conditions).
+// condition), status.go (status counts and conditions), guard.go (the
+// failure budget and the progress deadline).
 package rollout
 
 import (
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -64,6 +66,12 @@ type Input struct {
 	Now time.Time
 	// Whitelist decides the keys the re-applied patchPodMetadata may write.
 	Whitelist podmeta.Whitelist
+	// Guards are the SidecarSet's rollout guards
+	// (appsv1beta1.ParseRolloutGuards); the zero value sets none.
+	Guards appsv1beta1.RolloutGuards
+	// Progress is the progress clock the last plan of this SidecarSet
+	// returned (Plan.Progress); the zero value when there was none.
+	Progress ProgressClock
 	// States decodes a pod's SidecarSet annotations; nil means
 	// podstate.Read. The shell passes a memo, so that a round decodes only
 	// the pods that changed since the last one. The planner never modifies
@@ -144,6 +152,16 @@ type Plan struct {
 	// RequeueAfter, when positive, is when to plan again even if no event
 	// comes: the first in-flight entry then expires.
 	RequeueAfter time.Duration
+	// Upgraded are the pods upgraded in place to the current revision whose
+	// new sidecars do not all run ready: upgrading, or failed (guard.go).
+	// Sorted.
+	Upgraded []UpgradedPod
+	// Pause asks the shell to set updateStrategy.paused: more upgraded
+	// pods fail than the failure budget allows, and pods are left to
+	// upgrade. The plan then upgrades nothing.
+	Pause bool
+	// Progress is the progress clock to pass to the next plan.
+	Progress ProgressClock
 	// Settled is true when the rollout has nothing to do and waits for
 	// nothing: no upgrade, reset, resize or eviction to issue, none in
 	// flight, no pod waiting for its turn, and every updated pod running
@@ -240,8 +258,11 @@ func Compute(in Input) (Plan, error) {
 	plan.EvictionsDone, evictionsExpired, unreplaced = settleEvictions(in.Evictions, all, in.Now)
 	expiredEvictions = len(evictionsExpired)
 	plan.RequeueAfter = earliest(plan.RequeueAfter, applyRefusals(all, in.Refused, in.Now))
+	guard := set.checkGuards(in, views)
+	plan.Upgraded = guard.upgraded
 
 	sum := roundSummary{
+		guard:          guard,
 		notUpdate:      us.Type == appsv1beta1.NotUpdateSidecarSetStrategyType,
 		paused:         us.Paused,
 		matched:        len(views),
@@ -258,6 +279,10 @@ func Compute(in Input) (Plan, error) {
 			sum.blocked++
 			plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: v.err.Error()})
 			continue
+		}
+		if v.beyondAuthority != nil && v.selected {
+			sum.blocked++
+			plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: v.beyondAuthority.Error()})
 		}
 		if v.unavailable() {
 			unavailable++
@@ -315,7 +340,7 @@ func Compute(in Input) (Plan, error) {
 
 	upgrading := map[*podView]bool{}
 	var ordered []*podView
-	if set.rolling() {
+	if set.rolling() && !guard.budgetExceeded {
 		resetting := map[*podView]bool{}
 		for _, v := range views {
 			if u, ok := set.buildReset(v, in.Now); ok {
@@ -389,6 +414,17 @@ func Compute(in Input) (Plan, error) {
 		recreated = recreateCondition(rec, sum, in.SidecarSet.Generation, in.Now)
 	}
 	setCondition(&plan.Status.Conditions, appsv1beta1.SidecarSetConditionRecreated, recreated)
+
+	plan.Pause = guard.budgetExceeded && !us.Paused && sum.rollout > sum.rolloutUpdated
+	plan.Progress = guard.clock
+	plan.Progress.Complete = plan.Progress.Complete || sum.completed == sum.matched
+	reason := appsv1beta1.ReasonRolloutComplete
+	if c := meta.FindStatusCondition(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil {
+		reason = c.Reason
+	}
+	if d := wakeAfter(sum, reason, in.Now); d > 0 && (plan.RequeueAfter == 0 || d < plan.RequeueAfter) {
+		plan.RequeueAfter = d
+	}
 	return plan, nil
 }
 

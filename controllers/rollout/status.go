@@ -75,6 +75,8 @@ type roundSummary struct {
 	batch            batch
 	partition        *intstr.IntOrString
 	maxUnavailable   *intstr.IntOrString
+	// guard is what the rollout guards found.
+	guard guardRound
 }
 
 // setConditions returns prev with the Updated and Progressing conditions
@@ -95,7 +97,7 @@ func setConditions(prev []metav1.Condition, generation int64, sum roundSummary, 
 	updated := metav1.Condition{
 		Type: appsv1beta1.SidecarSetConditionUpdated, ObservedGeneration: generation, LastTransitionTime: ts,
 	}
-	progressing := progressingCondition(sum)
+	progressing := progressingCondition(sum, now)
 	progressing.Type = appsv1beta1.SidecarSetConditionProgressing
 	progressing.ObservedGeneration = generation
 	progressing.LastTransitionTime = ts
@@ -120,16 +122,20 @@ func setConditions(prev []metav1.Condition, generation int64, sum roundSummary, 
 // progressingCondition chooses the Progressing status, reason and message.
 // Progressing is True while the rollout moves (pods being upgraded, or
 // waiting for upgraded pods to become available), False when it is held by
-// configuration, stalled on pods it cannot change, or complete. The message
-// starts with the reason's own explanation, then adds what else holds pods
-// back.
-func progressingCondition(sum roundSummary) metav1.Condition {
+// configuration, stalled on pods it cannot change, stopped by a rollout
+// guard, or complete. The message starts with the reason's own
+// explanation, then adds what else holds pods back.
+func progressingCondition(sum roundSummary, now time.Time) metav1.Condition {
 	var c metav1.Condition
 	switch {
 	case sum.notUpdate:
 		c.Status, c.Reason = metav1.ConditionFalse, appsv1beta1.ReasonNotUpdate
 		c.Message = fmt.Sprintf("updateStrategy.type is NotUpdate: existing pods keep their sidecars; %d of %d pods are updated",
 			sum.updated, sum.pods)
+		return c
+	case sum.guard.budgetExceeded:
+		c.Status, c.Reason = metav1.ConditionFalse, appsv1beta1.ReasonFailureBudgetExceeded
+		c.Message = failureMessage(sum.guard)
 		return c
 	case sum.paused:
 		c.Status, c.Reason = metav1.ConditionFalse, appsv1beta1.ReasonPaused
@@ -151,6 +157,10 @@ func progressingCondition(sum roundSummary) metav1.Condition {
 		main = allRun(sum.rollout, "pod that can be upgraded in place")
 	}
 	c.Message = strings.Join(append([]string{main}, notes...), "; ")
+	if deadlineRuns(sum, c.Reason) && deadlineExceeded(sum, now) {
+		c.Status, c.Reason = metav1.ConditionFalse, appsv1beta1.ReasonProgressDeadlineExceeded
+		c.Message = deadlineMessage(sum, c.Message)
+	}
 	return c
 }
 

@@ -25,11 +25,10 @@ import (
 
 // NamespaceLabels returns a namespace's labels from the metadata cache
 // (match.Namespace adds the kubernetes.io/metadata.name label if they lack
-// it). A namespace the cache does not have is an error that
-// apierrors.IsNotFound recognises: the pod webhook denies the pod (the
-// cache may lag a new namespace, and injecting without its labels would be
-// wrong), the controller counts the namespace as having no labels (its pods
-// are on their way out).
+// it). A namespace the reader does not have is an error that
+// apierrors.IsNotFound recognises: the pod webhook then reads it from the
+// API server (the cache may lag a new namespace), the controller counts the
+// namespace as having no labels (its pods are on their way out).
 func NamespaceLabels(ctx context.Context, reader client.Reader, name string) (map[string]string, error) {
 	ns := &metav1.PartialObjectMetadata{}
 	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
@@ -42,8 +41,8 @@ func NamespaceLabels(ctx context.Context, reader client.Reader, name string) (ma
 // PinnedRevision returns the ControllerRevision a SidecarSet's
 // injectionStrategy.revision names, from the cache of the operator's
 // namespace, or nil when nothing is pinned. Unlike OpenKruise, a
-// revisionName must be labelled with this SidecarSet's name
-// (revision.CheckLabelled), and a customVersion resolves to the newest
+// revisionName must be this SidecarSet's own, by label and by controller
+// (revision.CheckOwned), and a customVersion resolves to the newest
 // revision this SidecarSet owns (revision.NewestWithCustomVersion), never to
 // one left by an earlier SidecarSet of the same name.
 func PinnedRevision(ctx context.Context, reader client.Reader, namespace string, s *appsv1beta1.SidecarSet) (*appsv1.ControllerRevision, error) {
@@ -56,7 +55,7 @@ func PinnedRevision(ctx context.Context, reader client.Reader, namespace string,
 		if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: *pin.RevisionName}, rev); err != nil {
 			return nil, fmt.Errorf("ControllerRevision %s/%s: %w", namespace, *pin.RevisionName, err)
 		}
-		if err := revision.CheckLabelled(rev, s); err != nil {
+		if err := revision.CheckOwned(rev, s); err != nil {
 			return nil, err
 		}
 		return rev, nil

@@ -81,7 +81,7 @@ func Apply(annotations map[string]string, s *appsv1beta1.SidecarSet, w Whitelist
 	if err != nil {
 		return Result{}, err
 	}
-	allowed := w.Snapshot.Keys(w.DefaultsAllowed, s.Labels)
+	allowed := w.Snapshot.Keys(w.DefaultsAllowed, s)
 	res := Result{Changed: make(map[string]string, len(changed))}
 	for _, k := range slices.Sorted(maps.Keys(changed)) {
 		if podstate.Reserved(k) {

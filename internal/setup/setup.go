@@ -17,6 +17,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
@@ -92,8 +93,10 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		return nil, fmt.Errorf("setting up the webhook certificate: %w", err)
 	}
 	var podScope *webhooks.PodWebhookScope
+	var scopeState *scopestate.State
 	if o.ScopedWebhookConfig != "" || o.ScopeOLMWebhooks {
-		podScope = &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig}
+		scopeState = &scopestate.State{}
+		podScope = &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig, Namespace: o.Namespace, State: scopeState}
 	}
 	// One registry of the SidecarSets, indexed for pods: the pod webhook
 	// injects from it, the controller's detector finds the pods that miss
@@ -126,9 +129,10 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		RateLimiter:                  o.RateLimiter,
 		Whitelist:                    whitelist,
 		PatchMetadataDefaultsAllowed: o.PatchMetadataDefaultsAllowed,
-		Detector:                     &controllers.Detector{Cache: mgr.GetCache(), Registry: registry},
+		Detector:                     &controllers.Detector{Cache: mgr.GetCache(), Registry: registry, Namespace: o.Namespace},
 		ResizeUnsupported:            !resizeSupported,
 		Evictions:                    clientset.PolicyV1().RESTClient(),
+		Scope:                        scopeState,
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)

@@ -202,13 +202,13 @@ func Compile(vap *admissionregistrationv1.ValidatingAdmissionPolicy, compatibili
 // Name is the policy's name.
 func (p *Policy) Name() string { return p.name }
 
-// Request is the admission request the policy judges: a CREATE or UPDATE of
-// a SidecarSet, as the API server sends it to the webhooks.
+// Request is the admission request the policy judges: a CREATE, UPDATE or
+// DELETE of a SidecarSet, as the API server sends it to the webhooks.
 type Request struct {
-	// Operation is CREATE or UPDATE.
+	// Operation is CREATE, UPDATE or DELETE.
 	Operation apiadmission.Operation
-	// Object is the SidecarSet after mutation; OldObject is the stored one,
-	// nil on CREATE.
+	// Object is the SidecarSet after mutation, nil on DELETE; OldObject is
+	// the stored one, nil on CREATE.
 	Object, OldObject *unstructured.Unstructured
 	// User is the requesting user: the authorizer checks its permissions.
 	User user.Info
@@ -230,7 +230,7 @@ type Denial struct {
 // evaluation error follows the policy's failurePolicy: an error for Fail,
 // nil for Ignore.
 func (p *Policy) Evaluate(ctx context.Context, r Request, authz authorizer.UnconditionalAuthorizer) (*Denial, error) {
-	if r.Object == nil {
+	if r.Object == nil && r.OldObject == nil {
 		return nil, errors.New("no object to judge")
 	}
 	denial, err := p.evaluate(ctx, r, authz)
@@ -243,15 +243,20 @@ func (p *Policy) Evaluate(ctx context.Context, r Request, authz authorizer.Uncon
 func (p *Policy) evaluate(ctx context.Context, r Request, authz authorizer.UnconditionalAuthorizer) (*Denial, error) {
 	gvk := appsv1beta1.GroupVersion.WithKind("SidecarSet")
 	gvr := appsv1beta1.GroupVersion.WithResource("sidecarsets")
-	var old runtime.Object
+	// A nil pointer in an interface is not a nil interface: pass nil.
+	var obj, old runtime.Object
+	name := ""
 	if r.OldObject != nil {
-		old = r.OldObject
+		old, name = r.OldObject, r.OldObject.GetName()
 	}
-	attrs := apiadmission.NewAttributesRecord(r.Object, old, gvk, "", r.Object.GetName(), gvr, "", r.Operation, nil, r.DryRun, r.User)
+	if r.Object != nil {
+		obj, name = r.Object, r.Object.GetName()
+	}
+	attrs := apiadmission.NewAttributesRecord(obj, old, gvk, "", name, gvr, "", r.Operation, nil, r.DryRun, r.User)
 	versioned := &apiadmission.VersionedAttributes{
 		Attributes:         attrs,
 		VersionedKind:      gvk,
-		VersionedObject:    apiadmission.NewLazyObject(r.Object),
+		VersionedObject:    apiadmission.NewLazyObject(obj),
 		VersionedOldObject: apiadmission.NewLazyObject(old),
 	}
 	request := plugincel.CreateAdmissionRequest(attrs, metav1.GroupVersionResource(gvr), metav1.GroupVersionKind(gvk))

@@ -48,6 +48,7 @@ const (
 	privileged    = "inject-privileged apps.kruise.io/sidecarsets /agent"
 	secrets       = "inject-secrets apps.kruise.io/sidecarsets /agent"
 	podsInTeamA   = "create /pods team-a/"
+	pauseRollouts = "pause-rollouts apps.kruise.io/sidecarsets /agent"
 )
 
 // sidecarSet builds a SidecarSet named agent from the YAML of its v1alpha1
@@ -119,13 +120,13 @@ func TestManifests_MatchSidecarSetWritesAndNotTheStatus(t *testing.T) {
 		t.Errorf("names: policy %q, binding %q for policy %q; want %q", vap.Name, binding.Name, binding.Spec.PolicyName, Name)
 	}
 	wantRules := []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
 		Rule: admissionregistrationv1.Rule{
 			APIGroups: []string{"apps.kruise.io"}, APIVersions: []string{"v1beta1"}, Resources: []string{"sidecarsets"},
 		},
 	}}}
 	if diff := cmp.Diff(wantRules, vap.Spec.MatchConstraints.ResourceRules); diff != "" {
-		t.Errorf("the policy must match SidecarSet creates and updates only, never sidecarsets/status (-want +got):\n%s", diff)
+		t.Errorf("the policy must match SidecarSet creates, updates and deletes, never sidecarsets/status (-want +got):\n%s", diff)
 	}
 	if got := binding.Spec.ValidationActions; !slices.Equal(got, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}) {
 		t.Errorf("validationActions = %v, want [Deny]", got)
@@ -151,13 +152,13 @@ func TestEvaluate_Create(t *testing.T) {
 	}, {
 		name: "plain sidecars for every namespace are denied without inject-all-namespaces",
 		spec: plain,
-		want: `spec.namespaceSelector: injecting into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob +
-			`; confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)`,
+		want: `spec.namespaceSelector: creating a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob +
+			`; confine it to namespaces where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)`,
 	}, {
 		name: "a namespaceSelector counts as every namespace",
 		spec: plain + "namespaceSelector: {matchLabels: {team: a}}\n",
-		want: `spec.namespaceSelector: injecting into the namespaces a namespaceSelector picks requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob +
-			`; confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)`,
+		want: `spec.namespaceSelector: creating a SidecarSet that injects into the namespaces a namespaceSelector picks requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob +
+			`; confine it to namespaces where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)`,
 	}, {
 		name:    "one namespace is allowed to who may create pods there",
 		spec:    plain + "namespace: team-a\n",
@@ -166,7 +167,7 @@ func TestEvaluate_Create(t *testing.T) {
 		name:    "one namespace is denied to who may not create pods there, whatever else they hold",
 		spec:    plain + "namespace: team-a\n",
 		allowed: []string{allNamespaces, privileged, secrets},
-		want:    `spec.namespaceSelector: injecting into the pods of namespace "team-a" (v1alpha1 spec.namespace) requires permission to create pods in namespace "team-a"` + bob,
+		want:    `spec.namespaceSelector: creating a SidecarSet that injects into the pods of namespace "team-a" (v1alpha1 spec.namespace) requires permission to create pods in namespace "team-a"` + bob,
 	}, {
 		name: "a privileged container needs inject-privileged",
 		spec: plain + `
@@ -332,67 +333,164 @@ func checkDenial(t *testing.T, want string, got *Denial) {
 	}
 }
 
-func TestEvaluate_UpdateJudgesOnlyWhatChanges(t *testing.T) {
+// Every write is judged (issue 22): an update, whatever it changes, needs
+// the permissions for the old and the new reach; one that changes what is
+// injected or where needs the content's verbs too; a delete needs the old
+// reach's.
+func TestEvaluate_EveryWriteIsJudged(t *testing.T) {
 	t.Parallel()
 	p := load(t)
+	const bob = `, which user "bob" does not have`
+	const confine = "; confine it to namespaces where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)"
 	privilegedSpec := plain + "  securityContext: {privileged: true}\n  envFrom: [{secretRef: {name: api}}]\n"
 	tests := []struct {
 		name      string
+		operation apiadmission.Operation
 		old, spec string
-		allowed   []string
-		want      string
+		// oldAnnotations and annotations are the objects' annotations.
+		oldAnnotations, annotations map[string]string
+		allowed                     []string
+		want                        string
 	}{{
-		name: "pausing the rollout of a privileged, cluster-wide SidecarSet needs none of the verbs",
-		old:  privilegedSpec,
-		spec: privilegedSpec + "updateStrategy: {paused: true}\n",
+		name: "pausing the rollout of a privileged, cluster-wide SidecarSet needs its reach, inject-all-namespaces, not the content's verbs",
+		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",
+		allowed: []string{allNamespaces},
+	}, {
+		name: "pausing the rollout of any SidecarSet is allowed to a holder of pause-rollouts (the operator's failure budget)",
+		old:  privilegedSpec + "namespace: team-b\n", spec: privilegedSpec + "namespace: team-b\nupdateStrategy: {paused: true}\n",
+		allowed: []string{pauseRollouts},
+	}, {
+		name: "pausing a cluster-wide SidecarSet by pause-rollouts too",
+		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",
+		allowed: []string{pauseRollouts},
+	}, {
+		name: "pause-rollouts allows nothing else with the pause: a partition",
+		old:  privilegedSpec + "namespace: team-b\n", spec: privilegedSpec + "namespace: team-b\nupdateStrategy: {paused: true, partition: 3}\n",
+		allowed: []string{pauseRollouts},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into the pods of namespace "team-b" (v1alpha1 spec.namespace) requires permission to create pods in namespace "team-b"` + bob,
+	}, {
+		name: "pause-rollouts allows nothing else with the pause: an annotation",
+		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",
+		annotations: map[string]string{"sidecarset-operator.dev/failure-policy": "Ignore"},
+		allowed:     []string{pauseRollouts},
+		want:        `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "pause-rollouts does not resume",
+		old:  privilegedSpec + "updateStrategy: {paused: true}\n", spec: privilegedSpec,
+		allowed: []string{pauseRollouts},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "pause-rollouts does not pause injection",
+		old:  plain, spec: plain + "injectionStrategy: {paused: true}\n",
+		allowed: []string{pauseRollouts},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "pausing the rollout of another team's cluster-wide SidecarSet is refused without inject-all-namespaces",
+		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",
+		allowed: []string{podsInTeamA},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "pausing injection of a SidecarSet of one's own namespace needs pod creation there",
+		old:  plain + "namespace: team-a\n", spec: plain + "namespace: team-a\ninjectionStrategy: {paused: true}\n",
+		allowed: []string{podsInTeamA},
+	}, {
+		name: "switching another team's SidecarSet to best-effort is refused",
+		old:  plain, spec: plain,
+		annotations: map[string]string{"sidecarset-operator.dev/failure-policy": "Ignore"},
+		allowed:     []string{podsInTeamA, privileged, secrets},
+		want:        `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
 	}, {
 		name:    "changing the image of a privileged sidecar needs inject-privileged",
 		old:     privilegedSpec,
 		spec:    strings.Replace(privilegedSpec, "agent:1", "agent:2", 1),
 		allowed: []string{allNamespaces, secrets},
-		want:    `spec.containers[0].securityContext.privileged: injecting privileged settings requires permission to inject-privileged sidecarsets.apps.kruise.io "agent", which user "bob" does not have`,
+		want:    `spec.containers[0].securityContext.privileged: injecting privileged settings requires permission to inject-privileged sidecarsets.apps.kruise.io "agent"` + bob,
 	}, {
 		name: "widening the selector of a cluster-wide SidecarSet needs inject-all-namespaces",
 		old:  plain,
 		spec: strings.Replace(plain, "app: web", "tier: front", 1),
-		want: `spec.namespaceSelector: injecting into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent", which user "bob" does not have; confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)`,
+		want: `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
 	}, {
-		name:    "moving to another namespace needs to create pods there",
+		name:    "moving to another namespace needs to create pods in both",
 		old:     plain + "namespace: team-a\n",
 		spec:    plain + "namespace: team-b\n",
 		allowed: []string{podsInTeamA},
-		want:    `spec.namespaceSelector: injecting into the pods of namespace "team-b" (v1alpha1 spec.namespace) requires permission to create pods in namespace "team-b", which user "bob" does not have`,
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into the pods of namespaces "team-b", "team-a" requires permission to create pods in each of them` + bob,
+	}, {
+		name:    "retargeting a cluster-wide privileged SidecarSet at one's own namespace needs its old reach",
+		old:     privilegedSpec,
+		spec:    privilegedSpec + "namespace: team-a\n",
+		allowed: []string{podsInTeamA, privileged, secrets},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name:    "retargeting privileged sidecars needs inject-privileged",
+		old:     privilegedSpec + "namespace: team-a\n",
+		spec:    strings.Replace(privilegedSpec, "app: web", "app: api", 1) + "namespace: team-a\n",
+		allowed: []string{podsInTeamA, secrets},
+		want:    `spec.containers[0].securityContext.privileged: injecting privileged settings requires permission to inject-privileged sidecarsets.apps.kruise.io "agent"` + bob,
 	}, {
 		name: "adding a patchPodMetadata entry changes what is injected where",
 		old:  plain,
 		spec: plain + "patchPodMetadata: [{annotations: {a: b}}]\n",
-		want: `spec.namespaceSelector: injecting into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent", which user "bob" does not have; confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)`,
+		want: `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name:        "making a privileged SidecarSet a canary changes where it injects",
+		old:         privilegedSpec + "namespace: team-a\n",
+		spec:        privilegedSpec + "namespace: team-a\n",
+		annotations: map[string]string{"apps.kruise.io/sidecarset-canary": "true", "apps.kruise.io/sidecarset-base": "mtls"},
+		allowed:     []string{podsInTeamA, secrets},
+		want:        `spec.containers[0].securityContext.privileged: injecting privileged settings requires permission to inject-privileged sidecarsets.apps.kruise.io "agent"` + bob,
 	}, {
 		name:    "pinning another revision needs inject-privileged and inject-secrets",
 		old:     plain + "injectionStrategy: {revision: {customVersion: v1}}\n",
 		spec:    plain + "injectionStrategy: {revision: {customVersion: v2}}\n",
 		allowed: []string{allNamespaces},
 		want: `spec.injectionStrategy.revision: injecting a recorded revision, whose content this policy cannot check, ` +
-			`requires permission to inject-privileged and inject-secrets sidecarsets.apps.kruise.io "agent", which user "bob" does not have`,
+			`requires permission to inject-privileged and inject-secrets sidecarsets.apps.kruise.io "agent"` + bob,
 	}, {
-		name: "keeping the pinned revision while pausing the rollout needs nothing",
-		old:  privilegedSpec + "injectionStrategy: {revision: {customVersion: v1}}\n",
-		spec: privilegedSpec + "injectionStrategy: {revision: {customVersion: v1}}\nupdateStrategy: {paused: true}\n",
+		name:    "keeping the pinned revision while pausing the rollout needs only the reach",
+		old:     privilegedSpec + "injectionStrategy: {revision: {customVersion: v1}}\n",
+		spec:    privilegedSpec + "injectionStrategy: {revision: {customVersion: v1}}\nupdateStrategy: {paused: true}\n",
+		allowed: []string{allNamespaces},
 	}, {
 		name:    "changing a plain sidecar of a namespaced SidecarSet needs only pod creation there",
 		old:     plain + "namespace: team-a\n",
 		spec:    strings.Replace(plain, "agent:1", "agent:2", 1) + "namespace: team-a\n",
 		allowed: []string{podsInTeamA},
+	}, {
+		name:      "deleting a cluster-wide SidecarSet needs inject-all-namespaces",
+		operation: apiadmission.Delete,
+		old:       plain,
+		allowed:   []string{podsInTeamA, privileged, secrets},
+		want:      `metadata.name: deleting a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name:      "deleting a SidecarSet of another namespace is refused",
+		operation: apiadmission.Delete,
+		old:       plain + "namespace: team-b\n",
+		allowed:   []string{podsInTeamA, allNamespaces},
+		want:      `metadata.name: deleting a SidecarSet that injects into the pods of namespace "team-b" (v1alpha1 spec.namespace) requires permission to create pods in namespace "team-b"` + bob,
+	}, {
+		name:      "deleting a privileged SidecarSet of one's own namespace needs no verb",
+		operation: apiadmission.Delete,
+		old:       privilegedSpec + "namespace: team-a\n",
+		allowed:   []string{podsInTeamA},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := p.Evaluate(t.Context(), Request{
-				Operation: apiadmission.Update,
-				Object:    sidecarSet(t, tc.spec),
-				OldObject: sidecarSet(t, tc.old),
-				User:      &user.DefaultInfo{Name: "bob"},
-			}, &grants{allowed: tc.allowed})
+			r := Request{Operation: apiadmission.Update, User: &user.DefaultInfo{Name: "bob"}}
+			if tc.operation != "" {
+				r.Operation = tc.operation
+			}
+			if tc.old != "" {
+				r.OldObject = sidecarSet(t, tc.old)
+				r.OldObject.SetAnnotations(tc.oldAnnotations)
+			}
+			if r.Operation != apiadmission.Delete {
+				r.Object = sidecarSet(t, tc.spec)
+				r.Object.SetAnnotations(tc.annotations)
+			}
+			got, err := p.Evaluate(t.Context(), r, &grants{allowed: tc.allowed})
 			if err != nil {
 				t.Fatalf("Evaluate: %v", err)
 			}

@@ -84,10 +84,18 @@ var _ = ginkgo.Describe("Taking over from OpenKruise 1.9", ginkgo.Label("takeove
 			live.Spec = kruise19CRD(ours).Spec
 			return env.Client.Update(ctx, live)
 		})).To(gomega.Succeed())
+		stored19 := fixtures.MustList[appsv1beta1.SidecarSet](t, fixtures.Kruise19, "sidecarsets-injected-v1beta1.yaml")
 		gomega.Eventually(func(g gomega.Gomega) {
 			g.Expect(liveCRD(ctx).Status.StoredVersions).To(gomega.Equal([]string{"v1alpha1", "v1beta1"}))
+			// The API server serves the new version a moment after the
+			// update: a create before then is a 404. (A dry run, in the
+			// stored version: nothing to convert, and nothing listens at
+			// OpenKruise's conversion URL.)
+			probe := stored19[0].DeepCopy()
+			clearServerFields(&probe.ObjectMeta)
+			g.Expect(env.Client.Create(ctx, probe, client.DryRunAll)).To(gomega.Succeed())
 		}).WithContext(ctx).Should(gomega.Succeed())
-		for _, s := range fixtures.MustList[appsv1beta1.SidecarSet](t, fixtures.Kruise19, "sidecarsets-injected-v1beta1.yaml") {
+		for _, s := range stored19 {
 			uids[s.Name] = createAsStored(ctx, s)
 		}
 		createRevisions(ctx, fx19.revisions, uids)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,28 +28,8 @@ import (
 // The kubectl plugin, built from this checkout, run by kubectl (which finds
 // it on the PATH) against the e2e cluster with its kubeconfig.
 var _ = ginkgo.Describe("The kubectl plugin", ginkgo.Label("plugin"), ginkgo.Ordered, func() {
-	var pluginDir string
-	ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
-		pluginDir = filepath.Join(env.Dir, "plugin")
-		build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(pluginDir, "kubectl-sidecarset"), "./cmd/kubectl-sidecarset")
-		build.Dir = env.RepoRoot
-		out, err := build.CombinedOutput()
-		gomega.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
-	})
+	ginkgo.BeforeAll(buildPlugin)
 
-	// runPlugin runs `kubectl sidecarset ARGS` and returns its standard
-	// output; an error carries its standard error.
-	runPlugin := func(ctx context.Context, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, env.Cluster.Kubectl(), append([]string{"sidecarset"}, args...)...)
-		cmd.Env = append(os.Environ(), "PATH="+pluginDir+string(os.PathListSeparator)+os.Getenv("PATH"),
-			"KUBECONFIG="+env.Cluster.KubeconfigPath())
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			return stdout.String(), fmt.Errorf("kubectl sidecarset %s: %w: %s", strings.Join(args, " "), err, stderr.String())
-		}
-		return stdout.String(), nil
-	}
 	sidecarset := func(ctx context.Context, args ...string) string {
 		out, err := runPlugin(ctx, args...)
 		gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
@@ -142,6 +123,55 @@ var _ = ginkgo.Describe("The kubectl plugin", ginkgo.Label("plugin"), ginkgo.Ord
 		}
 	})
 })
+
+// pluginDir holds the plugin built from this checkout (buildPlugin).
+var pluginDir string
+
+// buildPlugin builds the plugin, once per run of the suite.
+func buildPlugin(ctx ginkgo.SpecContext) {
+	if pluginDir != "" {
+		return
+	}
+	dir := filepath.Join(env.Dir, "plugin")
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "kubectl-sidecarset"), "./cmd/kubectl-sidecarset")
+	build.Dir = env.RepoRoot
+	out, err := build.CombinedOutput()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
+	pluginDir = dir
+}
+
+// pluginRun is one run of the plugin.
+type pluginRun struct {
+	Stdout, Stderr string
+	// ExitCode is the plugin's exit code (kubectl passes it on).
+	ExitCode int
+}
+
+// execPlugin runs `kubectl sidecarset ARGS` and returns its outputs and
+// exit code.
+func execPlugin(ctx context.Context, args ...string) pluginRun {
+	cmd := exec.CommandContext(ctx, env.Cluster.Kubectl(), append([]string{"sidecarset"}, args...)...)
+	cmd.Env = append(os.Environ(), "PATH="+pluginDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"KUBECONFIG="+env.Cluster.KubeconfigPath())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		gomega.ExpectWithOffset(2, err).NotTo(gomega.HaveOccurred(), "running kubectl sidecarset")
+	}
+	return pluginRun{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: cmd.ProcessState.ExitCode()}
+}
+
+// runPlugin runs `kubectl sidecarset ARGS` and returns its standard
+// output; an error carries its standard error.
+func runPlugin(ctx context.Context, args ...string) (string, error) {
+	r := execPlugin(ctx, args...)
+	if r.ExitCode != 0 {
+		return r.Stdout, fmt.Errorf("kubectl sidecarset %s: exit code %d: %s", strings.Join(args, " "), r.ExitCode, r.Stderr)
+	}
+	return r.Stdout, nil
+}
 
 // writeManifest writes an object as YAML into a temporary file of the spec.
 func writeManifest(obj client.Object) string {

@@ -134,3 +134,23 @@ func TestFreshClone_ToolsAreBuiltOnce(t *testing.T) {
 		requireNone(t, target+" (after make tools)", plan, append(append(append(k8sTools, etcdTools...), devTools...), lintTools...))
 	}
 }
+
+// The release images need no tool of bin/ and no container engine: on a
+// fresh clone, `make image bundle-image catalog` plans no tool build and
+// runs hack/image once per image, in order.
+func TestFreshClone_ReleaseImagesNeedNoTools(t *testing.T) {
+	plan := makePlan(t, t.TempDir(), "-n", "image", "bundle-image", "catalog")
+	requireNone(t, "image bundle-image catalog", plan, append(append(append(k8sTools, etcdTools...), devTools...), lintTools...))
+	var steps []string
+	for line := range strings.SplitSeq(plan, "\n") {
+		if strings.Contains(line, "docker") || strings.Contains(line, "podman") {
+			t.Errorf("the plan calls a container engine: %s", line)
+		}
+		if _, rest, ok := strings.Cut(line, "go run ./hack/image "); ok {
+			steps = append(steps, strings.Fields(rest)[0])
+		}
+	}
+	if want := "manager bundle catalog"; strings.Join(steps, " ") != want {
+		t.Errorf("`make image bundle-image catalog` runs hack/image %q, want %q; its plan:\n%s", steps, want, plan)
+	}
+}

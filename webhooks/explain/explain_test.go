@@ -147,7 +147,7 @@ func TestExplain_Reasons(t *testing.T) {
 	if !strings.HasPrefix(verdictOf(t, r, "proxy").Version, "latest spec (hash ") {
 		t.Errorf("proxy version = %q", verdictOf(t, r, "proxy").Version)
 	}
-	wantAnnotations := []string{appsv1beta1.SidecarSetHashAnnotation, appsv1beta1.SidecarSetHashWithoutImageAnnotation, appsv1beta1.SidecarSetListAnnotation}
+	wantAnnotations := []string{appsv1beta1.SidecarSetHashAnnotation, appsv1beta1.SidecarSetHashWithoutImageAnnotation, appsv1beta1.SidecarSetListAnnotation, appsv1beta1.ReachAnnotation}
 	if diff := cmp.Diff(wantAnnotations, r.Added.Annotations); diff != "" {
 		t.Errorf("added annotations (-want +got):\n%s", diff)
 	}

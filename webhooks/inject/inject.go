@@ -16,6 +16,7 @@
 package inject
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -27,9 +28,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
 
 // Candidate is one SidecarSet indexed for the pod's namespace. The shell
@@ -71,6 +74,11 @@ type Namespace struct {
 	Name string
 	// Labels of the namespace.
 	Labels map[string]string
+	// LabelsError is set when the labels could not be read: a SidecarSet
+	// whose namespaceSelector needs them and whose selector matches the pod
+	// fails (a required one denies the pod, a best-effort one is left out);
+	// the others are unaffected.
+	LabelsError error
 }
 
 // Options are the feature gates that change injection, resolved to values.
@@ -79,6 +87,13 @@ type Options struct {
 	// SidecarSets, instead of by SidecarSet name then spec order
 	// (OpenKruise's EnableSortSidecarContainerByName gate).
 	SortContainersByName bool
+	// BeforeAdmission says the pod has not been through the API server's
+	// admission yet (a manifest injected offline by the kubectl plugin):
+	// the ServiceAccount admission plugin will mount the pod's token into
+	// every container without a mount at its path, the sidecars included.
+	// A sidecar whose SidecarSet's authority lacks inject-secrets then gets
+	// the empty directory at that path now, as it would at admission.
+	BeforeAdmission bool
 }
 
 // Input is everything one injection decision depends on.
@@ -119,6 +134,9 @@ type Output struct {
 	Failed []Failure
 	// Warnings are admission warnings for the user creating the pod.
 	Warnings []string
+	// Restricted lists what sidecars were not given because their
+	// SidecarSet's authority did not cover it (the pod records it too).
+	Restricted []Restriction
 }
 
 // Failure is a SidecarSet that selects the pod but cannot be applied to it:
@@ -203,10 +221,14 @@ func Inject(in Input) (Output, error) {
 		return out, nil
 	}
 
-	matched, skips := matchCandidates(cands, pod, in.Namespace)
+	matched, skips, unknown := matchCandidates(cands, pod, in.Namespace)
 	out.Skipped = append(out.Skipped, skips...)
+	for _, c := range unknown {
+		out.fail(c.SidecarSet, fmt.Errorf("SidecarSet %q: its namespaceSelector cannot be evaluated: the labels of namespace %q could not be read: %w",
+			c.SidecarSet.Name, namespaceName(pod, in.Namespace), in.Namespace.LabelsError))
+	}
 	if len(matched) == 0 {
-		return out, nil
+		return out, out.denial()
 	}
 	state, stateErr := readState(pod.Annotations)
 
@@ -263,6 +285,24 @@ func Inject(in Input) (Output, error) {
 	if len(out.Injected) > 0 {
 		m = merge(pod, b.plans, in.Options)
 		out.Warnings = append(out.Warnings, m.warnings...)
+		out.Restricted = m.restricted
+		if len(m.reach) > 0 {
+			recorded := map[string]string{}
+			for name, verbs := range m.reach {
+				recorded[name] = authority.Format(verbs)
+			}
+			b.annotations[appsv1beta1.ReachAnnotation] = podstate.EncodeStringMap(recorded)
+		}
+		if len(m.restricted) > 0 {
+			for _, r := range m.restricted {
+				out.Warnings = append(out.Warnings, r.Message)
+			}
+			raw, err := json.Marshal(restrictedAnnotation(m.restricted))
+			if err != nil {
+				return Output{}, err
+			}
+			b.annotations[appsv1beta1.RestrictedAnnotation] = string(raw)
+		}
 		var listed []string
 		for _, v := range accepted {
 			listed = append(listed, v.name)
@@ -291,6 +331,9 @@ func build(accepted []*version, pod *corev1.Pod, w podmeta.Whitelist) (built, *v
 		b.annotations = map[string]string{}
 	}
 	for _, v := range accepted {
+		if err := checkAuthority(v); err != nil {
+			return built{}, v, err
+		}
 		warnings, err := patchMetadata(v, b.annotations, w)
 		if err != nil {
 			return built{}, v, err

@@ -222,7 +222,9 @@ func viewOf(tb testing.TB, pod *corev1.Pod, dropEnv map[string]bool) podView {
 	var err error
 	for k, val := range pod.Annotations {
 		switch k {
-		case "kubectl.kubernetes.io/last-applied-configuration":
+		case "kubectl.kubernetes.io/last-applied-configuration",
+			// Ours, which OpenKruise does not write (docs/injection.md).
+			appsv1beta1.ReachAnnotation, appsv1beta1.RestrictedAnnotation:
 		case appsv1beta1.SidecarSetHashAnnotation:
 			v.Hashes, err = podstate.DecodeHashes(val)
 		case appsv1beta1.SidecarSetHashWithoutImageAnnotation:

@@ -12,6 +12,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
 
 // owner is what holds a container name in the pod being admitted.
@@ -123,6 +124,10 @@ type merged struct {
 	dupSecrets  []int
 	pullSecrets []corev1.LocalObjectReference
 	warnings    []string
+	// restricted is what sidecars were not given, reach what the given
+	// needs, per SidecarSet (authority.go).
+	restricted []Restriction
+	reach      map[string]authority.Verbs
 }
 
 // merge places the built sidecars around the pod's own containers.
@@ -140,6 +145,8 @@ type merged struct {
 //   - imagePullSecrets follow the pod's, deduplicated by name.
 //   - Each sidecar gets the ServiceAccount token mount the API server's
 //     admission plugin would give it (see serviceaccount.go).
+//   - A sidecar is not given the mounts, devices or token its SidecarSet's
+//     authority does not cover (see authority.go).
 func merge(pod *corev1.Pod, plans []*plan, opts Options) merged {
 	var m merged
 	var inits, conts []sidecar
@@ -166,8 +173,15 @@ func merge(pod *corev1.Pod, plans []*plan, opts Options) merged {
 			m.after = append(m.after, s.container)
 		}
 	}
-	mountServiceAccountToken(pod, &m)
 	m.volumes, m.warnings = mergeVolumes(pod.Spec.Volumes, plans)
+	mountServiceAccountToken(pod, &m)
+	owners := map[string]*version{}
+	for _, p := range plans {
+		for _, s := range append(slices.Clip(p.initContainers), p.containers...) {
+			owners[s.container.Name] = p.v
+		}
+	}
+	m.restricted, m.reach = restrict(pod, &m, owners, opts.BeforeAdmission)
 	m.dupSecrets, m.pullSecrets = mergePullSecrets(pod.Spec.ImagePullSecrets, plans)
 	return m
 }

@@ -58,21 +58,22 @@ func orderCandidates(in []Candidate) ([]*Candidate, error) {
 // OpenKruise, which denies every pod its index puts next to an invalid
 // selector, a SidecarSet's own defect never blocks pods (validation refuses
 // such selectors when a SidecarSet is written).
-func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) ([]*Candidate, []Skip) {
-	nsName := ns.Name
-	if nsName == "" {
-		nsName = pod.Namespace
-	}
-	if nsName == "" {
-		nsName = metav1NamespaceDefault
-	}
-	var matched []*Candidate
-	var skips []Skip
+func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) (matched []*Candidate, skips []Skip, unknown []*Candidate) {
+	nsName := namespaceName(pod, ns)
 	for _, c := range cands {
 		s := c.SidecarSet
 		if s.Spec.InjectionStrategy.Paused {
 			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonInjectionPaused,
 				Message: "spec.injectionStrategy.paused is true"})
+			continue
+		}
+		if ns.LabelsError != nil && match.NeedsNamespaceLabels(s) {
+			if ok, err := match.Pod(s, pod.Labels); err == nil && ok {
+				unknown = append(unknown, c)
+			} else {
+				skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonPodNotSelected,
+					Message: "its selector does not match the pod's labels"})
+			}
 			continue
 		}
 		ok, err := match.Namespace(s, nsName, ns.Labels)
@@ -100,11 +101,23 @@ func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) ([]*Cand
 		matched = append(matched, c)
 	}
 	kept, canarySkips := excludeCanaryBases(matched)
-	return kept, append(skips, canarySkips...)
+	return kept, append(skips, canarySkips...), unknown
 }
 
 // metav1NamespaceDefault is the namespace of a pod that names none.
 const metav1NamespaceDefault = "default"
+
+// namespaceName is the pod's namespace: the one given, or the pod's own, or
+// the default.
+func namespaceName(pod *corev1.Pod, ns Namespace) string {
+	switch {
+	case ns.Name != "":
+		return ns.Name
+	case pod.Namespace != "":
+		return pod.Namespace
+	}
+	return metav1NamespaceDefault
+}
 
 // excludeCanaryBases drops every matched SidecarSet that a matched canary
 // names as its base: the canary is injected instead of its base.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
@@ -96,7 +97,24 @@ func TestMatchCandidates_SkipsWithReasons(t *testing.T) {
 		ns        Namespace
 		want      []string
 		wantSkips []Skip
+		// wantUnknown are the SidecarSets that select the pod but whose
+		// namespaceSelector needs labels that could not be read.
+		wantUnknown []string
 	}{
+		{
+			name: "namespace labels not read: only the SidecarSets that need them and select the pod are unknown",
+			sets: []*appsv1beta1.SidecarSet{
+				newSidecarSet("no-namespace-selector", "web", "a"),
+				withNamespaceSelector(newSidecarSet("needs-labels", "web", "a"), map[string]string{"team": "a"}),
+				withNamespaceSelector(newSidecarSet("needs-labels-other-app", "api", "a"), map[string]string{"team": "a"}),
+				withNamespaceSelector(newSidecarSet("by-name", "web", "a"), map[string]string{match.NamespaceNameLabel: "default"}),
+			},
+			ns:   Namespace{LabelsError: errors.New("the cache does not have it")},
+			want: []string{"no-namespace-selector", "by-name"},
+			wantSkips: []Skip{{SidecarSet: "needs-labels-other-app", Reason: ReasonPodNotSelected,
+				Message: "its selector does not match the pod's labels"}},
+			wantUnknown: []string{"needs-labels"},
+		},
 		{
 			name: "paused, other namespace, other labels and nil selector are skipped with their reasons",
 			sets: []*appsv1beta1.SidecarSet{newSidecarSet("match", "web", "a"), paused, otherNs,
@@ -161,9 +179,12 @@ func TestMatchCandidates_SkipsWithReasons(t *testing.T) {
 				c := candidateOf(s)
 				cands = append(cands, &c)
 			}
-			got, skips := matchCandidates(cands, newPod("web", "web"), tc.ns)
+			got, skips, unknown := matchCandidates(cands, newPod("web", "web"), tc.ns)
 			if diff := cmp.Diff(tc.want, names(got)); diff != "" {
 				t.Errorf("matched (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantUnknown, names(unknown)); diff != "" {
+				t.Errorf("unknown (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantSkips, skips); diff != "" {
 				t.Errorf("skips (-want +got):\n%s", diff)
@@ -306,4 +327,9 @@ func TestChooseVersion_RevisionPinning(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withNamespaceSelector(s *appsv1beta1.SidecarSet, labels map[string]string) *appsv1beta1.SidecarSet {
+	s.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: labels}
+	return s
 }

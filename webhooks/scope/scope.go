@@ -20,17 +20,31 @@
 // webhook only, which injects every SidecarSet that selects it.
 //
 // The expression stays under MaxExpressionLength. When the exact form is
-// longer, it is compacted in steps that only ever widen SidecarSets' terms,
-// never drop one: first each selector is reduced to one label requirement
-// that every pod it selects meets, then the values of a key to their common
-// prefixes, then to label keys, and last to the namespaces alone. The
-// summary says which step was needed, so the widening is reported, never
-// silent.
+// longer, terms are compacted in steps that only ever widen a term within
+// its SidecarSet's own reach: first each selector is reduced to one label
+// requirement that every pod it selects meets, then the values of a key to
+// their common prefixes, then to label keys, and last, for a SidecarSet
+// confined to namespaces named one by one, to those namespaces alone. The
+// cluster-wide terms are compacted as far as they alone need, never to
+// "every pod"; the confined terms then as far as the whole needs. So a
+// SidecarSet confined to some namespaces, however its selector is written,
+// never widens another SidecarSet's term: it cannot put pods of other
+// namespaces behind the fail-closed webhook.
+//
+// When even that does not fit, the condition degrades, never to pods that
+// no webhook sees: as few terms as needed are left out, the confined ones
+// first and the longest first, and the best-effort webhook's condition
+// becomes "true" (every pod is sent to it, and it injects every SidecarSet
+// that selects the pod). The SidecarSets left out are injected as before,
+// but a pod of theirs is admitted without them while the operator is
+// unreachable. Condition.Degraded names them. The summary says what was
+// needed, so the widening is reported, never silent.
 //
 // The package is pure: SidecarSets in, expressions out.
 package scope
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -67,9 +81,17 @@ const (
 	ValuePrefixes Level = "ValuePrefixes"
 	// LabelKeys means each selector is reduced to one label key.
 	LabelKeys Level = "LabelKeys"
-	// Namespaces means selectors are dropped; only namespaces are tested.
+	// Namespaces means, further, that the selectors of the SidecarSets
+	// confined to namespaces named one by one are dropped: only their
+	// namespaces are tested.
 	Namespaces Level = "Namespaces"
+	// Degraded means the condition could not fit: Condition.Degraded names
+	// the SidecarSets left out (the best-effort webhook receives every pod).
+	Degraded Level = "Degraded"
 )
+
+// levels are the compaction steps, in order.
+var levels = []Level{Exact, NecessaryLabel, ValuePrefixes, LabelKeys, Namespaces}
 
 // Condition is one webhook's matchCondition expression and how it was made.
 type Condition struct {
@@ -84,6 +106,9 @@ type Condition struct {
 	// selection at Level Exact: they select namespaces by labels other
 	// than the name.
 	Wider []string
+	// Degraded names, sorted, the SidecarSets left out of the condition
+	// because it could not fit (Level Degraded).
+	Degraded []string
 }
 
 // Scope is the pair of conditions for the two pod webhooks.
@@ -102,8 +127,44 @@ func Build(sets []*appsv1beta1.SidecarSet) Scope {
 // BuildCombined computes one condition for every SidecarSet, for an install
 // whose configuration has no best-effort webhook (one written before it
 // existed): the Fail webhook then receives the pods of both kinds.
+//
+// Degraded, the combined condition is "true": with no best-effort webhook,
+// only the fail-closed one can receive the SidecarSets left out.
 func BuildCombined(sets []*appsv1beta1.SidecarSet) Condition {
-	return build(sets, false).Required
+	c := build(sets, false).Required
+	if c.Level == Degraded {
+		c.Expression = "true"
+	}
+	return c
+}
+
+// Fallback is the scope written when the API server refuses the one Build
+// computed (a limit it enforces that MaxExpressionLength does not foresee):
+// the required webhook keeps the condition it has, required, and every pod
+// goes to the best-effort webhook, which injects every SidecarSet that
+// selects it; every SidecarSet is reported degraded, since which of them
+// the kept condition leaves out is not known.
+func Fallback(sets []*appsv1beta1.SidecarSet, required string) Scope {
+	sc := Scope{
+		Required:   Condition{Expression: required, Level: Degraded},
+		BestEffort: Condition{Expression: "true", Level: Degraded},
+	}
+	for _, s := range sets {
+		if _, ok := newTerm(s); ok {
+			sc.BestEffort.Degraded = append(sc.BestEffort.Degraded, s.Name)
+		}
+	}
+	slices.Sort(sc.BestEffort.Degraded)
+	sc.Required.SidecarSets, sc.BestEffort.SidecarSets = len(sc.BestEffort.Degraded), len(sc.BestEffort.Degraded)
+	return sc
+}
+
+// DegradedSidecarSets names, sorted and once each, the SidecarSets a scope
+// left out of its conditions.
+func (sc Scope) DegradedSidecarSets() []string {
+	out := slices.Concat(sc.Required.Degraded, sc.BestEffort.Degraded)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func build(sets []*appsv1beta1.SidecarSet, split bool) Scope {
@@ -120,6 +181,12 @@ func build(sets []*appsv1beta1.SidecarSet, split bool) Scope {
 		}
 	}
 	sc := Scope{Required: condition(required), BestEffort: condition(bestEffort)}
+	if sc.Required.Level == Degraded || sc.BestEffort.Level == Degraded {
+		// Every pod goes to the best-effort webhook, which injects every
+		// SidecarSet that selects the pod: none is missed.
+		sc.BestEffort.Expression, sc.BestEffort.Level = "true", Degraded
+		return sc
+	}
 	// A pod that a required SidecarSet selects goes to the required webhook
 	// only: it injects the best-effort SidecarSets too, in one call. Only
 	// the exact required terms are excluded (a wider one may not select the
@@ -134,6 +201,32 @@ func build(sets []*appsv1beta1.SidecarSet, split bool) Scope {
 		}
 	}
 	return sc
+}
+
+// Exempting returns the scope with the operator's own pods of its
+// namespace left out of both conditions (appsv1beta1.OperatorPodLabel):
+// they are never sent to the webhooks they serve, so that the operator can
+// always start, whatever a SidecarSet selects or the scope degrades to.
+// Pods of other namespaces carrying the label are sent as any other.
+func (sc Scope) Exempting(namespace string) Scope {
+	sc.Required, sc.BestEffort = sc.Required.Exempting(namespace), sc.BestEffort.Exempting(namespace)
+	return sc
+}
+
+// Exempting returns the condition with the operator's own pods of its
+// namespace left out (Scope.Exempting).
+func (c Condition) Exempting(namespace string) Condition {
+	if c.Expression == "false" || namespace == "" {
+		return c
+	}
+	operator := test(requirement{key: appsv1beta1.OperatorPodLabel, op: metav1.LabelSelectorOpIn, values: []string{appsv1beta1.OperatorPodName}})
+	exempt := fmt.Sprintf("!(request.namespace == '%s' && has(object.metadata.labels) && %s)", namespace, operator)
+	if c.Expression == "true" {
+		c.Expression = exempt
+	} else {
+		c.Expression = exempt + " && (" + c.Expression + ")"
+	}
+	return c
 }
 
 // MatchConditions returns a condition as the webhook's matchConditions.
@@ -169,6 +262,9 @@ type term struct {
 	namespace string
 	// wider is set when the namespace test is wider than the selection.
 	wider bool
+	// confined is set when the namespace test names the namespaces one by
+	// one (in, ==): the term can be reduced to it.
+	confined bool
 	// labels are the selector's requirements, sorted.
 	labels []requirement
 }
@@ -204,6 +300,7 @@ func newTerm(s *appsv1beta1.SidecarSet) (term, bool) {
 		return term{}, false
 	}
 	t.namespace, t.wider = ns, wider
+	t.confined = confinedTest(s)
 	return t, true
 }
 
@@ -246,7 +343,10 @@ func namespaceTest(s *appsv1beta1.SidecarSet) (test string, wider, ok bool) {
 }
 
 // condition renders the terms of one class, compacting them until the
-// expression fits.
+// expression fits: the cluster-wide terms as far as they alone need (down
+// to their label keys), then the confined ones as far as the whole needs
+// (down to their namespaces); then, degrading, without as few terms as
+// needed, the confined ones first.
 func condition(terms []term) Condition {
 	c := Condition{Expression: "false", Level: Exact, SidecarSets: len(terms)}
 	for _, t := range terms {
@@ -258,13 +358,104 @@ func condition(terms []term) Condition {
 	if len(terms) == 0 {
 		return c
 	}
-	for _, level := range []Level{Exact, NecessaryLabel, ValuePrefixes, LabelKeys, Namespaces} {
-		c.Level = level
-		c.Expression = render(terms, level)
-		if len(c.Expression) <= MaxExpressionLength {
-			break
+	at := make([]Level, len(terms))
+	for i := range at {
+		at[i] = Exact
+	}
+	fits := func(terms []term, at []Level) bool { return len(render(terms, at)) <= MaxExpressionLength }
+	if fits(terms, at) {
+		c.Expression = render(terms, at)
+		return c
+	}
+	step := func(confined bool, level Level) {
+		for i, t := range terms {
+			if t.confined == confined {
+				at[i] = level
+			}
+		}
+		if slices.Index(levels, level) > slices.Index(levels, c.Level) {
+			c.Level = level
 		}
 	}
+	// The cluster-wide terms are compacted as far as they alone need, never
+	// further for the confined ones, and never to "every pod".
+	var open []term
+	var openAt []Level
+	for _, t := range terms {
+		if !t.confined {
+			open, openAt = append(open, t), append(openAt, Exact)
+		}
+	}
+	for _, level := range []Level{NecessaryLabel, ValuePrefixes, LabelKeys} {
+		if len(open) == 0 || fits(open, openAt) {
+			break
+		}
+		step(false, level)
+		for i := range openAt {
+			openAt[i] = level
+		}
+	}
+	// The confined terms, as far as the whole needs, down to their
+	// namespaces alone.
+	if slices.ContainsFunc(terms, func(t term) bool { return t.confined }) {
+		for _, level := range levels[1:] {
+			if fits(terms, at) {
+				break
+			}
+			step(true, level)
+		}
+	}
+	if fits(terms, at) {
+		c.Expression = render(terms, at)
+		return c
+	}
+	// Degrade: leave out as few terms as needed, the confined ones first,
+	// the longest first (a long selector is what broke the limit).
+	order := make([]int, len(terms))
+	size := make([]int, len(terms))
+	for i := range terms {
+		order[i] = i
+		size[i] = len(render(terms[i:i+1], at[i:i+1]))
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if terms[a].confined != terms[b].confined {
+			if terms[a].confined {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(size[b], size[a])
+	})
+	without := func(n int) string {
+		out := make(map[int]bool, n)
+		for _, i := range order[:n] {
+			out[i] = true
+		}
+		var kept []term
+		var keptAt []Level
+		for i, t := range terms {
+			if !out[i] {
+				kept, keptAt = append(kept, t), append(keptAt, at[i])
+			}
+		}
+		return render(kept, keptAt)
+	}
+	// The fewest terms to leave out, by bisection: leaving out more never
+	// lengthens the expression.
+	lo, hi := 0, len(order) // without(hi) fits: it is "false" at worst
+	for lo < hi {
+		if mid := (lo + hi) / 2; len(without(mid)) <= MaxExpressionLength {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	n := lo
+	c.Level, c.Expression = Degraded, without(n)
+	for _, i := range order[:n] {
+		c.Degraded = append(c.Degraded, terms[i].name)
+	}
+	slices.Sort(c.Degraded)
 	return c
 }
 
@@ -277,23 +468,31 @@ func condition(terms []term) Condition {
 // Terms are grouped by namespace test; within a group, terms that are a
 // single In requirement on the same key are merged into one list. Keys and
 // values are sorted, so the same SidecarSets always give the same text.
-func render(terms []term, level Level) string {
+func render(terms []term, at []Level) string {
+	if len(terms) == 0 {
+		return "false"
+	}
 	groups := map[string]*group{}
-	for _, t := range terms {
+	for i, t := range terms {
+		level := at[i]
 		reqs := compact(t.labels, level)
 		g := groups[t.namespace]
 		if g == nil {
-			g = &group{in: map[string]map[string]bool{}, other: map[string]bool{}}
+			g = &group{in: map[string]map[string]bool{}, prefixed: map[string]map[string]bool{}, other: map[string]bool{}}
 			groups[t.namespace] = g
 		}
 		if matchesNoLabels(reqs) {
 			g.unlabeled = true
 		}
 		if len(reqs) == 1 && reqs[0].op == metav1.LabelSelectorOpIn {
-			vs := g.in[reqs[0].key]
+			into := g.in
+			if level == ValuePrefixes {
+				into = g.prefixed
+			}
+			vs := into[reqs[0].key]
 			if vs == nil {
 				vs = map[string]bool{}
-				g.in[reqs[0].key] = vs
+				into[reqs[0].key] = vs
 			}
 			for _, v := range reqs[0].values {
 				vs[v] = true
@@ -308,11 +507,10 @@ func render(terms []term, level Level) string {
 		var alts []string
 		for _, k := range slices.Sorted(maps.Keys(g.in)) {
 			values := slices.Sorted(maps.Keys(g.in[k]))
-			if level == ValuePrefixes {
-				alts = append(alts, prefixTest(k, values))
-				continue
-			}
 			alts = append(alts, test(requirement{key: k, op: metav1.LabelSelectorOpIn, values: values}))
+		}
+		for _, k := range slices.Sorted(maps.Keys(g.prefixed)) {
+			alts = append(alts, prefixTest(k, slices.Sorted(maps.Keys(g.prefixed[k]))))
 		}
 		alts = append(alts, slices.Sorted(maps.Keys(g.other))...)
 		labeled = append(labeled, and(ns, or(alts)))
@@ -329,12 +527,16 @@ func render(terms []term, level Level) string {
 
 type group struct {
 	in        map[string]map[string]bool // key -> values of single-In terms
+	prefixed  map[string]map[string]bool // the same, of terms at ValuePrefixes
 	other     map[string]bool            // rendered label tests of the other terms
 	unlabeled bool                       // some term selects a pod without labels
 }
 
 // compact reduces a term's requirements for a level. The reduced
-// requirements select every pod the originals select.
+// requirements select every pod the originals select. A term of negative
+// requirements only is kept exact below Namespaces: reducing it would make
+// it "every pod" (of its namespaces, for a confined term, which only
+// Namespaces allows).
 func compact(reqs []requirement, level Level) []requirement {
 	switch level {
 	case NecessaryLabel, ValuePrefixes, LabelKeys:
@@ -347,11 +549,27 @@ func compact(reqs []requirement, level Level) []requirement {
 			}
 			return []requirement{r}
 		}
-		return reqs // only negative requirements: short already, and exact
+		return reqs
 	case Namespaces:
 		return nil
 	}
 	return reqs
+}
+
+// confinedTest reports whether a SidecarSet's namespace test names its
+// namespaces one by one (a namespaceSelector on kubernetes.io/metadata.name
+// with matchLabels or In): its term can be reduced to that test.
+func confinedTest(s *appsv1beta1.SidecarSet) bool {
+	sel := s.Spec.NamespaceSelector
+	if sel == nil {
+		return false
+	}
+	if _, ok := sel.MatchLabels[match.NamespaceNameLabel]; ok {
+		return true
+	}
+	return slices.ContainsFunc(sel.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool {
+		return r.Key == match.NamespaceNameLabel && r.Operator == metav1.LabelSelectorOpIn
+	})
 }
 
 // matchesNoLabels reports whether requirements select a pod with no labels.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -488,5 +489,185 @@ func TestMerge_KeepsOtherConditionsAndReplacesOurs(t *testing.T) {
 				t.Errorf("Merge (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestBuild_WorstCases builds the scopes that SidecarSets written to push
+// it around would force (negative-only selectors with long values, many
+// namespaces, thousands of SidecarSets, confined or cluster-wide) and
+// checks the two properties the webhooks rest on: a pod that a SidecarSet
+// selects is always sent to a webhook (the required one for a required
+// SidecarSet the condition keeps), and a SidecarSet confined to namespaces
+// never puts a pod outside them behind the required webhook.
+func TestBuild_WorstCases(t *testing.T) {
+	t.Parallel()
+	namespace := func(i int) string { return fmt.Sprintf("team-%058d", i) } // 63 characters
+	negative := func(i int) *metav1.LabelSelector {
+		var values []string
+		for j := range 4 {
+			values = append(values, fmt.Sprintf("%s-%05d-%d", strings.Repeat("v", 50), i, j))
+		}
+		return exprs(req(fmt.Sprintf("example.com/%s%05d", strings.Repeat("k", 40), i), metav1.LabelSelectorOpNotIn, values...))
+	}
+	platform := func() *appsv1beta1.SidecarSet { return set("platform-mtls", labels("mesh", "on")) }
+	cases := []struct {
+		name string
+		sets func() []*appsv1beta1.SidecarSet
+		// level is the required condition's; degraded, whether the
+		// confined or the cluster-wide SidecarSets may be left out.
+		level                   Level
+		confinedOut, clusterOut bool
+	}{
+		{"negative-only selectors with long values, confined to three namespaces", func() []*appsv1beta1.SidecarSet {
+			sets := []*appsv1beta1.SidecarSet{platform()}
+			for i := range 3000 {
+				sets = append(sets, inNamespace(set(fmt.Sprintf("team-%d", i), negative(i)), namespace(i%3)))
+			}
+			return sets
+		}, Namespaces, false, false},
+		{"negative-only selectors confined to thousands of namespaces", func() []*appsv1beta1.SidecarSet {
+			sets := []*appsv1beta1.SidecarSet{platform()}
+			for i := range 2500 {
+				sets = append(sets, inNamespace(set(fmt.Sprintf("team-%d", i), negative(i)), namespace(i)))
+			}
+			return sets
+		}, Degraded, true, false},
+		{"negative-only selectors cluster-wide", func() []*appsv1beta1.SidecarSet {
+			sets := []*appsv1beta1.SidecarSet{platform()}
+			for i := range 1500 {
+				sets = append(sets, set(fmt.Sprintf("wide-%d", i), negative(i)))
+			}
+			return sets
+		}, Degraded, false, true},
+		{"thousands mixed: best-effort and required, confined and cluster-wide", func() []*appsv1beta1.SidecarSet {
+			sets := []*appsv1beta1.SidecarSet{platform(), bestEffort(set("platform-logs", labels("logs", "on")))}
+			for i := range 4000 {
+				s := inNamespace(set(fmt.Sprintf("team-%d", i), negative(i)), namespace(i%1500))
+				if i%2 == 0 {
+					bestEffort(s)
+				}
+				if i%5 == 0 {
+					s.Spec.Selector = labels("app", fmt.Sprintf("%s%05d", strings.Repeat("a", 50), i))
+				}
+				sets = append(sets, s)
+			}
+			for i := range 20 {
+				sets = append(sets, set(fmt.Sprintf("wide-%d", i), labels("app", fmt.Sprintf("wide-%d", i))))
+			}
+			return sets
+		}, Degraded, true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sets := tc.sets()
+			sc := Build(sets)
+			if sc.Required.Level != tc.level {
+				t.Fatalf("required condition at level %s (%d bytes), want %s", sc.Required.Level, len(sc.Required.Expression), tc.level)
+			}
+			for _, c := range []Condition{sc.Required, sc.BestEffort} {
+				if len(c.Expression) > MaxExpressionLength {
+					t.Fatalf("a condition of %d bytes", len(c.Expression))
+				}
+			}
+			degraded := map[string]bool{}
+			for _, name := range sc.DegradedSidecarSets() {
+				degraded[name] = true
+			}
+			confinedTo := map[string]bool{} // namespaces some confined SidecarSet names
+			for _, s := range sets {
+				confined := s.Spec.NamespaceSelector != nil
+				if confined {
+					confinedTo[match.IndexValues(s)[0]] = true
+				}
+				if degraded[s.Name] && (confined && !tc.confinedOut || !confined && !tc.clusterOut) {
+					t.Fatalf("%s is left out of the condition", s.Name)
+				}
+			}
+			if (tc.level == Degraded) != (len(degraded) > 0) || (tc.level == Degraded) != (sc.BestEffort.Expression == "true") {
+				t.Fatalf("level %s with %d SidecarSets left out, best-effort condition %.40q", tc.level, len(degraded), sc.BestEffort.Expression)
+			}
+			if tc.level == Degraded && BuildCombined(sets).Expression != "true" {
+				t.Fatalf("without a best-effort webhook, a degraded scope must send every pod to the required one")
+			}
+
+			// The pods: in the namespaces of the first and last SidecarSets,
+			// in namespaces no one is confined to, with the labels that
+			// the selectors test, and without.
+			namespaces := []string{"default", "kube-system"}
+			for _, s := range append(slices.Clone(sets[:40]), sets[len(sets)-40:]...) {
+				if s.Spec.NamespaceSelector != nil {
+					namespaces = append(namespaces, match.IndexValues(s)[0])
+				}
+			}
+			labelSets := []map[string]string{nil, {"mesh": "on"}, {"logs": "on"}, {"app": "wide-3"},
+				{"app": fmt.Sprintf("%s%05d", strings.Repeat("a", 50), 5)},
+				{fmt.Sprintf("example.com/%s%05d", strings.Repeat("k", 40), 1): fmt.Sprintf("%s-%05d-%d", strings.Repeat("v", 50), 1, 2)}}
+			required, bestEffortEval := newEvaluator(t, sc.Required.Expression), newEvaluator(t, sc.BestEffort.Expression)
+			checked := 0
+			for _, ns := range namespaces {
+				for _, l := range labelSets {
+					p := pod{namespace: ns, labels: l}
+					gotRequired, gotBestEffort := required.eval(t, p), bestEffortEval.eval(t, p)
+					byOpenRequired := false
+					for _, s := range sets {
+						if !selected(s, p) {
+							continue
+						}
+						checked++
+						switch {
+						case !appsv1beta1.IsBestEffort(s) && !degraded[s.Name]:
+							if !gotRequired {
+								t.Fatalf("pod %+v selected by the required %s is not sent to the required webhook", p, s.Name)
+							}
+						case !gotRequired && !gotBestEffort:
+							t.Fatalf("pod %+v selected by %s is sent to no webhook", p, s.Name)
+						}
+						if !appsv1beta1.IsBestEffort(s) && s.Spec.NamespaceSelector == nil {
+							byOpenRequired = true
+						}
+					}
+					if !confinedTo[ns] && !tc.clusterOut && gotRequired && !byOpenRequired {
+						t.Fatalf("pod %+v, in a namespace no confined SidecarSet names, selected by no cluster-wide required SidecarSet, is sent to the required webhook", p)
+					}
+				}
+			}
+			if checked < len(namespaces) {
+				t.Fatalf("the pods were barely selected: %d selections", checked)
+			}
+			t.Logf("%d SidecarSets: required %s (%d bytes), best-effort %s (%d bytes), %d left out, %d selections checked",
+				len(sets), sc.Required.Level, len(sc.Required.Expression), sc.BestEffort.Level, len(sc.BestEffort.Expression), len(degraded), checked)
+		})
+	}
+}
+
+// TestExempting_OnlyTheOperatorsNamespace: the operator's own pods are left
+// out in its namespace, whatever the condition (even "true", a degraded
+// combined scope); a pod carrying the same label elsewhere is sent as any
+// other (issue 22: the label exempted a pod in any namespace).
+func TestExempting_OnlyTheOperatorsNamespace(t *testing.T) {
+	t.Parallel()
+	operator := map[string]string{appsv1beta1.OperatorPodLabel: appsv1beta1.OperatorPodName}
+	for _, c := range []Condition{
+		{Expression: "true"},
+		Build([]*appsv1beta1.SidecarSet{set("everything", exprs(req("x", metav1.LabelSelectorOpDoesNotExist)))}).Required,
+	} {
+		e := newEvaluator(t, c.Exempting("kruise-system").Expression)
+		for _, tc := range []struct {
+			p    pod
+			sent bool
+		}{
+			{pod{namespace: "kruise-system", labels: operator}, false},
+			{pod{namespace: "team-a", labels: operator}, true},
+			{pod{namespace: "kruise-system", labels: map[string]string{"app": "other"}}, true},
+			{pod{namespace: "kruise-system"}, true},
+		} {
+			if got := e.eval(t, tc.p); got != tc.sent {
+				t.Errorf("%q: pod %+v sent %v, want %v", c.Expression, tc.p, got, tc.sent)
+			}
+		}
+	}
+	if got := (Condition{Expression: "false"}).Exempting("kruise-system").Expression; got != "false" {
+		t.Fatalf("a condition sending no pod became %q", got)
 	}
 }

@@ -77,6 +77,24 @@ func validateRecreate(s, old *appsv1beta1.SidecarSet, path *field.Path) (field.E
 	return errs, warnings
 }
 
+// validateRolloutGuards checks the rollout guards' annotations: a value
+// that cannot be read would silently turn its guard off. A failure window
+// without a failure budget has no effect, and says so.
+func validateRolloutGuards(annotations map[string]string, path *field.Path) (field.ErrorList, []string) {
+	_, guardErrs := appsv1beta1.ParseRolloutGuards(annotations)
+	var errs field.ErrorList
+	for _, e := range guardErrs {
+		errs = append(errs, field.Invalid(path.Key(e.Key), e.Value, e.Detail))
+	}
+	var warnings []string
+	_, window := annotations[appsv1beta1.FailureWindowAnnotation]
+	if _, budget := annotations[appsv1beta1.FailureBudgetAnnotation]; window && !budget {
+		warnings = append(warnings, fmt.Sprintf("%s: has no effect without the annotation %s",
+			path.Key(appsv1beta1.FailureWindowAnnotation), appsv1beta1.FailureBudgetAnnotation))
+	}
+	return errs, warnings
+}
+
 // validatePatchPodMetadata checks the annotations patched onto pods: keys and
 // values must be valid pod annotations, a key may appear in only one entry,
 // and a MergePatchJson value must be a JSON object.

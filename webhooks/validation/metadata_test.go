@@ -223,3 +223,51 @@ func TestValidateSidecarSet_Recreate(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateSidecarSet_RolloutGuards(t *testing.T) {
+	t.Parallel()
+	annotations := field.NewPath("metadata", "annotations")
+	tests := []struct {
+		name         string
+		annotations  map[string]string
+		want         field.ErrorList
+		wantWarnings []string
+	}{
+		{name: "no guard is accepted"},
+		{
+			name: "every guard with a whole number is accepted",
+			annotations: map[string]string{
+				appsv1beta1.ProgressDeadlineAnnotation: "600", appsv1beta1.FailureBudgetAnnotation: "0",
+				appsv1beta1.FailureWindowAnnotation: "60",
+			},
+		},
+		{
+			name: "values that would turn a guard off are refused, each at its key",
+			annotations: map[string]string{
+				appsv1beta1.ProgressDeadlineAnnotation: "10m", appsv1beta1.FailureBudgetAnnotation: "three",
+			},
+			want: field.ErrorList{
+				field.Invalid(annotations.Key(appsv1beta1.FailureBudgetAnnotation), "three",
+					"must be a whole number of pods from 0 to 2147483647"),
+				field.Invalid(annotations.Key(appsv1beta1.ProgressDeadlineAnnotation), "10m",
+					"must be a whole number of seconds from 1 to 2147483647"),
+			},
+		},
+		{
+			name:        "a failure window without a failure budget is accepted with a warning",
+			annotations: map[string]string{appsv1beta1.FailureWindowAnnotation: "60"},
+			wantWarnings: []string{"metadata.annotations[sidecarset-operator.dev/failure-window-seconds]: " +
+				"has no effect without the annotation sidecarset-operator.dev/failure-budget"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSidecarSet("agent", "nginx")
+			s.Annotations = tc.annotations
+			errs, warnings := ValidateSidecarSet(s, nil, Options{})
+			checkErrors(t, tc.want, errs)
+			checkWarnings(t, tc.wantWarnings, warnings)
+		})
+	}
+}

@@ -60,6 +60,9 @@ func ValidateSidecarSet(s, old *appsv1beta1.SidecarSet, o Options) (field.ErrorL
 	recreateErrs, recreateWarnings := validateRecreate(s, old, field.NewPath("metadata", "annotations"))
 	errs = append(errs, recreateErrs...)
 	warnings = append(warnings, recreateWarnings...)
+	guardErrs, guardWarnings := validateRolloutGuards(s.Annotations, field.NewPath("metadata", "annotations"))
+	errs = append(errs, guardErrs...)
+	warnings = append(warnings, guardWarnings...)
 
 	selectorErrs := validateSelectors(&s.Spec, spec)
 	errs = append(errs, selectorErrs...)

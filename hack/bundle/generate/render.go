@@ -89,7 +89,8 @@ func csvGVK() schema.GroupVersionKind {
 func dockerfile(annotations map[string]string, tests bool) string {
 	var b strings.Builder
 	b.WriteString(header)
-	b.WriteString("# The bundle image: make bundle-build (needs a container engine).\n")
+	b.WriteString("# The bundle image: make bundle-image builds it without a container engine,\n")
+	b.WriteString("# the CSV's manager image pinned by digest (hack/image); make bundle-build with one.\n")
 	b.WriteString("FROM scratch\n\n")
 	b.WriteString("# The same keys and values as bundle/metadata/annotations.yaml.\n")
 	b.WriteString(layout.DockerfileLabels(annotations))

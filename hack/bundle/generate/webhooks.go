@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/csv"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
@@ -44,10 +45,12 @@ func webhookDefinitions(configs []*unstructured.Unstructured, services []*corev1
 		// The pod webhooks' scope is written by the manager at run time,
 		// in OLM's configurations too; what config/webhook installs for it
 		// (the condition sending no pod) has no place in the CSV.
+		scoped := false
 		for _, c := range w.MatchConditions {
 			if c.Name != scope.ConditionName {
 				return fmt.Errorf("webhook %s: OLM webhook definitions cannot carry matchConditions (%s)", w.Name, c.Name)
 			}
+			scoped = true
 		}
 		b, err := resolveBackend(w.Name, w.ClientConfig, w.NamespaceSelector, services, deployments)
 		if err != nil {
@@ -57,6 +60,16 @@ func webhookDefinitions(configs []*unstructured.Unstructured, services []*corev1
 		d := description(typ, w.Name, b, w.AdmissionReviewVersions)
 		d.Rules, d.FailurePolicy, d.MatchPolicy = w.Rules, w.FailurePolicy, w.MatchPolicy
 		d.ObjectSelector, d.SideEffects, d.TimeoutSeconds = w.ObjectSelector, w.SideEffects, w.TimeoutSeconds
+		if scoped && d.ObjectSelector == nil {
+			// Until the manager has written the scope, which also leaves
+			// out its own pods, OLM's configuration sends every pod: the
+			// operator's pods must be kept out by their label, or the
+			// operator could not start (in any namespace: a webhook
+			// definition cannot carry the namespace).
+			d.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: appsv1beta1.OperatorPodLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{appsv1beta1.OperatorPodName},
+			}}}
+		}
 		d.ReinvocationPolicy = w.ReinvocationPolicy
 		out = append(out, d)
 		return nil

@@ -17,6 +17,7 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
@@ -61,10 +62,10 @@ func lacks(permission, name, user string) string {
 
 // confine is the policy's advice to an author who may not inject into
 // many namespaces.
-const confine = "confine it to a namespace where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)"
+const confine = "confine it to namespaces where you may create pods instead (v1alpha1 spec.namespace, or a namespaceSelector on kubernetes.io/metadata.name)"
 
 func everyNamespace(name, user string) string {
-	return "spec.namespaceSelector: injecting into every namespace " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
+	return "spec.namespaceSelector: creating a SidecarSet that injects into every namespace " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
 		"; " + confine
 }
 
@@ -77,7 +78,7 @@ func secrets(field, name, user string) string {
 }
 
 func podsIn(namespace, user string) string {
-	return fmt.Sprintf(`spec.namespaceSelector: injecting into the pods of namespace %q (v1alpha1 spec.namespace) requires permission to create pods in namespace %q, which user %q does not have`,
+	return fmt.Sprintf(`spec.namespaceSelector: creating a SidecarSet that injects into the pods of namespace %q (v1alpha1 spec.namespace) requires permission to create pods in namespace %q, which user %q does not have`,
 		namespace, namespace, user)
 }
 
@@ -124,7 +125,7 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 				ginkgo.Entry("namespaces a namespaceSelector picks, not without inject-all-namespaces", alice,
 					plain("selected-agent").NamespaceSelector(map[string]string{"team": "a"}),
 					func(name, user string) string {
-						return "spec.namespaceSelector: injecting into the namespaces a namespaceSelector picks " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
+						return "spec.namespaceSelector: creating a SidecarSet that injects into the namespaces a namespaceSelector picks " + lacks(authoring.VerbInjectAllNamespaces, name, user) +
 							"; " + confine
 					}),
 				ginkgo.Entry("every namespace, to who holds inject-all-namespaces", carol, plain("all-agent"), nil),
@@ -215,6 +216,146 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 			})
 		})
 	}
+
+	// Issue 22: the operator records on the SidecarSet the verbs its author
+	// held (the injector and the upgrader bound the sidecars by them), and
+	// only the operator writes that record.
+	ginkgo.Context("the authority record", ginkgo.Ordered, func() {
+		// own is a SidecarSet that conflicts with no other: its own pods and
+		// sidecar name.
+		own := func(name string) *builder.SidecarSetWrapper {
+			return builder.MakeSidecarSet(name, "app", name).Containers(builder.MakeContainer(name, "agent:1"))
+		}
+		get := func(ctx context.Context, name string) *appsv1beta1.SidecarSet {
+			s := &appsv1beta1.SidecarSet{}
+			gomega.ExpectWithOffset(1, env.Client.Get(ctx, client.ObjectKey{Name: name}, s)).To(gomega.Succeed())
+			return s
+		}
+		record := func(ctx context.Context, name string) string {
+			return get(ctx, name).Annotations[authority.Annotation]
+		}
+		refusal := func(name, detail string) string {
+			return fmt.Sprintf(`admission webhook "msidecarset.sidecarset-operator.dev" denied the request: sidecarsets.apps.kruise.io %q is forbidden: `+
+				`metadata.annotations[%s]: %s; only the operator writes it, from the permissions of whoever changes what the SidecarSet injects`,
+				name, authority.Annotation, detail)
+		}
+
+		ginkgo.It("should record the verbs of whoever creates a SidecarSet or changes what it injects, and keep them on other changes", func(ctx ginkgo.SpecContext) {
+			for user, want := range map[string]string{
+				carol: "inject-all-namespaces",
+				dave:  "inject-privileged,inject-secrets,inject-all-namespaces",
+			} {
+				s := own("recorded-" + user).Obj()
+				gomega.Expect(clients[user].Create(ctx, s)).To(gomega.Succeed())
+				ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+					gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, s))).To(gomega.Succeed())
+				})
+				gomega.Expect(record(ctx, s.Name)).To(gomega.Equal(want), "created by %s", user)
+			}
+			alices := own("recorded-alice").Namespace(teamA).Obj()
+			gomega.Expect(clients[alice].Create(ctx, alices)).To(gomega.Succeed())
+			ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+				gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, alices))).To(gomega.Succeed())
+			})
+			gomega.Expect(record(ctx, alices.Name)).To(gomega.BeEmpty(), "alice holds no inject verb")
+			gomega.Expect(get(ctx, alices.Name).Annotations).To(gomega.HaveKey(authority.Annotation))
+
+			// carol pauses dave's SidecarSet: the record stays dave's.
+			name := "recorded-" + dave
+			write := func(user string, change func(*appsv1beta1.SidecarSet)) error {
+				var err error
+				gomega.Eventually(func(g gomega.Gomega) {
+					s := get(ctx, name)
+					change(s)
+					err = clients[user].Update(ctx, s)
+					g.Expect(apierrors.IsConflict(err)).To(gomega.BeFalse(), "retry after a conflict: %v", err)
+				}).WithContext(ctx).Should(gomega.Succeed())
+				return err
+			}
+			gomega.Expect(write(carol, func(s *appsv1beta1.SidecarSet) { s.Spec.UpdateStrategy.Paused = true })).To(gomega.Succeed())
+			gomega.Expect(record(ctx, name)).To(gomega.Equal("inject-privileged,inject-secrets,inject-all-namespaces"))
+			// carol changes what it injects: the record is now carol's.
+			gomega.Expect(write(carol, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "agent:2" })).To(gomega.Succeed())
+			gomega.Expect(record(ctx, name)).To(gomega.Equal("inject-all-namespaces"))
+			// An administrator changes it back: the record follows.
+			gomega.Expect(write(dave, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "agent:3" })).To(gomega.Succeed())
+			gomega.Expect(record(ctx, name)).To(gomega.Equal("inject-privileged,inject-secrets,inject-all-namespaces"))
+		})
+
+		// Issue 22: a canary replaces its base's sidecars in the pods it
+		// selects; it needs the authority over its base, whether it is
+		// created as a canary or made one later.
+		ginkgo.It("should refuse a canary of a SidecarSet its author has no authority over, created or made one by an update", func(ctx ginkgo.SpecContext) {
+			base := own("platform-base").Obj()
+			gomega.Expect(env.Client.Create(ctx, base)).To(gomega.Succeed())
+			ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+				gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, base))).To(gomega.Succeed())
+			})
+			canaryOf := func(s *appsv1beta1.SidecarSet) *appsv1beta1.SidecarSet {
+				if s.Annotations == nil {
+					s.Annotations = map[string]string{}
+				}
+				s.Annotations[appsv1beta1.SidecarSetCanaryAnnotation] = "true"
+				s.Annotations[appsv1beta1.SidecarSetBaseAnnotation] = base.Name
+				s.Spec.UpdateStrategy.Type = appsv1beta1.NotUpdateSidecarSetStrategyType
+				return s
+			}
+			refused := func(name string) string {
+				return fmt.Sprintf(`admission webhook "vsidecarset.sidecarset-operator.dev" denied the request: sidecarsets.apps.kruise.io %q is forbidden: `+
+					`metadata.annotations[%s]: a canary of SidecarSet %q replaces its sidecars in the pods it selects, which needs the authority over %q: `+
+					`permission to inject-all-namespaces sidecarsets.apps.kruise.io %q, which user %q does not have`,
+					name, appsv1beta1.SidecarSetBaseAnnotation, base.Name, base.Name, base.Name, alice)
+			}
+			// The webhook has the base in its cache.
+			gomega.Eventually(func(g gomega.Gomega) {
+				err := clients[alice].Create(ctx, canaryOf(own("canary-new").Namespace(teamA).Obj()), client.DryRunAll)
+				g.Expect(err).To(gomega.HaveOccurred())
+				g.Expect(err.Error()).To(gomega.Equal(refused("canary-new")))
+			}).WithContext(ctx).Should(gomega.Succeed())
+
+			later := own("canary-later").Namespace(teamA).Obj()
+			gomega.Expect(clients[alice].Create(ctx, later)).To(gomega.Succeed())
+			ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+				gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, later))).To(gomega.Succeed())
+			})
+			gomega.Eventually(func(g gomega.Gomega) {
+				latest := &appsv1beta1.SidecarSet{}
+				g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(later), latest)).To(gomega.Succeed())
+				err := clients[alice].Update(ctx, canaryOf(latest), client.DryRunAll)
+				g.Expect(apierrors.IsConflict(err)).To(gomega.BeFalse(), "retry after a conflict: %v", err)
+				g.Expect(err).To(gomega.HaveOccurred())
+				g.Expect(err.Error()).To(gomega.Equal(refused(later.Name)))
+			}).WithContext(ctx).Should(gomega.Succeed())
+
+			// carol holds inject-all-namespaces: her canary is accepted.
+			gomega.Expect(clients[carol].Create(ctx, canaryOf(own("canary-carol").Obj()), client.DryRunAll)).To(gomega.Succeed())
+		})
+
+		ginkgo.It("should refuse a record written by a user, on create and on update", func(ctx ginkgo.SpecContext) {
+			forged := own("forged").Obj()
+			forged.Annotations = map[string]string{authority.Annotation: "inject-privileged,inject-secrets,inject-all-namespaces"}
+			err := clients[carol].Create(ctx, forged, client.DryRunAll)
+			gomega.Expect(err).To(gomega.HaveOccurred())
+			gomega.Expect(err.Error()).To(gomega.Equal(refusal("forged", `a new SidecarSet may not carry it (the operator records "inject-all-namespaces", the verbs you hold); remove it`)))
+
+			s := own("recorded-update").Obj()
+			gomega.Expect(clients[carol].Create(ctx, s)).To(gomega.Succeed())
+			ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+				gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, s))).To(gomega.Succeed())
+			})
+			for _, who := range []string{carol, dave} {
+				gomega.Eventually(func(g gomega.Gomega) {
+					latest := get(ctx, s.Name)
+					latest.Annotations[authority.Annotation] = "inject-privileged,inject-secrets,inject-all-namespaces"
+					err := clients[who].Update(ctx, latest, client.DryRunAll)
+					g.Expect(apierrors.IsConflict(err)).To(gomega.BeFalse(), "retry after a conflict: %v", err)
+					g.Expect(err).To(gomega.HaveOccurred())
+					g.Expect(err.Error()).To(gomega.Equal(refusal(s.Name, "the request changes it; remove it from the object you write")))
+				}).WithContext(ctx).Should(gomega.Succeed())
+			}
+			gomega.Expect(record(ctx, s.Name)).To(gomega.Equal("inject-all-namespaces"))
+		})
+	})
 
 	ginkgo.Context("tuned by an administrator", ginkgo.Ordered, func() {
 		ginkgo.It("should have the manager (OLM) update its own installation and keep the administrator's changes", func(ctx ginkgo.SpecContext) {

@@ -15,6 +15,7 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
+	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
 
 // eventNotes lists the notes of the events of a reason on a SidecarSet.
@@ -64,6 +65,33 @@ var _ = ginkgo.Describe("Detection of pods that run without their sidecars", fun
 			g.Expect(meta.FindStatusCondition(s.Status.Conditions, appsv1beta1.SidecarSetConditionInjected)).To(gomega.BeNil())
 			g.Expect(eventNotes(ctx, g, set.Name, controllers.EventPodsInjected)).To(gomega.ConsistOf(
 				"Every pod the SidecarSet selects carries its sidecars"))
+		}).WithContext(ctx).Should(gomega.Succeed())
+	})
+
+	// Issue 22: the operator's label exempted a pod in any namespace from
+	// detection; it exempts the operator's own pods, in its namespace, only.
+	ginkgo.It("should count a pod carrying the operator's label outside the operator's namespace", func(ctx ginkgo.SpecContext) {
+		ns := newNamespace(ctx)
+		var pods []*corev1.Pod
+		for _, namespace := range []string{ns, framework.OperatorNamespace} {
+			p := builder.MakePod("pod", namespace).Name(ns+"-operator").Label(specLabel, ns).
+				Label(appsv1beta1.OperatorPodLabel, appsv1beta1.OperatorPodName).Obj()
+			p.Spec.NodeName = "node-1"
+			gomega.Expect(k8s.Create(ctx, p)).To(gomega.Succeed())
+			ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+				gomega.Expect(client.IgnoreNotFound(k8s.Delete(ctx, p, client.GracePeriodSeconds(0)))).To(gomega.Succeed())
+			})
+			pods = append(pods, p)
+		}
+		set := builder.MakeSidecarSet(ns, specLabel, ns).Containers(builder.MakeContainer("agent", "agent:1")).Obj()
+		createSidecarSet(ctx, set)
+		want := fmt.Sprintf("1 pod it selects runs without its sidecars: %s/%s (created before the SidecarSet)", ns, pods[0].Name)
+		gomega.Eventually(func(g gomega.Gomega) {
+			s := getSidecarSet(ctx, g, set.Name)
+			g.Expect(s.Status.NotInjectedPods).To(gomega.Equal(int32(1)))
+			c := meta.FindStatusCondition(s.Status.Conditions, appsv1beta1.SidecarSetConditionInjected)
+			g.Expect(c).NotTo(gomega.BeNil())
+			g.Expect(c.Message).To(gomega.Equal(want))
 		}).WithContext(ctx).Should(gomega.Succeed())
 	})
 

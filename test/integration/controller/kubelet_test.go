@@ -23,7 +23,9 @@ import (
 // (resources, allocatedResources) and the pod its observed generation, so
 // that a resize (pods/resize) is applied when the kubelet next runs.
 // Nothing happens until a test calls runKubelet: the test decides when a
-// restart or a resize completes.
+// restart or a resize completes. An image whose tag ends in "invalid"
+// cannot be pulled: the container waits with reason ErrImagePull, keeps its
+// old image ID and the pod is not ready, as with the kwok stages.
 
 // qualified is an image as a container runtime reports it.
 func qualified(image string) string {
@@ -44,6 +46,12 @@ func imageIDOf(image string) string {
 	return fmt.Sprintf("%s@sha256:%x", repo, sha256.Sum256([]byte(q)))
 }
 
+// unpullable reports whether an image cannot be pulled: its tag ends in
+// "invalid".
+func unpullable(image string) bool {
+	return strings.HasSuffix(image, "invalid") && strings.Contains(path.Base(image), ":")
+}
+
 // containerStatus is what the kubelet reports for a container given its
 // previous status (nil for a new pod). A running container whose image is
 // unchanged keeps its status.
@@ -51,6 +59,15 @@ func containerStatus(c *corev1.Container, old *corev1.ContainerStatus, longRunni
 	if old != nil && old.Image == qualified(c.Image) {
 		st := *old
 		st.Resources, st.AllocatedResources = reportedResources(c)
+		return st
+	}
+	if unpullable(c.Image) {
+		st := corev1.ContainerStatus{Name: c.Name, Image: qualified(c.Image), State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "failed to pull image " + c.Image + ": not found"},
+		}}
+		if old != nil {
+			st.ImageID, st.RestartCount = old.ImageID, old.RestartCount
+		}
 		return st
 	}
 	st := newContainerStatus(c, old, longRunning, now)
@@ -114,14 +131,18 @@ func kubeletStatus(pod *corev1.Pod) corev1.PodStatus {
 		native := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		st.InitContainerStatuses = append(st.InitContainerStatuses, containerStatus(c, old(pod.Status.InitContainerStatuses, c.Name), native, now))
 	}
+	ready := corev1.ConditionTrue
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		st.ContainerStatuses = append(st.ContainerStatuses, containerStatus(c, old(pod.Status.ContainerStatuses, c.Name), true, now))
+		if unpullable(c.Image) {
+			ready = corev1.ConditionFalse
+		}
 	}
 	for _, t := range []corev1.PodConditionType{corev1.PodReady, corev1.ContainersReady} {
-		c := corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now}
+		c := corev1.PodCondition{Type: t, Status: ready, LastTransitionTime: now}
 		for _, prev := range pod.Status.Conditions {
-			if prev.Type == t && prev.Status == corev1.ConditionTrue {
+			if prev.Type == t && prev.Status == ready {
 				c.LastTransitionTime = prev.LastTransitionTime
 			}
 		}

@@ -17,6 +17,7 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
+	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
 
 // otherMutator is another team's mutating webhook: it adds the label
@@ -129,13 +130,29 @@ var _ = ginkgo.Describe("Pod injection next to another mutating webhook", func()
 		ginkgo.Entry("when the other webhook runs before ours, it is invoked again", "aaa-test-other-mutator", false),
 	)
 
-	ginkgo.It("should never see the operator's own pods, whatever they match", func(ctx ginkgo.SpecContext) {
+	// Issue 22: the operator's label exempts its pods in its own namespace
+	// only; it used to exempt a pod in any namespace from every required
+	// SidecarSet.
+	ginkgo.It("should never see the operator's own pods in its namespace, whatever they match, and only there", func(ctx ginkgo.SpecContext) {
 		s, _ := createSidecarSet(ctx, sidecarSet(ns, "all").Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())
 		createInjected(ctx, pod(ns).Obj(), s.Name) // the webhook has seen s
-		admissions := metricValue(admissionDurationMetric, nil)
 
-		operator, warnings, err := createPod(ctx, pod(ns).Label("app.kubernetes.io/name", "sidecarset-operator").Obj())
+		// Elsewhere, the label is a label like any other.
+		labelled, _ := createInjected(ctx, pod(ns).Label(appsv1beta1.OperatorPodLabel, appsv1beta1.OperatorPodName).Obj(), s.Name)
+		gomega.Expect(containerNames(labelled.Spec.Containers)).To(gomega.Equal([]string{"proxy", "main"}))
+
+		// In the operator's namespace, a SidecarSet selecting every pod
+		// does not reach the operator's own.
+		everything := builder.MakeSidecarSet(ns+"-operator-ns", specLabel, ns).Namespace(framework.OperatorNamespace).
+			Containers(builder.MakeContainer("operator-ns-proxy", "envoy:v1")).Obj()
+		everything.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "none", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+		createSidecarSet(ctx, everything)
+		createInjected(ctx, builder.MakePod("other", framework.OperatorNamespace).Obj(), everything.Name)
+		admissions := metricValue(admissionDurationMetric, nil)
+		operator, warnings, err := createPod(ctx, builder.MakePod("operator", framework.OperatorNamespace).
+			Label(appsv1beta1.OperatorPodLabel, appsv1beta1.OperatorPodName).Obj())
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		deleteAtEnd(operator)
 		gomega.Expect(warnings).To(gomega.BeEmpty())
 		gomega.Expect(containerNames(operator.Spec.Containers)).To(gomega.Equal([]string{"main"}))
 		gomega.Expect(operator.Annotations).To(gomega.BeEmpty())

@@ -8,6 +8,7 @@ import (
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -163,6 +164,21 @@ var _ = ginkgo.Describe("Pod injection of a pinned revision", func() {
 			`spec.injectionStrategy.revision.revisionName: Invalid value: %q: ControllerRevision %q cannot be resolved `+
 				`(ControllerRevision %s/%s belongs to SidecarSet %q, not %q): %s`,
 			foreign.Name, foreign.Name, framework.OperatorNamespace, foreign.Name, other.Name, s.Name, consequence)}))
+
+		// Issue 22: a SidecarSet recreated under an old name cannot pin the
+		// revision of the one it replaced (recorded under another author's
+		// authority, and not yet garbage collected).
+		old, _ := createSidecarSet(ctx, sidecarSet(ns, "pinned").Containers(builder.MakeContainer("logger", "fluentbit:v0")).Obj())
+		left := recordedRevision(ctx, old, "")
+		gomega.Expect(k8s.Delete(ctx, old)).To(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(old), &appsv1beta1.SidecarSet{}))).To(gomega.BeTrue())
+		}).WithContext(ctx).Should(gomega.Succeed())
+		err = k8s.Create(ctx, s.Clone().InjectRevision(appsv1beta1.SidecarSetInjectRevision{RevisionName: new(left.Name)}).Obj())
+		gomega.Expect(causes(err)).To(gomega.HaveLen(1))
+		gomega.Expect(causes(err)[0]).To(gomega.ContainSubstring(fmt.Sprintf(
+			`ControllerRevision %s/%s is controlled by %s, an earlier SidecarSet named %q, not by this one`,
+			framework.OperatorNamespace, left.Name, old.UID, s.Obj().Name)))
 
 		err = k8s.Create(ctx, s.Clone().InjectRevision(appsv1beta1.SidecarSetInjectRevision{CustomVersion: new("v9")}).Obj())
 		gomega.Expect(causes(err)).To(gomega.Equal([]string{fmt.Sprintf(

@@ -3,17 +3,23 @@ package webhook_test
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
+	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
@@ -102,6 +108,117 @@ var _ = ginkgo.Describe("The pod webhooks' scope", func() {
 		}).WithContext(ctx).Should(gomega.Succeed())
 		created, _ := createInjected(ctx, pod(ns).Obj(), logs.Name)
 		gomega.Expect(containerNames(created.Spec.Containers)).To(gomega.Equal([]string{"log-agent", "main"}))
+	})
+
+	// Issue 22: when the scope cannot fit, it degrades to the best-effort
+	// webhook receiving every pod, never to pods no webhook sees, and says
+	// so on each SidecarSet left out (condition, event, metric).
+	ginkgo.It("should serve the SidecarSets the scope cannot express through the best-effort webhook, and say so", ginkgo.Serial, func(ctx ginkgo.SpecContext) {
+		// Negative-only selectors with long values cannot be compacted:
+		// 320 of them are over the limit. Each selects the pods of the
+		// namespaces carrying its own label.
+		long := strings.Repeat("v", 50)
+		var sets []*appsv1beta1.SidecarSet
+		for i := range 320 {
+			s := builder.MakeSidecarSet(fmt.Sprintf("degrade-%03d", i), "unused", "x").
+				Containers(builder.MakeContainer(fmt.Sprintf("sidecar-%03d", i), "agent:v1")).Obj()
+			var values []string
+			for j := range 4 {
+				values = append(values, fmt.Sprintf("%s-%03d-%d", long, i, j))
+			}
+			s.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: fmt.Sprintf("example.com/%s%03d", strings.Repeat("k", 40), i), Operator: metav1.LabelSelectorOpNotIn, Values: values,
+			}}}
+			s.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{fmt.Sprintf("degrade-%03d", i): "on"}}
+			gomega.Expect(k8s.Create(ctx, s)).To(gomega.Succeed())
+			deleteSidecarSetAtEnd(s)
+			sets = append(sets, s)
+		}
+		gomega.Expect(scope.Build(sets).Required.Level).To(gomega.Equal(scope.Degraded))
+		// Every pod but the operator's own in its namespace.
+		everyPod := scope.Condition{Expression: "true"}.Exempting(framework.OperatorNamespace).Expression
+
+		var out *appsv1beta1.SidecarSet
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(webhookConditions(g, ctx, podBestEffortWebhook)[0].Expression).To(gomega.Equal(everyPod))
+			left := metricValue("sidecarset_pod_webhook_scope_degraded_sidecarsets", map[string]string{"webhook": podWebhook})
+			g.Expect(left).To(gomega.BeNumerically(">", 0))
+			list := &appsv1beta1.SidecarSetList{}
+			g.Expect(k8s.List(ctx, list)).To(gomega.Succeed())
+			var degraded []*appsv1beta1.SidecarSet
+			for i := range list.Items {
+				if c := meta.FindStatusCondition(list.Items[i].Status.Conditions, appsv1beta1.SidecarSetConditionScoped); c != nil {
+					g.Expect(c.Status).To(gomega.Equal(metav1.ConditionFalse))
+					g.Expect(c.Reason).To(gomega.Equal(appsv1beta1.ReasonScopeDegraded))
+					g.Expect(c.Message).To(gomega.ContainSubstring("its pods are sent to the best-effort webhook"))
+					degraded = append(degraded, &list.Items[i])
+				}
+			}
+			g.Expect(degraded).To(gomega.HaveLen(int(left)))
+			// The conditions, the metric and the required webhook agree
+			// once the scope settles (conditions written while the 320
+			// SidecarSets were still arriving name earlier left-outs).
+			required := webhookConditions(g, ctx, podWebhook)[0].Expression
+			for _, d := range degraded {
+				g.Expect(required).NotTo(gomega.ContainSubstring(d.Spec.Selector.MatchExpressions[0].Key))
+			}
+			out = degraded[0]
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(gomega.Succeed())
+		gomega.Eventually(func(g gomega.Gomega) {
+			events := &eventsv1.EventList{}
+			g.Expect(k8s.List(ctx, events)).To(gomega.Succeed())
+			g.Expect(slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+				return e.Regarding.Name == out.Name && e.Reason == controllers.EventScopeDegraded && e.Type == corev1.EventTypeWarning
+			})).To(gomega.BeTrue())
+		}).WithContext(ctx).Should(gomega.Succeed())
+
+		// A pod the left-out SidecarSet selects is injected, by the
+		// best-effort webhook; a pod of the SidecarSets kept is injected
+		// by the required one.
+		ns := newNamespace(ctx, map[string]string{out.Name: "on"})
+		created, _ := createInjected(ctx, builder.MakePod("left-out", ns).Obj(), out.Name)
+		gomega.Expect(containerNames(created.Spec.Containers)).To(gomega.ContainElement(out.Spec.Containers[0].Name))
+
+		// Once the others are gone, the scope fits again and the condition
+		// is removed.
+		for _, s := range sets {
+			if s.Name != out.Name {
+				gomega.Expect(client.IgnoreNotFound(k8s.Delete(ctx, s))).To(gomega.Succeed())
+			}
+		}
+		gomega.Eventually(func(g gomega.Gomega) {
+			g.Expect(webhookConditions(g, ctx, podBestEffortWebhook)[0].Expression).NotTo(gomega.Equal(everyPod))
+			got := &appsv1beta1.SidecarSet{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(out), got)).To(gomega.Succeed())
+			g.Expect(meta.FindStatusCondition(got.Status.Conditions, appsv1beta1.SidecarSetConditionScoped)).To(gomega.BeNil())
+			g.Expect(metricValue("sidecarset_pod_webhook_scope_degraded_sidecarsets", map[string]string{"webhook": podWebhook})).To(gomega.BeZero())
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(gomega.Succeed())
+		gomega.Expect(webhookConditions(gomega.Default, ctx, podWebhook)[0].Expression).To(gomega.ContainSubstring(out.Spec.Selector.MatchExpressions[0].Key))
+	})
+
+	ginkgo.It("should write degraded conditions the API server accepts", func(ctx ginkgo.SpecContext) {
+		var sets []*appsv1beta1.SidecarSet
+		for i := range 2500 {
+			s := builder.MakeSidecarSet(fmt.Sprintf("s%04d", i), "app", "x").Obj()
+			s.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+				Key: fmt.Sprintf("example.com/k%04d", i), Operator: metav1.LabelSelectorOpNotIn,
+				Values: []string{strings.Repeat("v", 60), strings.Repeat("w", 60)},
+			}}}
+			s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace(fmt.Sprintf("team-%058d", i))
+			sets = append(sets, s)
+		}
+		sc := scope.Build(sets)
+		gomega.Expect(sc.Required.Level).To(gomega.Equal(scope.Degraded))
+		gomega.Expect(sc.BestEffort.Expression).To(gomega.Equal("true"))
+		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		gomega.Expect(k8s.Get(ctx, types.NamespacedName{Name: webhooks.MutatingConfigName}, cfg)).To(gomega.Succeed())
+		i := slices.IndexFunc(cfg.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == podWebhook })
+		probe := &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "scope-probe"},
+			Webhooks:   []admissionregistrationv1.MutatingWebhook{cfg.Webhooks[i]},
+		}
+		probe.Webhooks[0].MatchConditions = sc.Required.MatchConditions()
+		gomega.Expect(k8s.Create(ctx, probe, client.DryRunAll)).To(gomega.Succeed(), "%d characters", len(sc.Required.Expression))
 	})
 
 	ginkgo.DescribeTable("should write conditions the API server accepts for 5000 SidecarSets",

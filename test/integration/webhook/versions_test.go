@@ -48,7 +48,7 @@ var _ = ginkgo.Describe("Both API versions", func() {
 		bad.ResourceVersion, bad.Name, bad.Spec.Namespace = "", ns+"-bad", "Not A Namespace"
 		err := k8s.Create(ctx, bad)
 		gomega.Expect(err).To(gomega.HaveOccurred())
-		gomega.Expect(causes(err)).To(gomega.ContainElement(gomega.HavePrefix(`spec.namespace: Invalid value: "Not A Namespace"`)))
+		gomega.Expect(causes(err)).To(gomega.ContainElement(gomega.HavePrefix(`spec.namespace: Invalid value: "Not A Namespace"`)), "%v", err)
 	})
 
 	ginkgo.It("should keep the CRD's conversion webhook at the operator's SidecarSet webhook", func(ctx ginkgo.SpecContext) {

@@ -111,6 +111,9 @@ func (o *options) manifestInjector(ctx context.Context, st *state, data []byte) 
 	if err != nil {
 		return nil, err
 	}
+	// The manifests have not been admitted: the API server will mount the
+	// pods' tokens when they are created.
+	pi.Options.BeforeAdmission = true
 	return webhookInjector{pi}, nil
 }
 

@@ -6,7 +6,9 @@
 // the cluster with the user's kubeconfig, or from files) and run the
 // webhook's own decision (webhooks.PodInjector.Decide); plan runs the
 // controller's (controllers/rollout.Compute): there is no second
-// implementation of either.
+// implementation of either. rollout (rollout*.go) follows, lists, undoes,
+// pauses and resumes a SidecarSet's rollout, as kubectl rollout does a
+// Deployment's.
 package cli
 
 import (
@@ -28,10 +30,11 @@ func NewCommand(streams Streams) *cobra.Command {
 	o := &options{}
 	root := &cobra.Command{
 		Use:   "kubectl-sidecarset",
-		Short: "Explain and preview the sidecar injection and the rollouts of SidecarSets (apps.kruise.io)",
+		Short: "Explain and preview the sidecar injection and the rollouts of SidecarSets (apps.kruise.io), and manage their rollouts",
 		Long: "kubectl sidecarset explains which SidecarSets select a pod and why the others do not, injects\n" +
 			"manifests offline as the operator's pod webhook would admit their pods, and plans the next rollout of a\n" +
-			"SidecarSet pod by pod. They run the webhook's and the controller's own code.",
+			"SidecarSet pod by pod. They run the webhook's and the controller's own code.\n" +
+			"kubectl sidecarset rollout follows, lists, undoes, pauses and resumes a SidecarSet's rollout.",
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -58,6 +61,6 @@ func NewCommand(streams Streams) *cobra.Command {
 	flags.BoolVar(&o.defaultsAllowed, "patch-metadata-defaults-allowed", false,
 		"As the manager's SidecarSetPatchPodMetadataDefaultsAllowed feature gate (explain's whitelist check).")
 
-	root.AddCommand(newExplainCommand(o), newInjectCommand(o), newPlanCommand(o))
+	root.AddCommand(newExplainCommand(o), newInjectCommand(o), newPlanCommand(o), newRolloutCommand(o))
 	return root
 }

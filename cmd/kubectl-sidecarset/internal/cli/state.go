@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,6 +44,10 @@ type options struct {
 	coin              float64
 	sortByName        bool
 	defaultsAllowed   bool
+
+	// warnings, when set, receives the API server's warnings (as kubectl
+	// prints them).
+	warnings io.Writer
 
 	// clientConfig and cl are made on first use.
 	clientConfig clientcmd.ClientConfig
@@ -76,6 +82,10 @@ func (o *options) client() (client.Client, error) {
 	cfg, err := o.config().ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	if o.warnings != nil {
+		cfg.WarningHandlerWithContext = nil
+		cfg.WarningHandler = rest.NewWarningWriter(o.warnings, rest.WarningWriterOptions{Deduplicate: true})
 	}
 	o.cl, err = client.New(cfg, client.Options{Scheme: scheme})
 	return o.cl, err

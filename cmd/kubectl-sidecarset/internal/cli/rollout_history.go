@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+)
+
+// HistoryEntry is one revision of a SidecarSet's history.
+type HistoryEntry struct {
+	// Revision is the ControllerRevision's number, Name its name.
+	Revision int64  `json:"revision"`
+	Name     string `json:"name"`
+	// CustomVersion is its apps.kruise.io/sidecarset-custom-version label.
+	CustomVersion string `json:"customVersion,omitempty"`
+	// Images are its sidecars' images, as container=image, init containers
+	// first.
+	Images []string `json:"images"`
+	// Created is when it was recorded.
+	Created metav1.Time `json:"created"`
+	// Current is set for the revision of the SidecarSet's current spec
+	// (status.latestRevision).
+	Current bool `json:"current"`
+	// Pods counts the pods that record it: injected with it, or upgraded to
+	// it.
+	Pods int `json:"pods"`
+	// Spec is what it recorded (shown for one revision).
+	Spec *revision.Data `json:"spec,omitempty"`
+}
+
+func newRolloutHistoryCommand(o *options) *cobra.Command {
+	var (
+		number int64
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "history NAME",
+		Short: "List a SidecarSet's revisions (its ControllerRevisions), with how many pods run each",
+		Long: "history lists the ControllerRevisions a SidecarSet recorded in the operator's namespace, oldest first: number,\n" +
+			"name, custom version, sidecar images, when it was recorded, whether it is the current spec, and how many of the\n" +
+			"SidecarSet's pods record it. --revision N shows what one revision recorded.",
+		Example: "  kubectl sidecarset rollout history log-agent\n" +
+			"  kubectl sidecarset rollout history log-agent --revision 2 -o yaml",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, s, err := o.rolloutTarget(cmd, args, output)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			revs, err := o.revisionsOf(ctx, c, s)
+			if err != nil {
+				return err
+			}
+			pods, err := podsOf(ctx, c, s)
+			if err != nil {
+				return err
+			}
+			entries, err := historyOf(s, revs, pods)
+			if err != nil {
+				return err
+			}
+			if number != 0 {
+				return printRevision(cmd.OutOrStdout(), output, s.Name, entries, revs, number)
+			}
+			if output != "" {
+				return printObject(cmd.OutOrStdout(), output, entries)
+			}
+			return writeHistory(cmd.OutOrStdout(), entries)
+		},
+	}
+	cmd.Flags().Int64Var(&number, "revision", 0, "Show the details of this revision (its number).")
+	outputFlag(cmd, &output)
+	return cmd
+}
+
+// historyOf lists a SidecarSet's revisions (sorted by number) with the
+// number of pods that record each: by the controllerRevision of their hash
+// entry, or, for pods that lack one (injected by an older OpenKruise), by
+// the hash.
+func historyOf(s *appsv1beta1.SidecarSet, revs []appsv1.ControllerRevision, pods []*corev1.Pod) ([]HistoryEntry, error) {
+	entries := make([]HistoryEntry, 0, len(revs))
+	byName := map[string]int{}
+	byHash := map[string]int{}
+	for i := range revs {
+		r := &revs[i]
+		data, err := revision.Decode(r.Data.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("revision %s: %w", r.Name, err)
+		}
+		hashes, err := appsv1beta1.ComputeHashes(&appsv1beta1.SidecarSetSpec{Containers: data.Containers, InitContainers: data.InitContainers})
+		if err != nil {
+			return nil, fmt.Errorf("revision %s: %w", r.Name, err)
+		}
+		byName[r.Name], byHash[hashes.Hash] = i, i
+		entries = append(entries, HistoryEntry{
+			Revision: r.Revision, Name: r.Name, CustomVersion: r.Labels[appsv1beta1.SidecarSetCustomVersionLabel],
+			Images: images(&data), Created: r.CreationTimestamp, Current: r.Name == s.Status.LatestRevision,
+		})
+	}
+	for _, p := range pods {
+		state, err := podstate.Read(p.Annotations)
+		if err != nil {
+			continue
+		}
+		e, ok := state.Hashes[s.Name]
+		if !ok {
+			continue
+		}
+		i, found := byName[e.ControllerRevision]
+		if e.ControllerRevision == "" {
+			i, found = byHash[e.Hash]
+		}
+		if found {
+			entries[i].Pods++
+		}
+	}
+	return entries, nil
+}
+
+// images lists a revision's sidecar images, init containers first.
+func images(d *revision.Data) []string {
+	out := []string{}
+	for _, list := range [][]appsv1beta1.SidecarContainer{d.InitContainers, d.Containers} {
+		for _, c := range list {
+			out = append(out, c.Name+"="+c.Image)
+		}
+	}
+	return out
+}
+
+// writeHistory prints the history as a table.
+func writeHistory(w io.Writer, entries []HistoryEntry) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var b strings.Builder
+	b.WriteString("REVISION\tNAME\tCUSTOM-VERSION\tIMAGES\tCREATED\tPODS\tCURRENT\n")
+	for _, e := range entries {
+		version, current := e.CustomVersion, ""
+		if version == "" {
+			version = "<none>"
+		}
+		if e.Current {
+			current = "*"
+		}
+		fmt.Fprintf(&b, "%d\t%s\t%s\t%s\t%s\t%d\t%s\n", e.Revision, e.Name, version, strings.Join(e.Images, ","),
+			e.Created.UTC().Format("2006-01-02T15:04:05Z"), e.Pods, current)
+	}
+	if _, err := io.WriteString(tw, b.String()); err != nil {
+		return err
+	}
+	return tw.Flush()
+}
+
+// printRevision prints one revision with what it recorded.
+func printRevision(w io.Writer, output, set string, entries []HistoryEntry, revs []appsv1.ControllerRevision, number int64) error {
+	for i := range entries {
+		e := entries[i]
+		if e.Revision != number {
+			continue
+		}
+		data, err := revision.Decode(revs[i].Data.Raw)
+		if err != nil {
+			return err
+		}
+		e.Spec = &data
+		if output != "" {
+			return printObject(w, output, e)
+		}
+		current := ""
+		if e.Current {
+			current = " (current)"
+		}
+		spec, err := yaml.Marshal(map[string]any{"spec": data})
+		if err != nil {
+			return err
+		}
+		version := e.CustomVersion
+		if version == "" {
+			version = "<none>"
+		}
+		_, err = fmt.Fprintf(w, "sidecarset %q revision %d%s\n  name:            %s\n  custom version:  %s\n  created:         %s\n"+
+			"  pods:            %d\n  images:          %s\n%s", set, e.Revision, current, e.Name, version,
+			e.Created.UTC().Format("2006-01-02T15:04:05Z"), e.Pods, strings.Join(e.Images, ","), spec)
+		return err
+	}
+	return fmt.Errorf("sidecarset %q has no revision %d (it has %s)", set, number, revisionNumbers(entries))
+}
+
+// revisionNumbers lists the revision numbers of a history, for messages.
+func revisionNumbers(entries []HistoryEntry) string {
+	if len(entries) == 0 {
+		return "none"
+	}
+	var nums []string
+	for _, e := range entries {
+		nums = append(nums, fmt.Sprint(e.Revision))
+	}
+	return strings.Join(nums, ", ")
+}

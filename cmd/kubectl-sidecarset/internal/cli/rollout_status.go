@@ -1,0 +1,356 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+)
+
+// Where a rollout stands (RolloutStatus.State).
+const (
+	// StateObserving: the controller has not yet written the status of the
+	// SidecarSet's current generation.
+	StateObserving = "Observing"
+	// StateProgressing: the rollout goes on, or waits (paused, held, ...).
+	StateProgressing = "Progressing"
+	// StateComplete: every pod the strategy lets the rollout reach runs the
+	// latest sidecars, ready.
+	StateComplete = "Complete"
+	// StateFailed: the rollout passed its progress deadline, or paused
+	// itself on failures.
+	StateFailed = "Failed"
+)
+
+// statusInterval is how often status reads the SidecarSet again.
+const statusInterval = time.Second
+
+// maxListedPods is how many pods a text line names.
+const maxListedPods = 5
+
+// RolloutStatus is one report of rollout status: where the rollout stands,
+// its counts and why, and the pods upgrading or failed.
+type RolloutStatus struct {
+	SidecarSet         string `json:"sidecarSet"`
+	Generation         int64  `json:"generation"`
+	ObservedGeneration int64  `json:"observedGeneration"`
+	// Revision is the ControllerRevision of the current spec.
+	Revision         string `json:"revision,omitempty"`
+	MatchedPods      int32  `json:"matchedPods"`
+	UpdatedPods      int32  `json:"updatedPods"`
+	ReadyPods        int32  `json:"readyPods"`
+	UpdatedReadyPods int32  `json:"updatedReadyPods"`
+	// State is Observing, Progressing, Complete or Failed.
+	State string `json:"state"`
+	// Reason and Message are the controller's (its Progressing condition,
+	// or Updated once complete).
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Upgrading are the pods upgraded in place whose new sidecars do not
+	// run ready yet: the current batch. Failed are those that count
+	// against the failure budget.
+	Upgrading []PodProgress `json:"upgrading,omitempty"`
+	Failed    []PodProgress `json:"failed,omitempty"`
+}
+
+// PodProgress is a pod upgraded in place, with when and what it waits on.
+type PodProgress struct {
+	Pod      string      `json:"pod"`
+	Upgraded metav1.Time `json:"upgraded"`
+	Reason   string      `json:"reason"`
+}
+
+func newRolloutStatusCommand(o *options) *cobra.Command {
+	var (
+		watch   bool
+		timeout time.Duration
+		output  string
+	)
+	cmd := &cobra.Command{
+		Use:   "status NAME",
+		Short: "Follow a SidecarSet's rollout until it completes (exit 0) or fails (exit 1)",
+		Long: "status prints where the rollout of a SidecarSet stands (pods updated and ready, the pods being upgraded,\n" +
+			"what it waits for and why) each time it changes, until it completes: it then exits 0. It exits 1 when the\n" +
+			"rollout passes its progress deadline or pauses itself on failed pods (the SidecarSet's rollout guards),\n" +
+			"or when --timeout passes. A rollout held by its partition or updateStrategy.selector is complete once the\n" +
+			"pods it may reach run the latest sidecars. With --watch=false it prints once and exits 0 unless it failed.",
+		Example: "  kubectl sidecarset rollout status log-agent\n" +
+			"  kubectl sidecarset rollout status log-agent --timeout 10m\n" +
+			"  kubectl sidecarset rollout status log-agent --watch=false -o json",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, name, err := o.rolloutStart(cmd, args, output)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			f := &follower{c: c, name: name, watch: watch, print: statusPrinter(cmd.OutOrStdout(), output), errOut: cmd.ErrOrStderr()}
+			return f.follow(ctx)
+		},
+	}
+	cmd.Flags().BoolVarP(&watch, "watch", "w", true, "Follow the rollout until it completes or fails; with false, print its status once.")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "How long to wait before giving up (exit 1); 0 waits forever.")
+	outputFlag(cmd, &output)
+	cmd.Flag("output").Usage = "Output format: json (one object per line per change) or yaml (one document per change); default text."
+	return cmd
+}
+
+// follower follows one SidecarSet's rollout.
+type follower struct {
+	c     client.Client
+	name  string
+	watch bool
+	print func(*RolloutStatus) error
+	// errOut gets the notes; podsHidden is set once the pods turned out
+	// not to be readable (their names are then left out).
+	errOut     io.Writer
+	podsHidden bool
+}
+
+// follow reports the rollout each time it changes until it completes,
+// fails, or ctx ends.
+func (f *follower) follow(ctx context.Context) error {
+	var last *RolloutStatus
+	var lastVersion string
+	for {
+		s, err := getSidecarSet(ctx, f.c, f.name)
+		if err != nil {
+			return f.timedOut(ctx, err)
+		}
+		if s.Spec.UpdateStrategy.Type == appsv1beta1.NotUpdateSidecarSetStrategyType {
+			return fmt.Errorf("sidecarset %q has updateStrategy.type NotUpdate: its pods are never upgraded, there is no rollout to follow", f.name)
+		}
+		if s.ResourceVersion != lastVersion {
+			lastVersion = s.ResourceVersion
+			st := judgeRollout(s)
+			if err := f.addPods(ctx, s, st); err != nil {
+				return f.timedOut(ctx, err)
+			}
+			if last == nil || !sameReport(last, st) {
+				if err := f.print(st); err != nil {
+					return err
+				}
+				last = st
+			}
+			switch st.State {
+			case StateFailed:
+				return failure(f.name, st.Reason)
+			case StateComplete:
+				return nil
+			}
+		}
+		if !f.watch {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return f.timedOut(ctx, ctx.Err())
+		case <-time.After(statusInterval):
+		}
+	}
+}
+
+// failure is the error of a failed rollout, worded as kubectl's (the
+// report printed before says why).
+func failure(name, reason string) error {
+	if reason == appsv1beta1.ReasonProgressDeadlineExceeded {
+		return fmt.Errorf("sidecarset %q exceeded its progress deadline", name)
+	}
+	return fmt.Errorf("sidecarset %q paused itself: more upgraded pods fail than its failure budget allows", name)
+}
+
+// timedOut words an error that the end of --timeout caused.
+func (f *follower) timedOut(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("timed out waiting for the rollout of sidecarset %q to finish", f.name)
+	}
+	return err
+}
+
+// addPods names the pods upgrading and failed of a rollout that is not
+// complete; without permission to list pods, it says so once and goes on
+// without them.
+func (f *follower) addPods(ctx context.Context, s *appsv1beta1.SidecarSet, st *RolloutStatus) error {
+	if f.podsHidden || (st.State != StateProgressing && st.State != StateFailed) {
+		return nil
+	}
+	err := addPods(ctx, f.c, s, st)
+	if apierrors.IsForbidden(err) {
+		f.podsHidden = true
+		_, err = fmt.Fprintf(f.errOut, "Note: the pods are not named: %v\n", err)
+	}
+	return err
+}
+
+// judgeRollout says where a SidecarSet's rollout stands from the status the
+// controller wrote: Observing until it describes the current generation;
+// Complete when every matched pod runs the latest sidecars (Updated True),
+// or when the partition, updateStrategy.selector or unreadable pods leave
+// nothing else for the rollout to do and every updated pod is ready;
+// Failed past the progress deadline or over the failure budget; otherwise
+// Progressing (paused, held by maxUnavailable, pods not upgradable, ...).
+func judgeRollout(s *appsv1beta1.SidecarSet) *RolloutStatus {
+	st := &s.Status
+	r := &RolloutStatus{
+		SidecarSet: s.Name, Generation: s.Generation, ObservedGeneration: st.ObservedGeneration, Revision: st.LatestRevision,
+		MatchedPods: st.MatchedPods, UpdatedPods: st.UpdatedPods, ReadyPods: st.ReadyPods, UpdatedReadyPods: st.UpdatedReadyPods,
+		State: StateObserving,
+	}
+	current := func(c *metav1.Condition) bool { return c != nil && c.ObservedGeneration >= s.Generation }
+	progressing := meta.FindStatusCondition(st.Conditions, appsv1beta1.SidecarSetConditionProgressing)
+	updated := meta.FindStatusCondition(st.Conditions, appsv1beta1.SidecarSetConditionUpdated)
+	switch {
+	case st.ObservedGeneration < s.Generation:
+		return r
+	case progressing == nil && current(updated) && updated.Status == metav1.ConditionTrue:
+		r.State, r.Reason, r.Message = StateComplete, updated.Reason, updated.Message
+		return r
+	case !current(progressing):
+		return r
+	}
+	r.Reason, r.Message = progressing.Reason, progressing.Message
+	switch progressing.Reason {
+	case appsv1beta1.ReasonFailureBudgetExceeded, appsv1beta1.ReasonProgressDeadlineExceeded:
+		r.State = StateFailed
+	case appsv1beta1.ReasonPartitionHeld, appsv1beta1.ReasonNotSelected, appsv1beta1.ReasonRolloutComplete:
+		r.State = StateProgressing
+		if st.UpdatedReadyPods == st.UpdatedPods {
+			r.State = StateComplete
+		}
+	default:
+		r.State = StateProgressing
+	}
+	return r
+}
+
+// addPods names the pods upgrading and failed, as the planner finds them
+// in the pods the SidecarSet selects.
+func addPods(ctx context.Context, c client.Client, s *appsv1beta1.SidecarSet, st *RolloutStatus) error {
+	pods, err := podsOf(ctx, c, s)
+	if err != nil {
+		return err
+	}
+	upgraded, err := upgradedPods(s, pods, time.Now())
+	if err != nil {
+		return err
+	}
+	for _, u := range upgraded {
+		p := PodProgress{Pod: u.Pod.String(), Upgraded: metav1.NewTime(u.Since), Reason: u.Reason}
+		if u.Failed {
+			st.Failed = append(st.Failed, p)
+		} else {
+			st.Upgrading = append(st.Upgrading, p)
+		}
+	}
+	return nil
+}
+
+// upgradedPods runs the planner on the SidecarSet's pods for the pods
+// upgraded in place whose new sidecars do not run ready (Plan.Upgraded).
+func upgradedPods(s *appsv1beta1.SidecarSet, pods []*corev1.Pod, now time.Time) ([]rollout.UpgradedPod, error) {
+	d := s.DeepCopy()
+	appsv1beta1.SetDefaults(d)
+	hashes, err := appsv1beta1.ComputeHashes(&d.Spec)
+	if err != nil {
+		return nil, err
+	}
+	guards, _ := appsv1beta1.ParseRolloutGuards(d.Annotations)
+	plan, err := rollout.Compute(rollout.Input{
+		SidecarSet: d, Hashes: hashes, LatestRevision: d.Status.LatestRevision, Pods: pods, Now: now, Guards: guards,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return plan.Upgraded, nil
+}
+
+// sameReport reports whether two reports say the same.
+func sameReport(a, b *RolloutStatus) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// statusPrinter prints the reports as text, JSON lines or YAML documents.
+func statusPrinter(out io.Writer, output string) func(*RolloutStatus) error {
+	return func(st *RolloutStatus) error {
+		switch output {
+		case "json":
+			data, err := json.Marshal(st)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(out, "%s\n", data)
+			return err
+		case "yaml":
+			data, err := yaml.Marshal(st)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(out, "---\n%s", data)
+			return err
+		}
+		_, err := io.WriteString(out, statusText(st))
+		return err
+	}
+}
+
+// statusText renders a report as kubectl rollout status does, with the
+// pods and the controller's explanation on the following lines.
+func statusText(st *RolloutStatus) string {
+	var b strings.Builder
+	switch st.State {
+	case StateObserving:
+		fmt.Fprintf(&b, "Waiting for sidecarset %q spec update to be observed...\n", st.SidecarSet)
+		return b.String()
+	case StateComplete:
+		if st.Reason == appsv1beta1.ReasonRolloutComplete && st.UpdatedPods == st.MatchedPods {
+			fmt.Fprintf(&b, "sidecarset %q successfully rolled out: %s (revision %s)\n", st.SidecarSet, st.Message, st.Revision)
+		} else {
+			fmt.Fprintf(&b, "sidecarset %q rollout complete as far as its strategy goes: %s: %s\n", st.SidecarSet, st.Reason, st.Message)
+		}
+		return b.String()
+	case StateFailed:
+		fmt.Fprintf(&b, "sidecarset %q rollout failed: %d of %d pods updated, %d of them ready\n",
+			st.SidecarSet, st.UpdatedPods, st.MatchedPods, st.UpdatedReadyPods)
+	default:
+		fmt.Fprintf(&b, "Waiting for sidecarset %q rollout to finish: %d of %d pods updated, %d of them ready\n",
+			st.SidecarSet, st.UpdatedPods, st.MatchedPods, st.UpdatedReadyPods)
+	}
+	writePods(&b, "upgrading", st.Upgrading)
+	writePods(&b, "failed", st.Failed)
+	fmt.Fprintf(&b, "  %s: %s\n", st.Reason, st.Message)
+	return b.String()
+}
+
+// writePods writes a line naming the first pods of a list, by reason.
+func writePods(b *strings.Builder, what string, pods []PodProgress) {
+	if len(pods) == 0 {
+		return
+	}
+	reasons := make([]rollout.PodReason, 0, len(pods))
+	for _, p := range pods {
+		reasons = append(reasons, rollout.PodReason{Pod: p.Pod, Reason: p.Reason})
+	}
+	fmt.Fprintf(b, "  %s: %s\n", what, rollout.GroupPods(reasons, maxListedPods))
+}

@@ -1,0 +1,140 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+)
+
+// The shell of the rollout guards (the decisions are the planner's,
+// controllers/rollout/guard.go): the progress clock it remembers per
+// SidecarSet, the pause it writes when the failure budget is exceeded, and
+// their events and metrics.
+
+// Events of the rollout guards, on SidecarSets.
+const (
+	// EventRolloutPaused: the controller set updateStrategy.paused because
+	// more upgraded pods fail than the failure budget allows; the note
+	// names them and the revision.
+	EventRolloutPaused = "RolloutPaused"
+	// EventProgressDeadlineExceeded: the rollout made no progress for
+	// longer than its progress deadline.
+	EventProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+)
+
+var (
+	rolloutFailedPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "sidecarset_rollout_failed_pods",
+		Help: "Pods upgraded in place to the current revision that count against the failure budget (SidecarSets with one).",
+	}, []string{"sidecarset"})
+	rolloutDeadlineExceeded = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "sidecarset_rollout_progress_deadline_exceeded",
+		Help: "1 while the rollout is past its progress deadline, else 0 (SidecarSets with one).",
+	}, []string{"sidecarset"})
+	rolloutAutoPauses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sidecarset_rollout_auto_pauses_total",
+		Help: "Rollouts the controller paused because more upgraded pods failed than the failure budget allows.",
+	}, []string{"sidecarset"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(rolloutFailedPods, rolloutDeadlineExceeded, rolloutAutoPauses)
+}
+
+// progressClock returns the progress clock the last plan of a SidecarSet
+// returned (the zero clock if none).
+func (r *SidecarSetReconciler) progressClock(name string) rollout.ProgressClock {
+	v, _ := r.progress.Load(name)
+	clock, _ := v.(rollout.ProgressClock)
+	return clock
+}
+
+// pauseRollout sets updateStrategy.paused, and nothing else, on the
+// SidecarSet as it was planned from (the patch carries its
+// resourceVersion, so a SidecarSet changed meanwhile, for instance to a
+// fixed image, is not paused on old evidence). It reports whether the
+// write went through; a conflict is not an error, the next round decides
+// again.
+func (r *SidecarSetReconciler) pauseRollout(ctx context.Context, obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatus) (bool, error) {
+	patch := fmt.Appendf(nil, `{"metadata":{"resourceVersion":%q},"spec":{"updateStrategy":{"paused":true}}}`, obj.ResourceVersion)
+	target := &appsv1beta1.SidecarSet{}
+	target.Name = obj.Name
+	if err := r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("pausing the rollout: %w", err)
+	}
+	rolloutAutoPauses.WithLabelValues(obj.Name).Inc()
+	// The FailureBudgetExceeded message names the revision and the pods,
+	// and says the rollout is paused.
+	note := "Paused the rollout (updateStrategy.paused)"
+	if c := meta.FindStatusCondition(st.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil {
+		note = c.Message
+	}
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventRolloutPaused, "Pause", "%s", note)
+	ctrl.LoggerFrom(ctx).Info("Paused the rollout: more upgraded pods fail than the failure budget allows",
+		"revision", st.LatestRevision)
+	return true, nil
+}
+
+// announceDeadline emits ProgressDeadlineExceeded when the rollout passes
+// its deadline (once per stall: a new one begins when the clock moves).
+func (r *SidecarSetReconciler) announceDeadline(obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatus, clock rollout.ProgressClock, note *noteState) {
+	c := meta.FindStatusCondition(st.Conditions, appsv1beta1.SidecarSetConditionProgressing)
+	if c == nil || c.Reason != appsv1beta1.ReasonProgressDeadlineExceeded {
+		note.stalled = ""
+		return
+	}
+	key := fmt.Sprintf("%d/%s", clock.Generation, clock.Since)
+	if key == note.stalled {
+		return
+	}
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventProgressDeadlineExceeded, "Upgrade",
+		"Revision %s: %s", st.LatestRevision, c.Message)
+	note.stalled = key
+}
+
+// recordGuardMetrics sets the guards' gauges of a SidecarSet: only for the
+// guards it sets.
+func recordGuardMetrics(set string, guards appsv1beta1.RolloutGuards, plan *rollout.Plan, st *appsv1beta1.SidecarSetStatus) {
+	if guards.FailureBudget == nil {
+		rolloutFailedPods.DeleteLabelValues(set)
+	} else {
+		failed := 0
+		for _, u := range plan.Upgraded {
+			if u.Failed {
+				failed++
+			}
+		}
+		rolloutFailedPods.WithLabelValues(set).Set(float64(failed))
+	}
+	if guards.ProgressDeadline == 0 {
+		rolloutDeadlineExceeded.DeleteLabelValues(set)
+		return
+	}
+	exceeded := 0.0
+	if c := meta.FindStatusCondition(st.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil &&
+		c.Reason == appsv1beta1.ReasonProgressDeadlineExceeded {
+		exceeded = 1
+	}
+	rolloutDeadlineExceeded.WithLabelValues(set).Set(exceeded)
+}
+
+// forgetGuardMetrics removes a deleted SidecarSet's series.
+func forgetGuardMetrics(set string) {
+	rolloutFailedPods.DeleteLabelValues(set)
+	rolloutDeadlineExceeded.DeleteLabelValues(set)
+	rolloutAutoPauses.DeleteLabelValues(set)
+}

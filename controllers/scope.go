@@ -1,0 +1,48 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+)
+
+// EventScopeDegraded is the warning emitted when the pod webhooks' scope
+// starts leaving a SidecarSet out (webhooks/scope, Level Degraded).
+const EventScopeDegraded = "ScopeDegraded"
+
+// scopeDegraded returns why the pod webhooks' scope leaves the SidecarSet
+// out, if it does.
+func (r *SidecarSetReconciler) scopeDegraded(name string) (string, bool) {
+	if r.Scope == nil {
+		return "", false
+	}
+	return r.Scope.Degraded(name)
+}
+
+// setScoped sets the Scoped condition False while the scope leaves the
+// SidecarSet out, and removes it otherwise.
+func setScoped(obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatus, why string, degraded bool) {
+	if !degraded {
+		meta.RemoveStatusCondition(&st.Conditions, appsv1beta1.SidecarSetConditionScoped)
+		return
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: appsv1beta1.SidecarSetConditionScoped, Status: metav1.ConditionFalse,
+		Reason: appsv1beta1.ReasonScopeDegraded, Message: why, ObservedGeneration: obj.Generation,
+	})
+}
+
+// announceScope emits a warning when the scope starts leaving the
+// SidecarSet out, or says so for another reason.
+func (r *SidecarSetReconciler) announceScope(obj *appsv1beta1.SidecarSet, why string, degraded bool, note *noteState) {
+	if !degraded {
+		note.scope = ""
+		return
+	}
+	if why != note.scope {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventScopeDegraded, "Scope", "%s", why)
+		note.scope = why
+	}
+}

@@ -1,0 +1,93 @@
+package webhooks
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
+)
+
+// TestPodWebhookScope_FallsBackWhenRefused: a condition the API server
+// refuses (here, one naming a label it objects to) does not leave the old
+// scope in force silently: the required webhook keeps its condition, every
+// pod goes to the best-effort webhook, and every SidecarSet is reported.
+// The API server's refusal is simulated: no real limit short of 100 000
+// characters is known to refuse what MaxExpressionLength lets through.
+func TestPodWebhookScope_FallsBackWhenRefused(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := appsv1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	condition := func(expr string) []admissionregistrationv1.MatchCondition {
+		return []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: expr}}
+	}
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{
+			{Name: PodWebhookName, MatchConditions: condition("request.namespace == 'before'")},
+			{Name: PodBestEffortWebhookName, MatchConditions: condition("false")},
+		},
+	}
+	set := func(name, label string) *appsv1beta1.SidecarSet {
+		s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{label: "x"}}
+		return s
+	}
+	refused := 0
+	c := fake.NewClientBuilder().WithScheme(scheme).
+		WithObjects(cfg, set("mesh", "app"), set("odd", "refuse-me")).
+		WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			for _, w := range obj.(*admissionregistrationv1.MutatingWebhookConfiguration).Webhooks {
+				for _, mc := range w.MatchConditions {
+					if strings.Contains(mc.Expression, "refuse-me") {
+						refused++
+						return apierrors.NewInvalid(schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}, obj.GetName(),
+							field.ErrorList{field.Invalid(field.NewPath("webhooks").Index(0).Child("matchConditions").Index(0).Child("expression"), "…", "too costly")})
+					}
+				}
+			}
+			return c.Update(ctx, obj, opts...)
+		}}).Build()
+	state := &scopestate.State{}
+	r := &PodWebhookScope{Client: c, ConfigName: MutatingConfigName, State: state}
+	if err := r.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if refused != 1 {
+		t.Fatalf("the refused condition was written %d times, want once", refused)
+	}
+	got := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := c.Get(context.Background(), types.NamespacedName{Name: MutatingConfigName}, got); err != nil {
+		t.Fatal(err)
+	}
+	if e := got.Webhooks[0].MatchConditions[0].Expression; e != "request.namespace == 'before'" {
+		t.Fatalf("the required webhook's condition is %q, want the one it had", e)
+	}
+	if e := got.Webhooks[1].MatchConditions[0].Expression; e != "true" {
+		t.Fatalf("the best-effort webhook's condition is %q, want true", e)
+	}
+	for _, name := range []string{"mesh", "odd"} {
+		msg, ok := state.Degraded(name)
+		if !ok || !strings.Contains(msg, "the API server refused the pod webhooks' scope") || !strings.Contains(msg, "too costly") {
+			t.Fatalf("%s: degraded %v, %q", name, ok, msg)
+		}
+	}
+}
