@@ -17,6 +17,8 @@ import (
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
+
+	"github.com/sidecarset-operator/sidecarset-operator/policy/celenv"
 )
 
 // Cost limits, in CEL cost units (the Kubernetes values).
@@ -39,10 +41,6 @@ const (
 // PerCallLimit for one expression, or RuntimeCostBudget for the request.
 var ErrOutOfBudget = errors.New("CEL cost budget exhausted")
 
-// compatibilityVersion pins the Kubernetes CEL library set the policies may
-// use, so a library upgrade cannot change it silently.
-var compatibilityVersion = version.MajorMinor(1, 37)
-
 // celEnvironment is the one CEL environment of the process: the Kubernetes
 // base environment, cel.bind, and the typed object and oldObject variables.
 type celEnvironment struct {
@@ -54,7 +52,7 @@ type celEnvironment struct {
 // sharedEnvironment builds the environment once; it is immutable afterwards.
 var sharedEnvironment = sync.OnceValues(func() (*celEnvironment, error) {
 	root := objectType()
-	envSet, err := environment.MustBaseEnvSet(compatibilityVersion).Extend(environment.VersionedOptions{
+	envSet, err := celenv.Base(celenv.Policies).Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions: []cel.EnvOption{
 			ext.Bindings(),

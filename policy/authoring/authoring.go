@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/celenv"
 )
 
 // manifest is the policy and its binding, as config/default installs them.
@@ -154,7 +155,7 @@ func Compile(vap *admissionregistrationv1.ValidatingAdmissionPolicy, compatibili
 	if spec.ParamKind != nil || len(spec.MatchConditions) > 0 || len(spec.AuditAnnotations) > 0 {
 		return nil, fmt.Errorf("policy %s: paramKind, matchConditions and auditAnnotations are not supported", vap.Name)
 	}
-	compiler, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(compatibility))
+	compiler, err := celenv.Compiler(compatibility)
 	if err != nil {
 		return nil, err
 	}

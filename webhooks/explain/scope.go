@@ -1,22 +1,22 @@
 package explain
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
-	"github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/version"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/object"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/celenv"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
@@ -89,11 +89,12 @@ type WebhookScope struct {
 }
 
 // explainScope evaluates the webhooks' selection of the pod as the API
-// server does: rules, namespaceSelector, objectSelector, then every
-// matchCondition. Unread configurations are replaced by the scope the
-// operator computes from the SidecarSets (scope.Build).
+// server does, with the API server's own matchers: rules,
+// namespaceSelector, objectSelector, then every matchCondition. Unread
+// configurations are replaced by the scope the operator computes from the
+// SidecarSets (scope.Build).
 func explainScope(in Input, sets []*appsv1beta1.SidecarSet) Scope {
-	activation, actErr := celActivation(in)
+	attr, attrErr := podCreation(in)
 	bestEffortInstalled := !in.Webhooks.Read || len(in.Webhooks.BestEffort.Installed) > 0
 	var required, bestEffort scope.Condition
 	if bestEffortInstalled {
@@ -102,15 +103,16 @@ func explainScope(in Input, sets []*appsv1beta1.SidecarSet) Scope {
 	} else {
 		required = scope.BuildCombined(sets)
 	}
-	expect := func(c scope.Condition) string {
-		if actErr != nil {
+	expect := func(name string, c scope.Condition) string {
+		if attrErr != nil {
 			return CalledUnknown
 		}
-		ok, err := evalCondition(c.Expression, activation)
+		r := celenv.Matcher(name, []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: c.Expression}}).
+			Match(context.Background(), attr, nil, nil)
 		switch {
-		case err != nil:
+		case r.Error != nil:
 			return CalledUnknown
-		case ok:
+		case r.Matches:
 			return CalledYes
 		}
 		return CalledNo
@@ -120,32 +122,32 @@ func explainScope(in Input, sets []*appsv1beta1.SidecarSet) Scope {
 		hook       Webhook
 		policy     string
 		condition  scope.Condition
-		expected   string
 		hasWebhook bool
 	}{
-		{in.Webhooks.Required, appsv1beta1.FailurePolicyFail, required, expect(required), true},
-		{in.Webhooks.BestEffort, appsv1beta1.FailurePolicyIgnore, bestEffort, expect(bestEffort), bestEffortInstalled},
+		{in.Webhooks.Required, appsv1beta1.FailurePolicyFail, required, true},
+		{in.Webhooks.BestEffort, appsv1beta1.FailurePolicyIgnore, bestEffort, bestEffortInstalled},
 	} {
 		if !w.hasWebhook {
 			out.Webhooks = append(out.Webhooks, WebhookScope{Name: w.hook.Name, FailurePolicy: w.policy, Called: CalledNo,
 				Reason: "not installed: the required webhook receives the pods of best-effort SidecarSets too", Expected: CalledNo})
 			continue
 		}
+		expected := expect(w.hook.Name, w.condition)
 		if !in.Webhooks.Read {
-			ws := WebhookScope{Name: w.hook.Name, FailurePolicy: w.policy, Called: w.expected, Expected: w.expected}
+			ws := WebhookScope{Name: w.hook.Name, FailurePolicy: w.policy, Called: expected, Expected: expected}
 			ws.Reason = "computed from the SidecarSets' selectors (" + in.Webhooks.NotRead + ")"
 			out.Webhooks = append(out.Webhooks, ws)
 			continue
 		}
 		if len(w.hook.Installed) == 0 {
 			out.Webhooks = append(out.Webhooks, WebhookScope{Name: w.hook.Name, FailurePolicy: w.policy, Called: CalledNo,
-				Reason: "no MutatingWebhookConfiguration has this webhook", Expected: w.expected})
+				Reason: "no MutatingWebhookConfiguration has this webhook", Expected: expected})
 			continue
 		}
 		for _, inst := range w.hook.Installed {
-			called, reason := evalInstalled(in, &inst.Webhook, activation, actErr)
+			called, reason := evalInstalled(in, &inst.Webhook, attr, attrErr)
 			ws := WebhookScope{Name: w.hook.Name, FailurePolicy: w.policy, Configuration: inst.Configuration,
-				Called: called, Reason: reason, Expected: w.expected}
+				Called: called, Reason: reason, Expected: expected}
 			if inst.Webhook.FailurePolicy != nil {
 				ws.FailurePolicy = string(*inst.Webhook.FailurePolicy)
 			}
@@ -172,12 +174,20 @@ func explainScope(in Input, sets []*appsv1beta1.SidecarSet) Scope {
 }
 
 // evalInstalled decides whether an installed webhook is called for the pod's
-// creation.
-func evalInstalled(in Input, w *admissionregistrationv1.MutatingWebhook, activation map[string]any, actErr error) (string, string) {
-	if !rulesMatchPodCreate(w.Rules) {
+// creation, with the API server's matchers for the rules, the
+// objectSelector and the matchConditions.
+func evalInstalled(in Input, w *admissionregistrationv1.MutatingWebhook, attr *admission.VersionedAttributes, attrErr error) (string, string) {
+	if attrErr != nil {
+		return CalledUnknown, fmt.Sprintf("the pod's creation cannot be evaluated: %v", attrErr)
+	}
+	if !slices.ContainsFunc(w.Rules, func(r admissionregistrationv1.RuleWithOperations) bool {
+		return (&rules.Matcher{Rule: r, Attr: attr}).Matches()
+	}) {
 		return CalledNo, "its rules do not cover the creation of pods"
 	}
 	if !match.IsEmpty(w.NamespaceSelector) {
+		// The API server reads the namespace's labels from its informer; the
+		// caller read them (or could not).
 		if in.NamespaceLabels == nil {
 			return CalledUnknown, "it has a namespaceSelector and the namespace's labels were not read"
 		}
@@ -189,109 +199,48 @@ func evalInstalled(in Input, w *admissionregistrationv1.MutatingWebhook, activat
 			return CalledNo, fmt.Sprintf("its namespaceSelector %s does not select namespace %q", formatSelector(w.NamespaceSelector), in.Namespace)
 		}
 	}
-	if !match.IsEmpty(w.ObjectSelector) {
-		sel, err := metav1.LabelSelectorAsSelector(w.ObjectSelector)
-		if err != nil {
-			return CalledUnknown, fmt.Sprintf("its objectSelector cannot be evaluated: %v", err)
-		}
-		if !sel.Matches(labels.Set(in.Pod.Labels)) {
-			return CalledNo, fmt.Sprintf("its objectSelector %s does not select the pod's labels", sel)
-		}
-	}
-	for _, c := range w.MatchConditions {
-		if actErr != nil {
-			return CalledUnknown, fmt.Sprintf("matchCondition %q cannot be evaluated: %v", c.Name, actErr)
-		}
-		ok, err := evalCondition(c.Expression, activation)
-		if err != nil {
-			return CalledUnknown, fmt.Sprintf("matchCondition %q cannot be evaluated here: %v", c.Name, err)
-		}
-		if !ok {
-			return CalledNo, fmt.Sprintf("matchCondition %q is false for this pod", c.Name)
-		}
+	objectSelector := parsedSelector{w.ObjectSelector}
+	if ok, err := (&object.Matcher{}).MatchObjectSelector(objectSelector, attr); err != nil {
+		return CalledUnknown, fmt.Sprintf("its objectSelector cannot be evaluated: %v", err)
+	} else if !ok {
+		sel, _ := objectSelector.GetParsedObjectSelector()
+		return CalledNo, fmt.Sprintf("its objectSelector %s does not select the pod's labels", sel)
 	}
 	if len(w.MatchConditions) == 0 {
 		return CalledYes, "it has no matchConditions: every pod creation it selects is sent"
 	}
+	r := celenv.Matcher(w.Name, w.MatchConditions).Match(context.Background(), attr, nil, nil)
+	switch {
+	case r.Error != nil:
+		return CalledUnknown, fmt.Sprintf("its matchConditions cannot be evaluated here: %v", r.Error)
+	case !r.Matches:
+		return CalledNo, fmt.Sprintf("matchCondition %q is false for this pod", r.FailedConditionName)
+	}
 	return CalledYes, "its rules, selectors and matchConditions select the pod"
 }
 
-func rulesMatchPodCreate(rules []admissionregistrationv1.RuleWithOperations) bool {
-	has := func(list []string, v string) bool { return slices.Contains(list, v) || slices.Contains(list, "*") }
-	return slices.ContainsFunc(rules, func(r admissionregistrationv1.RuleWithOperations) bool {
-		ops := make([]string, len(r.Operations))
-		for i, o := range r.Operations {
-			ops[i] = string(o)
-		}
-		return has(ops, string(admissionregistrationv1.Create)) && has(r.APIGroups, "") &&
-			has(r.APIVersions, "v1") && has(r.Resources, "pods")
-	})
+// parsedSelector gives a webhook's objectSelector to the API server's
+// object matcher. An absent one selects everything, as the API server's
+// defaulting (an empty selector) makes it.
+type parsedSelector struct{ selector *metav1.LabelSelector }
+
+func (p parsedSelector) GetParsedObjectSelector() (labels.Selector, error) {
+	if p.selector == nil {
+		return labels.Everything(), nil
+	}
+	return metav1.LabelSelectorAsSelector(p.selector)
 }
 
-// celEnv is the API server's environment for webhook matchConditions
-// (object, oldObject and request; the authorizer is not available here).
-var celEnv = sync.OnceValues(func() (*cel.Env, error) {
-	set, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
-		IntroducedVersion: version.MajorMinor(1, 0),
-		EnvOptions: []cel.EnvOption{
-			cel.Variable("object", cel.DynType),
-			cel.Variable("oldObject", cel.DynType),
-			cel.Variable("request", cel.DynType),
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return set.Env(environment.StoredExpressions)
-})
-
-// evalCondition evaluates one matchCondition expression.
-func evalCondition(expr string, activation map[string]any) (bool, error) {
-	env, err := celEnv()
-	if err != nil {
-		return false, err
-	}
-	ast, iss := env.Compile(expr)
-	if iss.Err() != nil {
-		return false, iss.Err()
-	}
-	prg, err := env.Program(ast, cel.CostLimit(celconfig.PerCallLimit))
-	if err != nil {
-		return false, err
-	}
-	out, _, err := prg.Eval(activation)
-	if err != nil {
-		return false, err
-	}
-	b, ok := out.Value().(bool)
-	if !ok {
-		return false, fmt.Errorf("the expression is a %v, not a bool", out.Type())
-	}
-	return b, nil
-}
-
-// celActivation is the pod's creation request as matchConditions see it.
-func celActivation(in Input) (map[string]any, error) {
+// podCreation is the pod's creation request as the API server's matchers
+// see it.
+func podCreation(in Input) (*admission.VersionedAttributes, error) {
 	if in.Pod == nil {
-		return nil, fmt.Errorf("no pod")
+		return nil, errors.New("no pod")
 	}
 	pod := in.Pod.DeepCopy()
 	pod.Namespace = in.Namespace
-	object, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
-	if err != nil {
-		return nil, err
-	}
-	gvr := corev1.SchemeGroupVersion.WithResource("pods")
-	return map[string]any{
-		"object":    object,
-		"oldObject": nil,
-		"request": map[string]any{
-			"namespace": in.Namespace,
-			"name":      pod.Name,
-			"operation": string(admissionregistrationv1.Create),
-			"kind":      map[string]any{"group": "", "version": "v1", "kind": "Pod"},
-			"resource":  map[string]any{"group": gvr.Group, "version": gvr.Version, "resource": gvr.Resource},
-			"dryRun":    false,
-		},
-	}, nil
+	kind := corev1.SchemeGroupVersion.WithKind("Pod")
+	attr := admission.NewAttributesRecord(pod, nil, kind, in.Namespace, pod.Name,
+		corev1.SchemeGroupVersion.WithResource("pods"), "", admission.Create, &metav1.CreateOptions{}, false, nil)
+	return &admission.VersionedAttributes{Attributes: attr, VersionedObject: admission.NewLazyObject(pod), VersionedKind: kind}, nil
 }
