@@ -17,10 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 )
 

@@ -35,9 +35,9 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
 // +kubebuilder:rbac:groups=apps.kruise.io,resources=sidecarsets,verbs=get;list;watch;patch;pause-rollouts

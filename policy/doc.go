@@ -2,5 +2,5 @@
 // validate SidecarSets and the patchPodMetadata whitelist of the
 // kruise-configuration ConfigMap. Policies compile once, when they load, and
 // are evaluated from an immutable snapshot. What patchPodMetadata writes on
-// a pod, under the whitelist's decision (Keys), is internal/podmeta's.
+// a pod, under the whitelist's decision (Keys), is policy/podmeta's.
 package policy

@@ -150,7 +150,7 @@ func decodeStrict(data []byte, v any) error {
 // one SidecarSet: every key, no key (for one reason, about the whole
 // field), or the keys matching the patterns of the rules that select the
 // SidecarSet. The validating webhook checks a SidecarSet's keys with it when
-// the SidecarSet is written, and internal/podmeta checks each key again
+// the SidecarSet is written, and policy/podmeta checks each key again
 // when injection or an upgrade writes it: the whitelist may have changed
 // since, and a pinned revision may patch keys the live spec does not.
 type Keys struct {

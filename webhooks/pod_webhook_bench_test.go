@@ -17,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
 // deploymentPod is a pod as a ReplicaSet creates it and the API server sends

@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
 // serve sends a body to the pod webhook and decodes its AdmissionReview.

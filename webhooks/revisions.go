@@ -5,9 +5,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/resources"
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 

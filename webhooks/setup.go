@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"

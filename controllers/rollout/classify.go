@@ -9,10 +9,10 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	"github.com/sidecarset-operator/sidecarset-operator/api/resources"
+	"github.com/sidecarset-operator/sidecarset-operator/api/upgrade"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/upgrade"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
 // setView is the SidecarSet as the planner uses it, derived once per plan.

@@ -16,8 +16,8 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
 // Test builders. Every pod lives in namespace "default" and is named and

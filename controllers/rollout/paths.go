@@ -7,8 +7,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
+	"github.com/sidecarset-operator/sidecarset-operator/api/upgrade"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/upgrade"
 )
 
 // Paths.

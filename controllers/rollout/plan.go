@@ -34,9 +34,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	"github.com/sidecarset-operator/sidecarset-operator/api/resources"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
 // InFlightTimeout is how long the planner waits for a patched pod to show

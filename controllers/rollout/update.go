@@ -12,7 +12,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
 // change accumulates what one pod patch changes: images of containers and
@@ -124,7 +124,7 @@ func (c *change) podUpdate(hash string) PodUpdate {
 //     list, controllerRevision), even if no image changed;
 //   - the in-place update state records the changed containers' imageIDs;
 //   - the SidecarSet's patchPodMetadata is applied again, under the rule
-//     injection applies (internal/podmeta): keys holding SidecarSet state,
+//     injection applies (policy/podmeta): keys holding SidecarSet state,
 //     and keys the whitelist in force does not allow, are not written; the
 //     returned skips say which.
 //

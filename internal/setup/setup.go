@@ -13,8 +13,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"

@@ -10,7 +10,7 @@
 //     server's admission compiler (Compiler) at the oldest supported
 //     Kubernetes version, which is what that API server would compile;
 //   - the pod webhooks' matchConditions, as kubectl sidecarset explain
-//     evaluates them (webhooks/explain): the API server's own matcher
+//     evaluates them (cmd/kubectl-sidecarset/explain): the API server's own matcher
 //     (Matcher) at the library's default version, as an API server built
 //     from it compiles a stored webhook configuration.
 package celenv

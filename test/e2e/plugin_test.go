@@ -20,8 +20,8 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/kubectl-sidecarset/explain"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/explain"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 

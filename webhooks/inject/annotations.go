@@ -9,7 +9,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
 // injectionKeys are the pod annotations injection reads and writes.
@@ -60,7 +60,7 @@ func (s podState) lists(name string) bool {
 
 // patchMetadata applies a SidecarSet version's patchPodMetadata to the
 // annotations, in place, under the rule the controller applies at upgrade
-// (internal/podmeta): keys holding SidecarSet state, and keys the whitelist
+// (policy/podmeta): keys holding SidecarSet state, and keys the whitelist
 // in force does not allow, are not written, and a warning says so.
 func patchMetadata(v *version, annotations map[string]string, w podmeta.Whitelist) ([]string, error) {
 	res, err := podmeta.Apply(annotations, v.set, w)

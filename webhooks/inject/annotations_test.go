@@ -8,8 +8,8 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
 func TestReadState_DecodesOnlyWhatInjectionUses(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
 // anyKey lets patchPodMetadata write any key that does not hold SidecarSet

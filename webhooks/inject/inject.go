@@ -29,10 +29,10 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	"github.com/sidecarset-operator/sidecarset-operator/api/resources"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
 // Candidate is one SidecarSet indexed for the pod's namespace. The shell

@@ -19,11 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/resources"
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/test/golden"
 )
 

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/api/resources"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 )
 
 // version is the version of a SidecarSet chosen for a pod: the live object

@@ -12,8 +12,8 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/resources"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 )
 
 // validateSidecarContainers checks each sidecar of spec.initContainers

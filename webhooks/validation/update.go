@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/upgrade"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/upgrade"
 )
 
 // updateWarnings says how each part of an update reaches the pods already

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/kubectl-sidecarset/explain"
 	"github.com/sidecarset-operator/sidecarset-operator/test/golden"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/explain"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 

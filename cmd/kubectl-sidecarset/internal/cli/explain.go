@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/explain"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/manifest"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/kubectl-sidecarset/explain"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/kubectl-sidecarset/manifest"
 )
 
 // target is one pod to explain.
@@ -194,7 +194,7 @@ func explainOne(ctx context.Context, o *options, st *state, t target) (explain.R
 	if err != nil {
 		return explain.Report{}, err
 	}
-	r := explain.Explain(explain.Input{
+	r := explain.Explain(ctx, explain.Input{
 		Pod: t.pod, Existing: t.existing, Source: t.source, Namespace: ns, NamespaceLabels: labels,
 		Injection: d.Input, Output: d.Output, Denied: d.Denied,
 		Whitelist: st.whitelist, DefaultsAllowed: o.defaultsAllowed, Webhooks: st.webhooks,

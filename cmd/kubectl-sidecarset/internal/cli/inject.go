@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/kubectl-sidecarset/manifest"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/manifest"
 )
 
 func newInjectCommand(o *options) *cobra.Command {

@@ -26,7 +26,7 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
 func newPlanCommand(o *options) *cobra.Command {

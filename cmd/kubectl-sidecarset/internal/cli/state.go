@@ -19,12 +19,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/kubectl-sidecarset/explain"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks/explain"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
 

@@ -11,6 +11,7 @@
 package explain
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -132,7 +133,7 @@ var notSelected = []string{
 }
 
 // Explain builds the report of a decision.
-func Explain(in Input) Report {
+func Explain(ctx context.Context, in Input) Report {
 	r := Report{
 		Source:          in.Source,
 		Existing:        in.Existing,
@@ -148,7 +149,7 @@ func Explain(in Input) Report {
 		r.Denied = in.Denied.Error()
 	}
 	sets := candidateSets(in.Injection.Candidates)
-	r.Scope = explainScope(in, sets)
+	r.Scope = explainScope(ctx, in, sets)
 	if in.Output.Pod != nil && in.Pod != nil {
 		r.Added = added(in.Pod, in.Output.Pod, attribute(in))
 	}

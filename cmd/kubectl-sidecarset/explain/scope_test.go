@@ -80,7 +80,7 @@ func TestEvalInstalled(t *testing.T) {
 				in.Pod = nil
 			}
 			attr, attrErr := podCreation(in)
-			got, reason := evalInstalled(in, &tc.webhook, attr, attrErr)
+			got, reason := evalInstalled(t.Context(), in, &tc.webhook, attr, attrErr)
 			if got != tc.want || !strings.Contains(reason, tc.wantReason) {
 				t.Errorf("evalInstalled = %s, %q; want %s, a reason containing %q", got, reason, tc.want, tc.wantReason)
 			}
@@ -107,7 +107,7 @@ func TestExplainScope_Computed(t *testing.T) {
 			t.Parallel()
 			in := Input{Namespace: tc.namespace, Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": tc.app}}},
 				Webhooks: Webhooks{NotRead: "forbidden", Required: Webhook{Name: "required"}, BestEffort: Webhook{Name: "best-effort"}}}
-			got := explainScope(in, []*appsv1beta1.SidecarSet{set})
+			got := explainScope(t.Context(), in, []*appsv1beta1.SidecarSet{set})
 			if got.Called != tc.want || got.Webhooks[0].Called != tc.want || got.Webhooks[1].Called != CalledNo {
 				t.Errorf("explainScope = %+v; want the required webhook %s and the best-effort one no", got, tc.want)
 			}
@@ -124,7 +124,7 @@ func TestExplainScope_Computed(t *testing.T) {
 			Rules:           []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}},
 			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: "false"}},
 		}}}}}}
-	got := explainScope(in, []*appsv1beta1.SidecarSet{set})
+	got := explainScope(t.Context(), in, []*appsv1beta1.SidecarSet{set})
 	if !got.Stale || got.Webhooks[0].Called != CalledNo || got.Webhooks[0].Expected != CalledYes {
 		t.Errorf("explainScope = %+v; want stale, called no, expected yes", got)
 	}

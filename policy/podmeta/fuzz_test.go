@@ -10,7 +10,7 @@ import (
 )
 
 // The seed corpus is under testdata/fuzz/FuzzPatchPodMetadata; `go test`
-// runs it, `go test -fuzz=FuzzPatchPodMetadata ./internal/podmeta/` explores
+// runs it, `go test -fuzz=FuzzPatchPodMetadata ./policy/podmeta/` explores
 // further.
 
 // FuzzPatchPodMetadata: patching never panics; Retain and Overwrite are

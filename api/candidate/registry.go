@@ -22,8 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/api/resources"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/resources"
 )
 
 // Entry is one SidecarSet, prepared for injection. It is immutable and

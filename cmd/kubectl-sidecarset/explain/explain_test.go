@@ -14,10 +14,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/golden"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
@@ -63,7 +63,7 @@ func (s situation) explain(t *testing.T) Report {
 	if s.webhooks != nil {
 		hooks = *s.webhooks
 	}
-	return Explain(Input{
+	return Explain(t.Context(), Input{
 		Pod: s.pod, Existing: s.existing, Source: "pod " + ns + "/" + s.pod.Name, Namespace: ns, NamespaceLabels: labels,
 		Injection: in, Output: out, Denied: err, Whitelist: s.whitelist, Webhooks: hooks,
 	})

@@ -93,7 +93,7 @@ type WebhookScope struct {
 // namespaceSelector, objectSelector, then every matchCondition. Unread
 // configurations are replaced by the scope the operator computes from the
 // SidecarSets (scope.Build).
-func explainScope(in Input, sets []*appsv1beta1.SidecarSet) Scope {
+func explainScope(ctx context.Context, in Input, sets []*appsv1beta1.SidecarSet) Scope {
 	attr, attrErr := podCreation(in)
 	bestEffortInstalled := !in.Webhooks.Read || len(in.Webhooks.BestEffort.Installed) > 0
 	var required, bestEffort scope.Condition
@@ -108,7 +108,7 @@ func explainScope(in Input, sets []*appsv1beta1.SidecarSet) Scope {
 			return CalledUnknown
 		}
 		r := celenv.Matcher(name, []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: c.Expression}}).
-			Match(context.Background(), attr, nil, nil)
+			Match(ctx, attr, nil, nil)
 		switch {
 		case r.Error != nil:
 			return CalledUnknown
@@ -145,7 +145,7 @@ func explainScope(in Input, sets []*appsv1beta1.SidecarSet) Scope {
 			continue
 		}
 		for _, inst := range w.hook.Installed {
-			called, reason := evalInstalled(in, &inst.Webhook, attr, attrErr)
+			called, reason := evalInstalled(ctx, in, &inst.Webhook, attr, attrErr)
 			ws := WebhookScope{Name: w.hook.Name, FailurePolicy: w.policy, Configuration: inst.Configuration,
 				Called: called, Reason: reason, Expected: expected}
 			if inst.Webhook.FailurePolicy != nil {
@@ -176,7 +176,7 @@ func explainScope(in Input, sets []*appsv1beta1.SidecarSet) Scope {
 // evalInstalled decides whether an installed webhook is called for the pod's
 // creation, with the API server's matchers for the rules, the
 // objectSelector and the matchConditions.
-func evalInstalled(in Input, w *admissionregistrationv1.MutatingWebhook, attr *admission.VersionedAttributes, attrErr error) (string, string) {
+func evalInstalled(ctx context.Context, in Input, w *admissionregistrationv1.MutatingWebhook, attr *admission.VersionedAttributes, attrErr error) (string, string) {
 	if attrErr != nil {
 		return CalledUnknown, fmt.Sprintf("the pod's creation cannot be evaluated: %v", attrErr)
 	}
@@ -209,7 +209,7 @@ func evalInstalled(in Input, w *admissionregistrationv1.MutatingWebhook, attr *a
 	if len(w.MatchConditions) == 0 {
 		return CalledYes, "it has no matchConditions: every pod creation it selects is sent"
 	}
-	r := celenv.Matcher(w.Name, w.MatchConditions).Match(context.Background(), attr, nil, nil)
+	r := celenv.Matcher(w.Name, w.MatchConditions).Match(ctx, attr, nil, nil)
 	switch {
 	case r.Error != nil:
 		return CalledUnknown, fmt.Sprintf("its matchConditions cannot be evaluated here: %v", r.Error)
