@@ -139,11 +139,11 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 	})
 	want := map[string]scope.Condition{}
 	why := func(n int) string { return fmt.Sprintf(scopeDegradedMessage, n) }
+	sc := scope.Installed(sets, r.Namespace, bestEffortInstalled)
+	want[PodWebhookName] = sc.Required
 	if bestEffortInstalled {
-		sc := scope.Build(sets).Exempting(r.Namespace)
-		want[PodWebhookName], want[PodBestEffortWebhookName] = sc.Required, sc.BestEffort
+		want[PodBestEffortWebhookName] = sc.BestEffort
 	} else {
-		want[PodWebhookName] = scope.BuildCombined(sets).Exempting(r.Namespace)
 		why = func(n int) string { return fmt.Sprintf(scopeDegradedCombinedMessage, n) }
 	}
 	err = r.write(ctx, configs, want)

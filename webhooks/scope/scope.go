@@ -213,6 +213,18 @@ func (sc Scope) Exempting(namespace string) Scope {
 	return sc
 }
 
+// Installed is the scope the operator installs for the SidecarSets: Build's
+// when the best-effort webhook is installed, else BuildCombined's on the
+// required webhook alone; with the operator's own pods of its namespace
+// exempted. (When the API server refuses it, the operator installs
+// Fallback's instead.)
+func Installed(sets []*appsv1beta1.SidecarSet, operatorNamespace string, bestEffortInstalled bool) Scope {
+	if !bestEffortInstalled {
+		return Scope{Required: BuildCombined(sets).Exempting(operatorNamespace)}
+	}
+	return Build(sets).Exempting(operatorNamespace)
+}
+
 // Exempting returns the condition with the operator's own pods of its
 // namespace left out (Scope.Exempting).
 func (c Condition) Exempting(namespace string) Condition {

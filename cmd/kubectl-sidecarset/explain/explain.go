@@ -51,6 +51,9 @@ type Input struct {
 	DefaultsAllowed bool
 	// Webhooks are the pod webhooks as installed.
 	Webhooks Webhooks
+	// OperatorNamespace is the operator's namespace, whose own pods the
+	// installed scope exempts.
+	OperatorNamespace string
 }
 
 // Report is an explanation. Its fields are what the text and JSON outputs

@@ -96,13 +96,8 @@ type WebhookScope struct {
 func explainScope(ctx context.Context, in Input, sets []*appsv1beta1.SidecarSet) Scope {
 	attr, attrErr := podCreation(in)
 	bestEffortInstalled := !in.Webhooks.Read || len(in.Webhooks.BestEffort.Installed) > 0
-	var required, bestEffort scope.Condition
-	if bestEffortInstalled {
-		sc := scope.Build(sets)
-		required, bestEffort = sc.Required, sc.BestEffort
-	} else {
-		required = scope.BuildCombined(sets)
-	}
+	installed := scope.Installed(sets, in.OperatorNamespace, bestEffortInstalled)
+	required, bestEffort := installed.Required, installed.BestEffort
 	expect := func(name string, c scope.Condition) string {
 		if attrErr != nil {
 			return CalledUnknown

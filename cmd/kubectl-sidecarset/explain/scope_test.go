@@ -129,3 +129,29 @@ func TestExplainScope_Computed(t *testing.T) {
 		t.Errorf("explainScope = %+v; want stale, called no, expected yes", got)
 	}
 }
+
+// TestExplainScope_AsTheOperatorInstallsIt: the scope the operator writes
+// (its own pods of its namespace exempted) is not reported stale.
+func TestExplainScope_AsTheOperatorInstallsIt(t *testing.T) {
+	t.Parallel()
+	set := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "web-agent"}, Spec: appsv1beta1.SidecarSetSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+	}}
+	podCreate := []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}}
+	for _, bestEffort := range []bool{true, false} {
+		installed := scope.Installed([]*appsv1beta1.SidecarSet{set}, "kruise-system", bestEffort)
+		hooks := Webhooks{Read: true, Required: Webhook{Name: "required", Installed: []Installed{{Configuration: "c", Webhook: admissionregistrationv1.MutatingWebhook{
+			Name: "required", Rules: podCreate, MatchConditions: installed.Required.MatchConditions()}}}}, BestEffort: Webhook{Name: "best-effort"}}
+		if bestEffort {
+			hooks.BestEffort.Installed = []Installed{{Configuration: "c", Webhook: admissionregistrationv1.MutatingWebhook{
+				Name: "best-effort", Rules: podCreate, MatchConditions: installed.BestEffort.MatchConditions()}}}
+		}
+		in := Input{Namespace: "shop", OperatorNamespace: "kruise-system", Webhooks: hooks,
+			Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": "web"}}}}
+		got := explainScope(t.Context(), in, []*appsv1beta1.SidecarSet{set})
+		if got.Stale || got.Called != CalledYes {
+			t.Errorf("best-effort webhook installed %v: explainScope = %+v; want not stale, called", bestEffort, got)
+		}
+	}
+}

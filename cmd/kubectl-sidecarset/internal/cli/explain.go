@@ -197,7 +197,7 @@ func explainOne(ctx context.Context, o *options, st *state, t target) (explain.R
 	r := explain.Explain(ctx, explain.Input{
 		Pod: t.pod, Existing: t.existing, Source: t.source, Namespace: ns, NamespaceLabels: labels,
 		Injection: d.Input, Output: d.Output, Denied: d.Denied,
-		Whitelist: st.whitelist, DefaultsAllowed: o.defaultsAllowed, Webhooks: st.webhooks,
+		Whitelist: st.whitelist, DefaultsAllowed: o.defaultsAllowed, Webhooks: st.webhooks, OperatorNamespace: o.operatorNamespace,
 	})
 	if !known && st.needsNamespaceLabels() {
 		r.Notes = append(r.Notes, fmt.Sprintf("the labels of namespace %s are not known (--namespace-labels): it was taken as having none", ns))
