@@ -5,11 +5,8 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
-	"strings"
 	"sync"
 	"time"
 
@@ -353,45 +350,31 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
-// patchStatus writes the status if it changed. The patch carries the whole
-// status (it is small): a diff would leave out the counts that are zero,
-// which the schema requires.
+// patchStatus writes the status if it changed, with a JSON merge patch of
+// the difference (statusPatch).
 func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1beta1.SidecarSet, mutate func(*appsv1beta1.SidecarSetStatus)) error {
 	updated := obj.DeepCopy()
 	mutate(&updated.Status)
 	if equality.Semantic.DeepEqual(obj.Status, updated.Status) {
 		return nil
 	}
-	patch, err := statusMergePatch(&updated.Status)
-	if err != nil {
-		return err
-	}
-	if err := r.Client.Status().Patch(ctx, updated, client.RawPatch(types.MergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+	if err := r.Client.Status().Patch(ctx, updated, statusPatch(obj)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("writing the status: %w", err)
 	}
 	return nil
 }
 
-// statusMergePatch is a JSON merge patch that replaces the whole status.
-// Every status field is in it: a field that encodes as omitted (an optional
-// field at its zero value, such as updatedReadyPods 0) is sent as null, so
-// that the API server clears it instead of keeping its stale value.
-func statusMergePatch(st *appsv1beta1.SidecarSetStatus) ([]byte, error) {
-	raw, err := json.Marshal(st)
-	if err != nil {
-		return nil, err
-	}
-	fields := map[string]json.RawMessage{}
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, err
-	}
-	for f := range reflect.TypeFor[appsv1beta1.SidecarSetStatus]().Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if _, ok := fields[name]; !ok && name != "" && name != "-" {
-			fields[name] = json.RawMessage("null")
-		}
-	}
-	return json.Marshal(map[string]any{"status": fields})
+// statusPatch is a merge patch from the stored SidecarSet obj: a field that
+// changed is sent, a field that became empty is sent as null (cleared, not
+// left stale). The counts the schema requires (matchedPods, updatedPods,
+// readyPods) are always sent, 0 included: a status never written (a new
+// SidecarSet) decodes as zeros, so a plain diff would leave a zero count
+// out and the API server would refuse the status for lacking it. The base
+// holds -1 for them, a value no status holds.
+func statusPatch(obj *appsv1beta1.SidecarSet) client.Patch {
+	base := obj.DeepCopy()
+	base.Status.MatchedPods, base.Status.UpdatedPods, base.Status.ReadyPods = -1, -1, -1
+	return client.MergeFrom(base)
 }
 
 // applyUpdates issues pod patches in parallel (bounded by PodWriters) and

@@ -11,7 +11,7 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
-func TestStatusMergePatch_ReplacesTheWholeStatus(t *testing.T) {
+func TestStatusPatch_WritesTheNewStatus(t *testing.T) {
 	t.Parallel()
 	stale := appsv1beta1.SidecarSetStatus{
 		ObservedGeneration: 1, MatchedPods: 3, UpdatedPods: 3, ReadyPods: 3, UpdatedReadyPods: 3,
@@ -20,38 +20,70 @@ func TestStatusMergePatch_ReplacesTheWholeStatus(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		next appsv1beta1.SidecarSetStatus
+		// stored is the status as the API server holds it, as JSON: a
+		// status never written is absent, not zeros.
+		stored map[string]any
+		// decoded is stored as the reconciler reads it.
+		decoded appsv1beta1.SidecarSetStatus
+		next    appsv1beta1.SidecarSetStatus
+		// wantFields are the status fields the stored object must hold
+		// after the patch, zeros included.
+		wantFields map[string]any
 	}{
 		{
-			name: "counts that drop to zero are cleared, not left stale",
+			name:   "counts that drop to zero are cleared, not left stale",
+			stored: statusJSON(t, stale), decoded: stale,
 			next: appsv1beta1.SidecarSetStatus{
 				ObservedGeneration: 2, MatchedPods: 3, UpdatedPods: 0, ReadyPods: 3, UpdatedReadyPods: 0,
 				LatestRevision: "web-2", CollisionCount: new(int32(1)), Conditions: stale.Conditions,
 			},
+			wantFields: map[string]any{"updatedPods": 0.0, "collisionCount": 1.0},
 		},
 		{
-			name: "optional fields that become empty are removed",
+			name:   "optional fields that become empty are removed",
+			stored: statusJSON(t, stale), decoded: stale,
 			next: appsv1beta1.SidecarSetStatus{ObservedGeneration: 2},
 		},
 		{
-			name: "every field changed",
+			name:   "every field changed",
+			stored: statusJSON(t, stale), decoded: stale,
 			next: appsv1beta1.SidecarSetStatus{
 				ObservedGeneration: 5, MatchedPods: 7, UpdatedPods: 6, ReadyPods: 5, UpdatedReadyPods: 4,
 				LatestRevision: "web-3", CollisionCount: new(int32(2)),
 				Conditions: []metav1.Condition{{Type: "Progressing", Status: metav1.ConditionFalse, Reason: "Paused"}},
 			},
 		},
+		{
+			name:   "a first status of a SidecarSet with no pods writes the required zero counts and collisionCount 0",
+			stored: map[string]any{},
+			next:   appsv1beta1.SidecarSetStatus{ObservedGeneration: 1, LatestRevision: "web-1", CollisionCount: new(int32(0))},
+			wantFields: map[string]any{
+				"matchedPods": 0.0, "updatedPods": 0.0, "readyPods": 0.0, "collisionCount": 0.0,
+			},
+		},
+		{
+			name:   "a first status that only records a collision carries the required counts",
+			stored: map[string]any{},
+			next:   appsv1beta1.SidecarSetStatus{CollisionCount: new(int32(1))},
+			wantFields: map[string]any{
+				"matchedPods": 0.0, "updatedPods": 0.0, "readyPods": 0.0, "collisionCount": 1.0,
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			stored, err := json.Marshal(map[string]any{"status": stale})
+			obj := &appsv1beta1.SidecarSet{Status: tc.decoded}
+			obj.Name = "web"
+			updated := obj.DeepCopy()
+			updated.Status = tc.next
+			patch, err := statusPatch(obj).Data(updated)
+			if err != nil {
+				t.Fatalf("statusPatch: %v", err)
+			}
+			stored, err := json.Marshal(map[string]any{"status": tc.stored})
 			if err != nil {
 				t.Fatal(err)
-			}
-			patch, err := statusMergePatch(&tc.next)
-			if err != nil {
-				t.Fatalf("statusMergePatch: %v", err)
 			}
 			merged, err := jsonpatch.MergePatch(stored, patch)
 			if err != nil {
@@ -66,6 +98,54 @@ func TestStatusMergePatch_ReplacesTheWholeStatus(t *testing.T) {
 			if diff := cmp.Diff(tc.next, got.Status); diff != "" {
 				t.Errorf("status after the patch (-want +got):\n%s", diff)
 			}
+			var raw struct {
+				Status map[string]any `json:"status"`
+			}
+			if err := json.Unmarshal(merged, &raw); err != nil {
+				t.Fatal(err)
+			}
+			for f, want := range tc.wantFields {
+				if got, ok := raw.Status[f]; !ok || got != want {
+					t.Errorf("status.%s after the patch = %v (present %t), want %v; patch %s", f, got, ok, want, patch)
+				}
+			}
 		})
 	}
+}
+
+func TestStatusPatch_SendsOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
+	obj := &appsv1beta1.SidecarSet{Status: appsv1beta1.SidecarSetStatus{
+		ObservedGeneration: 1, MatchedPods: 3, UpdatedPods: 3, ReadyPods: 3, UpdatedReadyPods: 3,
+		LatestRevision: "web-1", CollisionCount: new(int32(0)),
+	}}
+	updated := obj.DeepCopy()
+	updated.Status.ObservedGeneration = 2
+	patch, err := statusPatch(obj).Data(updated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(patch, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"status": map[string]any{
+		"observedGeneration": 2.0, "matchedPods": 3.0, "updatedPods": 3.0, "readyPods": 3.0,
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("patch (-want +got):\n%s", diff)
+	}
+}
+
+func statusJSON(t *testing.T, st appsv1beta1.SidecarSetStatus) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -23,14 +23,9 @@
 package upgrade
 
 import (
-	"bytes"
-	"encoding/json"
-	"reflect"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
@@ -248,7 +243,13 @@ func compareSidecar(ch *Change, before, after *appsv1beta1.SidecarContainer) {
 		same.ImagePullPolicy = after.ImagePullPolicy
 		before = same
 	}
-	for _, name := range changedFields(after, before) {
+	changed, err := appsv1beta1.HashedFieldChanges(after, before)
+	if err != nil {
+		// Not seen in practice: these types always encode. A sidecar the
+		// hash cannot see is taken as changed beyond in-place changes.
+		changed = []string{err.Error()}
+	}
+	for _, name := range changed {
 		switch {
 		case name == "image":
 		case isResourceField(name):
@@ -258,45 +259,6 @@ func compareSidecar(ch *Change, before, after *appsv1beta1.SidecarContainer) {
 			ch.Fields = append(ch.Fields, name)
 		}
 	}
-}
-
-// changedFields returns the JSON names of the fields that differ between two
-// defaulted sidecars of the same name, in declaration order: first the
-// Kubernetes container fields, then the sidecar fields.
-func changedFields(now, before *appsv1beta1.SidecarContainer) []string {
-	changed := diffStruct(reflect.ValueOf(&now.Container).Elem(), reflect.ValueOf(&before.Container).Elem())
-	return append(changed, diffStruct(reflect.ValueOf(now).Elem(), reflect.ValueOf(before).Elem())...)
-}
-
-// diffStruct compares the exported, non-embedded fields of two structs of
-// the same type as the SidecarSet hash sees them: by their JSON encoding,
-// with nil equal to empty. So "1Gi" and "1073741824" differ, as they do in
-// the hash, while a nil and an empty env list do not.
-func diffStruct(a, b reflect.Value) []string {
-	var changed []string
-	for i := range a.NumField() {
-		f := a.Type().Field(i)
-		if f.Anonymous || !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !sameJSON(a.Field(i), b.Field(i)) {
-			changed = append(changed, name)
-		}
-	}
-	return changed
-}
-
-func sameJSON(a, b reflect.Value) bool {
-	if k := a.Kind(); (k == reflect.Slice || k == reflect.Map) && a.Len() == 0 && b.Len() == 0 {
-		return true
-	}
-	ja, errA := json.Marshal(a.Interface())
-	jb, errB := json.Marshal(b.Interface())
-	if errA != nil || errB != nil {
-		return equality.Semantic.DeepEqual(a.Interface(), b.Interface())
-	}
-	return bytes.Equal(ja, jb)
 }
 
 // pullPolicies returns the pull policy of each of a spec's sidecars by name.

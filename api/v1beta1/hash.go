@@ -1,6 +1,7 @@
 package v1beta1
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -95,4 +96,81 @@ func safeEncode(sum [sha256.Size]byte) string {
 		hexed[i] = safeEncodeAlphabet[int(b)%len(safeEncodeAlphabet)]
 	}
 	return string(hexed)
+}
+
+// HashedFieldChanges says what the hashes cover, field by field: the JSON
+// names of the fields of a sidecar whose encoding in the hashed JSON differs
+// between two versions of it (defaulted, of the same name), in the order the
+// new version encodes them, then those only the old one has. A sidecar's
+// change reaches the hashes exactly when this is not empty (and the sidecar
+// is hashed: a container or a native sidecar, or a plain init container
+// beside one); without "image", it reaches the without-image hash.
+func HashedFieldChanges(now, before *SidecarContainer) ([]string, error) {
+	a, err := hashedMembers(now)
+	if err != nil {
+		return nil, err
+	}
+	b, err := hashedMembers(before)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	seen := map[string]bool{}
+	for _, m := range a {
+		seen[m.name] = true
+		if old, ok := b.get(m.name); !ok || !bytes.Equal(m.value, old) {
+			changed = append(changed, m.name)
+		}
+	}
+	for _, m := range b {
+		if !seen[m.name] {
+			changed = append(changed, m.name)
+		}
+	}
+	return changed, nil
+}
+
+// member is one field of a sidecar's hashed JSON.
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+type members []member
+
+func (ms members) get(name string) (json.RawMessage, bool) {
+	for _, m := range ms {
+		if m.name == name {
+			return m.value, true
+		}
+	}
+	return nil, false
+}
+
+// hashedMembers encodes a sidecar as hashContainers does and returns the
+// fields of the encoding in order (json.Marshal writes a struct's fields in
+// declaration order, leaving out the empty omitempty ones).
+func hashedMembers(c *SidecarContainer) (members, error) {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encoding sidecar %q for hashing: %w", c.Name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // the opening brace
+		return nil, err
+	}
+	var out members
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		m := member{}
+		m.name, _ = tok.(string)
+		if err := dec.Decode(&m.value); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }

@@ -2,9 +2,12 @@ package v1beta1
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -137,5 +140,76 @@ func TestDefaultPullPolicy(t *testing.T) {
 		if got := DefaultPullPolicy(tc.image); got != tc.want {
 			t.Errorf("DefaultPullPolicy(%q) = %s, want %s", tc.image, got, tc.want)
 		}
+	}
+}
+
+func TestHashedFieldChanges(t *testing.T) {
+	t.Parallel()
+	base := func() SidecarContainer {
+		return SidecarContainer{
+			Container: corev1.Container{
+				Name: "agent", Image: "agent:1", Command: []string{"agent"},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}},
+			},
+			PodInjectPolicy: BeforeAppContainerType,
+		}
+	}
+	tests := []struct {
+		name   string
+		change func(*SidecarContainer)
+		want   []string
+	}{
+		{name: "no change is nothing", change: func(*SidecarContainer) {}},
+		{name: "a new image is the image", change: func(c *SidecarContainer) { c.Image = "agent:2" }, want: []string{"image"}},
+		{name: "an added env list is env", change: func(c *SidecarContainer) {
+			c.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+		}, want: []string{"env"}},
+		{name: "a removed command is command", change: func(c *SidecarContainer) { c.Command = nil }, want: []string{"command"}},
+		{name: "an empty env list is no change, as in the hash", change: func(c *SidecarContainer) { c.Env = []corev1.EnvVar{} }},
+		{name: "the same quantity written another way is a change, as in the hash", change: func(c *SidecarContainer) {
+			c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("1073741824")
+		}, want: []string{"resources"}},
+		{name: "container fields come before sidecar fields, in declaration order", change: func(c *SidecarContainer) {
+			c.TransferEnv = []TransferEnvVar{{SourceContainerName: "main", EnvName: "A"}}
+			c.UpgradeStrategy.UpgradeType = SidecarContainerHotUpgrade
+			c.Args = []string{"-v"}
+			c.Image = "agent:2"
+		}, want: []string{"image", "args", "upgradeStrategy", "transferEnv"}},
+		{name: "a sidecar field back to its zero value is named", change: func(c *SidecarContainer) { c.PodInjectPolicy = "" },
+			want: []string{"podInjectPolicy"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			before := base()
+			now := base()
+			now.Resources = *before.Resources.DeepCopy()
+			tc.change(&now)
+			got, err := HashedFieldChanges(&now, &before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("changed fields (-want +got):\n%s", diff)
+			}
+			// The answer is the hash's: the hash changes exactly when a
+			// field does, the without-image hash when a field but the
+			// image does.
+			h0, err := ComputeHashes(&SidecarSetSpec{Containers: []SidecarContainer{before}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h1, err := ComputeHashes(&SidecarSetSpec{Containers: []SidecarContainer{now}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			notImage := slices.DeleteFunc(slices.Clone(got), func(f string) bool { return f == "image" })
+			if (h0.Hash != h1.Hash) != (len(got) > 0) {
+				t.Errorf("hash changed: %t, but changed fields %v", h0.Hash != h1.Hash, got)
+			}
+			if (h0.WithoutImage != h1.WithoutImage) != (len(notImage) > 0) {
+				t.Errorf("without-image hash changed: %t, but changed fields other than the image %v", h0.WithoutImage != h1.WithoutImage, notImage)
+			}
+		})
 	}
 }

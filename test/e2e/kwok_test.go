@@ -68,7 +68,7 @@ var _ = ginkgo.Describe("The kwok cluster", ginkgo.Label("kwok"), func() {
 		}).WithContext(ctx).Should(gomega.Succeed())
 		gomega.Consistently(func(g gomega.Gomega) {
 			g.Expect(podReady(getPod(ctx, g, pod))).To(gomega.BeFalse())
-		}).WithContext(ctx).WithTimeout(3 * 1e9).Should(gomega.Succeed())
+		}).WithContext(ctx).Should(gomega.Succeed())
 
 		patchImage(ctx, pod, "sidecar1", "centos:7")
 		gomega.Eventually(func(g gomega.Gomega) {

@@ -2,7 +2,6 @@ package controller_test
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -56,7 +55,7 @@ var _ = ginkgo.Describe("Detection of pods that run without their sidecars", fun
 		startPods(ctx, ns, "agent", []string{"late"}, nil)
 		gomega.Consistently(func(g gomega.Gomega) {
 			g.Expect(getSidecarSet(ctx, g, set.Name).Status.NotInjectedPods).To(gomega.Equal(int32(1)))
-		}).WithContext(ctx).WithTimeout(3 * time.Second).Should(gomega.Succeed())
+		}).WithContext(ctx).Should(gomega.Succeed())
 
 		gomega.Expect(k8s.Delete(ctx, early, client.GracePeriodSeconds(0))).To(gomega.Succeed())
 		gomega.Eventually(func(g gomega.Gomega) {

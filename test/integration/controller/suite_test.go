@@ -39,6 +39,10 @@ const (
 	pollInterval = 100 * time.Millisecond
 	// setupTimeout bounds starting the control plane and the manager.
 	setupTimeout = 2 * time.Minute
+	// holdStill is how long Consistently watches that nothing more happens:
+	// longer than the second pod creations are batched for, so that the
+	// controller has had several rounds to do what it must not.
+	holdStill = 3 * time.Second
 )
 
 // whitelist is the suite's patchPodMetadata whitelist: two keys for every
@@ -60,6 +64,8 @@ var (
 )
 
 func TestController(t *testing.T) {
+	gomega.SetDefaultConsistentlyDuration(holdStill)
+	gomega.SetDefaultConsistentlyPollingInterval(pollInterval)
 	framework.RunSuite(t, "Controller Suite", eventuallyTimeout, pollInterval)
 }
 
