@@ -22,6 +22,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 )
 
 // detectFlushInterval coalesces the reconciles that detection asks for: a
@@ -277,8 +278,8 @@ func podMatters(oldObj, obj any) bool {
 func (d *Detector) observe(ctx context.Context, pod *corev1.Pod) {
 	start := time.Now()
 	defer func() {
-		detectorSeconds.Add(time.Since(start).Seconds())
-		detectorPods.Inc()
+		metrics.DetectorSeconds.Add(time.Since(start).Seconds())
+		metrics.DetectorPods.Inc()
 	}()
 	key := client.ObjectKeyFromObject(pod)
 	missing, err := d.missing(ctx, pod)

@@ -4,17 +4,16 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 )
 
 // The shell of the rollout guards (the decisions are the planner's,
@@ -32,25 +31,6 @@ const (
 	// longer than its progress deadline.
 	EventProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 )
-
-var (
-	rolloutFailedPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "sidecarset_rollout_failed_pods",
-		Help: "Pods upgraded in place to the current revision that count against the failure budget (SidecarSets with one).",
-	}, []string{"sidecarset"})
-	rolloutDeadlineExceeded = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "sidecarset_rollout_progress_deadline_exceeded",
-		Help: "1 while the rollout is past its progress deadline, else 0 (SidecarSets with one).",
-	}, []string{"sidecarset"})
-	rolloutAutoPauses = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "sidecarset_rollout_auto_pauses_total",
-		Help: "Rollouts the controller paused because more upgraded pods failed than the failure budget allows.",
-	}, []string{"sidecarset"})
-)
-
-func init() {
-	metrics.Registry.MustRegister(rolloutFailedPods, rolloutDeadlineExceeded, rolloutAutoPauses)
-}
 
 // progressClock returns the progress clock the last plan of a SidecarSet
 // returned (the zero clock if none).
@@ -76,7 +56,7 @@ func (r *SidecarSetReconciler) pauseRollout(ctx context.Context, obj *appsv1beta
 		}
 		return false, fmt.Errorf("pausing the rollout: %w", err)
 	}
-	rolloutAutoPauses.WithLabelValues(obj.Name).Inc()
+	metrics.RolloutAutoPauses.WithLabelValues(obj.Name).Inc()
 	// The FailureBudgetExceeded message names the revision and the pods,
 	// and says the rollout is paused.
 	note := "Paused the rollout (updateStrategy.paused)"
@@ -110,7 +90,7 @@ func (r *SidecarSetReconciler) announceDeadline(obj *appsv1beta1.SidecarSet, st 
 // guards it sets.
 func recordGuardMetrics(set string, guards appsv1beta1.RolloutGuards, plan *rollout.Plan, st *appsv1beta1.SidecarSetStatus) {
 	if guards.FailureBudget == nil {
-		rolloutFailedPods.DeleteLabelValues(set)
+		metrics.RolloutFailedPods.DeleteLabelValues(set)
 	} else {
 		failed := 0
 		for _, u := range plan.Upgraded {
@@ -118,10 +98,10 @@ func recordGuardMetrics(set string, guards appsv1beta1.RolloutGuards, plan *roll
 				failed++
 			}
 		}
-		rolloutFailedPods.WithLabelValues(set).Set(float64(failed))
+		metrics.RolloutFailedPods.WithLabelValues(set).Set(float64(failed))
 	}
 	if guards.ProgressDeadline == 0 {
-		rolloutDeadlineExceeded.DeleteLabelValues(set)
+		metrics.RolloutDeadlineExceeded.DeleteLabelValues(set)
 		return
 	}
 	exceeded := 0.0
@@ -129,12 +109,12 @@ func recordGuardMetrics(set string, guards appsv1beta1.RolloutGuards, plan *roll
 		c.Reason == appsv1beta1.ReasonProgressDeadlineExceeded {
 		exceeded = 1
 	}
-	rolloutDeadlineExceeded.WithLabelValues(set).Set(exceeded)
+	metrics.RolloutDeadlineExceeded.WithLabelValues(set).Set(exceeded)
 }
 
 // forgetGuardMetrics removes a deleted SidecarSet's series.
 func forgetGuardMetrics(set string) {
-	rolloutFailedPods.DeleteLabelValues(set)
-	rolloutDeadlineExceeded.DeleteLabelValues(set)
-	rolloutAutoPauses.DeleteLabelValues(set)
+	metrics.RolloutFailedPods.DeleteLabelValues(set)
+	metrics.RolloutDeadlineExceeded.DeleteLabelValues(set)
+	metrics.RolloutAutoPauses.DeleteLabelValues(set)
 }

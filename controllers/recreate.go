@@ -19,6 +19,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 )
 
 // The recreate path's I/O (the decision is rollout/recreate.go's): pods are
@@ -160,20 +161,20 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 		switch {
 		case err == nil:
 			r.recreations.evict(set, e.UID, rollout.Eviction{Owner: e.Owner, Since: now})
-			podEvictions.WithLabelValues(set, "evicted").Inc()
+			metrics.PodEvictions.WithLabelValues(set, "evicted").Inc()
 			r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, EventRecreating, "Evict",
 				"SidecarSet %s evicted the pod to have it recreated with its current sidecars: %s", set, e.Reason)
 		case apierrors.IsTooManyRequests(err):
 			r.recreations.refuse(set, e.UID, rollout.Refusal{Message: apiMessage(err), At: now})
-			podEvictions.WithLabelValues(set, "refused").Inc()
+			metrics.PodEvictions.WithLabelValues(set, "refused").Inc()
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 			// Gone, or replaced under the same name: nothing to evict.
-			podEvictions.WithLabelValues(set, "gone").Inc()
+			metrics.PodEvictions.WithLabelValues(set, "gone").Inc()
 		default:
 			// A PodDisruptionBudget that cannot be applied (several
 			// select the pod) is a 500: wait as for a refusal, and say so.
 			r.recreations.refuse(set, e.UID, rollout.Refusal{Message: apiMessage(err), At: now})
-			podEvictions.WithLabelValues(set, "error").Inc()
+			metrics.PodEvictions.WithLabelValues(set, "error").Inc()
 			r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventEvictionFailed, "Evict", "SidecarSet %s: %v", set, err)
 			errs = append(errs, fmt.Errorf("evicting pod %s: %w", e.Pod, err))
 		}

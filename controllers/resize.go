@@ -14,6 +14,7 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 )
 
 // The resize path's I/O (the decision is rollout/resize.go's): sidecars'
@@ -55,16 +56,16 @@ func (r *SidecarSetReconciler) applyResizes(ctx context.Context, set string, res
 		switch {
 		case err == nil:
 			r.inflight.expect(set, rs.UID, rollout.InFlight{Hash: rs.Hash, Since: r.now(), Resize: true, Generation: rs.Generation})
-			podResizes.WithLabelValues(set, "success").Inc()
+			metrics.PodResizes.WithLabelValues(set, "success").Inc()
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 			conflicts++
-			podResizes.WithLabelValues(set, "conflict").Inc()
+			metrics.PodResizes.WithLabelValues(set, "conflict").Inc()
 		case refusesResize(err):
 			r.resizeRefusals.Store(rs.UID, resizeRefusal{hash: rs.Hash, message: apiMessage(err)})
-			podResizes.WithLabelValues(set, "refused").Inc()
+			metrics.PodResizes.WithLabelValues(set, "refused").Inc()
 			r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventResizeFailed, "Resize", "SidecarSet %s: %v", set, err)
 		default:
-			podResizes.WithLabelValues(set, "error").Inc()
+			metrics.PodResizes.WithLabelValues(set, "error").Inc()
 			errs = append(errs, fmt.Errorf("resizing pod %s: %w", rs.Pod, err))
 			r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventResizeFailed, "Resize", "SidecarSet %s: %v", set, err)
 		}

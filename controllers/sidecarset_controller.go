@@ -32,6 +32,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
@@ -321,7 +322,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	}
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(restricted))
 	recordGuardMetrics(s.Name, guards, &plan, &status)
-	inFlightOldest.Set(r.inflight.oldest(now).Seconds())
+	metrics.InFlightOldest.Set(r.inflight.oldest(now).Seconds())
 	r.announce(obj, s, hashes.Hash, &plan, &status, notInjectedList, detected, restricted, scopeWhy, scopeDegraded)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
@@ -403,16 +404,16 @@ func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, upd
 			if !reset {
 				r.inflight.expect(set, u.UID, rollout.InFlight{Hash: u.Hash, Since: r.now()})
 			}
-			inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "success")).Inc()
+			metrics.InPlaceUpdates.WithLabelValues(set, resultLabel(reset, "success")).Inc()
 			if reset {
 				r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, EventResetContainerSucceed, "Reset",
 					"SidecarSet %s: reset the idle hot-upgrade twin to its empty image", set)
 			}
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 			conflicts++
-			inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "conflict")).Inc()
+			metrics.InPlaceUpdates.WithLabelValues(set, resultLabel(reset, "conflict")).Inc()
 		default:
-			inPlaceUpdates.WithLabelValues(set, resultLabel(reset, "error")).Inc()
+			metrics.InPlaceUpdates.WithLabelValues(set, resultLabel(reset, "error")).Inc()
 			errs = append(errs, fmt.Errorf("patching pod %s: %w", u.Pod, err))
 			reason := EventUpgradeFailed
 			if reset {

@@ -18,6 +18,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
@@ -92,7 +93,7 @@ func (h *PodInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp, result = h.handle(ctx, req)
 	}
 	writePodReview(ctx, w, req, resp)
-	admissionDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
+	metrics.AdmissionDuration.WithLabelValues(result).Observe(time.Since(start).Seconds())
 }
 
 func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Response, string) {
@@ -116,11 +117,11 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 	podKey := types.NamespacedName{Namespace: namespace, Name: podName(pod)}
 	log := ctrl.LoggerFrom(ctx).WithValues("pod", podKey)
 	for _, s := range out.Skipped {
-		injections.WithLabelValues(s.SidecarSet, s.Reason).Inc()
+		metrics.Injections.WithLabelValues(s.SidecarSet, s.Reason).Inc()
 		log.V(2).Info("SidecarSet not injected", "sidecarSet", s.SidecarSet, "reason", s.Reason, "message", s.Message)
 	}
 	for _, f := range out.Failed {
-		injectionFailures.WithLabelValues(f.SidecarSet, failurePolicy(f.BestEffort)).Inc()
+		metrics.InjectionFailures.WithLabelValues(f.SidecarSet, failurePolicy(f.BestEffort)).Inc()
 		if f.BestEffort && !req.isDryRun() {
 			if e, ok := h.Registry.Get(f.SidecarSet); ok {
 				h.Failures.Report(e.SidecarSet, podKey.String(), f.Message)
@@ -128,12 +129,12 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 		}
 	}
 	if d.Denied != nil {
-		denials.WithLabelValues("InjectionError").Inc()
+		metrics.Denials.WithLabelValues("InjectionError").Inc()
 		log.Info("Denied pod creation", "error", d.Denied.Error())
 		return admission.Denied(d.Denied.Error()), "denied"
 	}
 	for _, name := range out.Injected {
-		injections.WithLabelValues(name, "injected").Inc()
+		metrics.Injections.WithLabelValues(name, "injected").Inc()
 	}
 	if len(out.Patch) == 0 {
 		resp := admission.Allowed("")

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
@@ -266,9 +267,9 @@ func (r *PodWebhookScope) report(ctx context.Context, conds map[string]scope.Con
 	log := ctrl.LoggerFrom(ctx)
 	degraded := map[string]string{}
 	for name, c := range conds {
-		podWebhookScopeBytes.WithLabelValues(name).Set(float64(len(c.Expression)))
-		podWebhookScopeExact.WithLabelValues(name).Set(boolGauge(c.Level == scope.Exact))
-		podWebhookScopeDegraded.WithLabelValues(name).Set(float64(len(c.Degraded)))
+		metrics.PodWebhookScopeBytes.WithLabelValues(name).Set(float64(len(c.Expression)))
+		metrics.PodWebhookScopeExact.WithLabelValues(name).Set(boolGauge(c.Level == scope.Exact))
+		metrics.PodWebhookScopeDegraded.WithLabelValues(name).Set(float64(len(c.Degraded)))
 		for _, set := range c.Degraded {
 			degraded[set] = why(c.SidecarSets)
 		}

@@ -22,6 +22,7 @@ import (
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 	sidecarsetvalidation "github.com/sidecarset-operator/sidecarset-operator/webhooks/validation"
@@ -248,7 +249,7 @@ func (v *SidecarSetValidator) validateDelete(ctx context.Context, req admission.
 		return admission.Errored(http.StatusBadRequest, err)
 	}
 	if err := v.Authoring.check(ctx, nil, old); err != nil {
-		sidecarSetRejections.WithLabelValues("delete").Inc()
+		metrics.SidecarSetRejections.WithLabelValues("delete").Inc()
 		return response(nil, err)
 	}
 	return admission.Allowed("")
@@ -316,7 +317,7 @@ func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1beta1.
 	// the policy (before any webhook).
 	if v.Authoring != nil {
 		if err := v.Authoring.check(ctx, s, old); err != nil {
-			sidecarSetRejections.WithLabelValues(operation).Inc()
+			metrics.SidecarSetRejections.WithLabelValues(operation).Inc()
 			return nil, err
 		}
 	}
@@ -333,7 +334,7 @@ func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1beta1.
 	if base := match.CanaryBase(s); base != "" && (old == nil || match.CanaryBase(old) != base) && v.Authoring != nil {
 		if i := slices.IndexFunc(others, func(o *appsv1beta1.SidecarSet) bool { return o.Name == base }); i >= 0 {
 			if err := v.Authoring.checkCanaryBase(ctx, s, others[i]); err != nil {
-				sidecarSetRejections.WithLabelValues(operation).Inc()
+				metrics.SidecarSetRejections.WithLabelValues(operation).Inc()
 				return nil, err
 			}
 		}
@@ -352,7 +353,7 @@ func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1beta1.
 		errs = append(errs, v.Whitelist.Current().Check(v.PatchMetadataDefaultsAllowed, s)...)
 	}
 	if len(errs) > 0 {
-		sidecarSetRejections.WithLabelValues(operation).Inc()
+		metrics.SidecarSetRejections.WithLabelValues(operation).Inc()
 		slices.SortStableFunc(errs, func(a, b *field.Error) int {
 			switch {
 			case a.Field < b.Field:

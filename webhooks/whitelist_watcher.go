@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 )
 
@@ -76,15 +77,15 @@ func (w *whitelistWatcher) Reconcile(ctx context.Context, _ reconcile.Request) (
 	}
 	switch {
 	case load.configMap == nil:
-		policyReloads.WithLabelValues("deleted").Inc()
+		metrics.PolicyReloads.WithLabelValues("deleted").Inc()
 		log.Info("The whitelist ConfigMap is absent: patchPodMetadata is allowed only by the SidecarSetPatchPodMetadataDefaultsAllowed gate", "configMap", w.key)
 	case load.invalid != nil:
-		policyReloads.WithLabelValues("error").Inc()
+		metrics.PolicyReloads.WithLabelValues("error").Inc()
 		log.Error(load.invalid, "Malformed whitelist: the last good one stays in force", "configMap", w.key)
 		w.recorder.Eventf(load.configMap, nil, corev1.EventTypeWarning, "InvalidWhitelist", "Reload",
 			"%s is malformed, the last good whitelist stays in force: %v", appsv1beta1.PatchPodMetadataWhiteListKey, load.invalid)
 	default:
-		policyReloads.WithLabelValues("success").Inc()
+		metrics.PolicyReloads.WithLabelValues("success").Inc()
 		log.Info("Loaded the patchPodMetadata whitelist", "configMap", w.key, "resourceVersion", load.configMap.ResourceVersion)
 		if wl := w.store.Current().Whitelist; wl != nil {
 			for _, warning := range wl.Warnings() {
