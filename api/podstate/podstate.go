@@ -93,6 +93,28 @@ func Read(annotations map[string]string) (State, error) {
 	return s, nil
 }
 
+// injectionKeys are the pod annotations injection reads and writes.
+var injectionKeys = []string{
+	appsv1beta1.SidecarSetHashAnnotation,
+	appsv1beta1.SidecarSetHashWithoutImageAnnotation,
+	appsv1beta1.SidecarSetListAnnotation,
+	appsv1beta1.WorkingHotUpgradeContainerAnnotation,
+}
+
+// ReadInjection decodes the annotations injection reads and writes (the
+// hashes, the injected-list, the working hot-upgrade twins), as Read does.
+// Only those: a malformed in-place update state, which injection neither
+// reads nor writes, is no error here.
+func ReadInjection(annotations map[string]string) (State, error) {
+	used := make(map[string]string, len(injectionKeys))
+	for _, k := range injectionKeys {
+		if v, ok := annotations[k]; ok {
+			used[k] = v
+		}
+	}
+	return Read(used)
+}
+
 func annotationError(key string, err error) error {
 	return fmt.Errorf("malformed annotation %s: %w", key, err)
 }
