@@ -1,10 +1,8 @@
 package inject
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -142,20 +140,11 @@ func useHistory(s *appsv1beta1.SidecarSet, pin *appsv1beta1.SidecarSetInjectRevi
 	if us.Partition == nil || us.Partition.Type == intstr.Int {
 		return false, nil
 	}
-	pct, err := parsePercent(us.Partition.StrVal)
+	pct, err := appsv1beta1.ParsePercent(us.Partition.StrVal)
 	if err != nil {
 		return false, fmt.Errorf("SidecarSet %q: updateStrategy.partition %q: %w", s.Name, us.Partition.StrVal, err)
 	}
 	return coin < float64(pct)/100, nil
-}
-
-// parsePercent parses "N%" (or a bare "N", which OpenKruise also accepts).
-func parsePercent(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(s), "%"))
-	if err != nil {
-		return 0, errors.New("not a percentage (N%)")
-	}
-	return n, nil
 }
 
 // pinError is the denial of a pod whose SidecarSet pins a revision that the

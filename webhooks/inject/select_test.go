@@ -189,7 +189,10 @@ func TestChooseVersion_RevisionPinning(t *testing.T) {
 			wantErr: `SidecarSet "agent": updateStrategy.selector: invalid selector: "Bogus" is not a valid label selector operator`},
 		{name: "Partial with a malformed percentage denies the pod",
 			setup:   setup{policy: "Partial", revisionName: new("agent-abc"), partition: new(intstr.FromString("half"))},
-			wantErr: `SidecarSet "agent": updateStrategy.partition "half": not a percentage (N%)`},
+			wantErr: `SidecarSet "agent": updateStrategy.partition "half": "half" is neither an integer nor a percentage (N%)`},
+		{name: "Partial with a bare number as partition denies the pod, as the CRD and the rollout refuse it",
+			setup:   setup{policy: "Partial", revisionName: new("agent-abc"), partition: new(intstr.FromString("50"))},
+			wantErr: `SidecarSet "agent": updateStrategy.partition "50": "50" is neither an integer nor a percentage (N%)`},
 		{name: "a missing revisionName denies the pod, naming SidecarSet and revision",
 			setup: setup{policy: "Always", revisionName: new("agent-abc"), pinnedError: notFound},
 			wantErr: `SidecarSet "agent": injectionStrategy.revision revisionName "agent-abc" not found; ` +
