@@ -95,7 +95,7 @@ func containerNames(pod *corev1.Pod) map[string]bool {
 // present reports whether a sidecar is in the pod, under its name or as the
 // first twin of a hot-upgrade sidecar.
 func present(names map[string]bool, sidecar string) bool {
-	twin, _ := podstate.HotUpgradeTwins(sidecar)
+	twin, _ := appsv1beta1.HotUpgradeTwins(sidecar)
 	return names[sidecar] || names[twin]
 }
 

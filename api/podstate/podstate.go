@@ -241,12 +241,6 @@ func mustMarshal(v any) string {
 	return string(data)
 }
 
-// HotUpgradeTwins returns the names of the two containers a hot-upgrade
-// sidecar is injected as.
-func HotUpgradeTwins(name string) (string, string) {
-	return name + "-1", name + "-2"
-}
-
 // VersionKey is the annotation holding a hot-upgrade twin's version.
 func VersionKey(twin string) string {
 	return appsv1beta1.HotUpgradeVersionAnnotationPrefix + twin
