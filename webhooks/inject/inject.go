@@ -210,9 +210,8 @@ func Inject(in Input) (Output, error) {
 	out := Output{Pod: pod.DeepCopy()}
 	matched, skips, unknown, state, stateErr := matchCandidates(cands, pod, in.Namespace)
 	out.Skipped = append(out.Skipped, skips...)
-	for _, c := range unknown {
-		out.fail(c.SidecarSet, fmt.Errorf("SidecarSet %q: its namespaceSelector cannot be evaluated: the labels of namespace %q could not be read: %w",
-			c.SidecarSet.Name, namespaceName(pod, in.Namespace), in.Namespace.LabelsError))
+	for _, u := range unknown {
+		out.fail(u.c.SidecarSet, fmt.Errorf("SidecarSet %q: %s", u.c.SidecarSet.Name, u.message))
 	}
 	if len(matched) == 0 {
 		return out, out.denial()

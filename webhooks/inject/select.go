@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
@@ -51,12 +50,18 @@ func orderCandidates(in []Candidate) ([]*Candidate, error) {
 	}), nil
 }
 
+// undecided is a candidate whose namespaceSelector cannot be evaluated
+// because the namespace's labels could not be read, and why.
+type undecided struct {
+	c       *Candidate
+	message string
+}
+
 // matchCandidates splits the candidates by match.Applicable's verdict:
 // those that apply to the pod, those that do not (with the reason), and
-// those whose namespaceSelector cannot be evaluated because the namespace's
-// labels could not be read. It also returns the pod's recorded SidecarSet
-// state, decoded.
-func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) (matched []*Candidate, skips []Skip, unknown []*Candidate, state podState, stateErr error) {
+// those that cannot be decided. It also returns the pod's recorded
+// SidecarSet state, decoded.
+func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) (matched []*Candidate, skips []Skip, unknown []undecided, state podState, stateErr error) {
 	in := make([]match.Candidate, len(cands))
 	for i, c := range cands {
 		in[i] = match.Candidate{SidecarSet: c.SidecarSet}
@@ -67,25 +72,13 @@ func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) (matched
 		case "":
 			matched = append(matched, cands[i])
 		case match.ReasonNamespaceLabelsUnknown:
-			unknown = append(unknown, cands[i])
+			unknown = append(unknown, undecided{c: cands[i], message: v.Message})
 		default:
 			skips = append(skips, Skip{SidecarSet: cands[i].SidecarSet.Name, Reason: v.Reason, Message: v.Message})
 		}
 	}
 	state, stateErr = stateOf(a.Recorded, a.RecordedError)
 	return matched, skips, unknown, state, stateErr
-}
-
-// namespaceName is the pod's namespace: the one given, or the pod's own, or
-// the default.
-func namespaceName(pod *corev1.Pod, ns Namespace) string {
-	switch {
-	case ns.Name != "":
-		return ns.Name
-	case pod.Namespace != "":
-		return pod.Namespace
-	}
-	return metav1.NamespaceDefault
 }
 
 // chooseVersion picks the version of a matched SidecarSet to inject: the

@@ -114,7 +114,11 @@ func TestMatchCandidates_SplitsByVerdict(t *testing.T) {
 			if diff := cmp.Diff(tc.want, names(got)); diff != "" {
 				t.Errorf("matched (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantUnknown, names(unknown)); diff != "" {
+			var undecided []*Candidate
+			for _, u := range unknown {
+				undecided = append(undecided, u.c)
+			}
+			if diff := cmp.Diff(tc.wantUnknown, names(undecided)); diff != "" {
 				t.Errorf("unknown (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantSkips, skips); diff != "" {

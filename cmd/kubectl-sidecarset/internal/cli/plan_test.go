@@ -129,9 +129,9 @@ func runPlanCommand(t *testing.T, o *options, args ...string) (string, error) {
 	return out.String(), err
 }
 
-func TestPlan_Pods(t *testing.T) {
-	t.Parallel()
-	o, _ := planCluster(t)
+// planJSON runs plan log-agent -o json and decodes the report.
+func planJSON(t *testing.T, o *options) planReport {
+	t.Helper()
 	out, err := runPlanCommand(t, o, "log-agent", "-o", "json")
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
@@ -140,6 +140,13 @@ func TestPlan_Pods(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func TestPlan_Pods(t *testing.T) {
+	t.Parallel()
+	o, _ := planCluster(t)
+	r := planJSON(t, o)
 	want := []planPod{
 		{Namespace: "shop", Name: "web-old", Action: "resize", Detail: "agent cpu request 100m→200m", Batch: 1},
 		{Namespace: "shop", Name: "web-before", Action: "recreate", Detail: "it runs without the SidecarSet's sidecars", Batch: 2},
@@ -228,14 +235,7 @@ func TestPlan_RecreatesWhatTheDetectorReports(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			out, err := runPlanCommand(t, o, "log-agent", "-o", "json")
-			if err != nil {
-				t.Fatalf("plan: %v\n%s", err, out)
-			}
-			var r planReport
-			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatal(err)
-			}
+			r := planJSON(t, o)
 			var got []string
 			for _, p := range r.Pods {
 				if p.Action == "recreate" {
