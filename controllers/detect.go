@@ -19,7 +19,6 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
@@ -325,55 +324,43 @@ func (d *Detector) forget(key types.NamespacedName) {
 }
 
 // missing returns the SidecarSets that select the pod and that it misses,
-// with the reason (match.NotInjected). The rules are the pod webhook's: an
-// inactive pod and the operator's own pods in its namespace are never
-// injected, and a base SidecarSet whose canary selects the pod is replaced
-// by it.
+// with the reason (match.NotInjected). Which SidecarSets apply is
+// match.Applicable's answer, the pod webhook's: an inactive pod is never
+// injected, and a base SidecarSet whose canary applies is replaced by it. A
+// paused SidecarSet that selects the pod is reported (paused), and so is
+// every selecting SidecarSet of a pod whose annotations cannot be read
+// (unreadable), which the webhook would have denied. The operator's own
+// pods in its namespace are never injected. A SidecarSet with only
+// patchPodMetadata is never missed, but, as a canary, replaces its base.
 func (d *Detector) missing(ctx context.Context, pod *corev1.Pod) (map[string]string, error) {
-	if !match.PodActive(pod) || pod.Namespace == d.Namespace && pod.Labels[appsv1beta1.OperatorPodLabel] == appsv1beta1.OperatorPodName {
+	if pod.Namespace == d.Namespace && pod.Labels[appsv1beta1.OperatorPodLabel] == appsv1beta1.OperatorPodName {
 		return nil, nil
 	}
 	entries := d.Registry.Candidates(pod.Namespace, pod.Labels)
-	if len(entries) == 0 {
+	if !slices.ContainsFunc(entries, func(e *candidate.Entry) bool { return match.InjectsSomething(e.SidecarSet) }) {
 		return nil, nil
 	}
-	var nsLabels map[string]string
+	ns := match.PodNamespace{Name: pod.Namespace}
 	if slices.ContainsFunc(entries, func(e *candidate.Entry) bool { return match.NeedsNamespaceLabels(e.SidecarSet) }) {
 		var err error
-		if nsLabels, err = lookup.NamespaceLabels(ctx, d.Cache, pod.Namespace); err != nil {
+		if ns.Labels, err = lookup.NamespaceLabels(ctx, d.Cache, pod.Namespace); err != nil {
 			return nil, err
 		}
 	}
-	var selected []*appsv1beta1.SidecarSet
-	for _, e := range entries {
-		s := e.SidecarSet
-		if !match.InjectsSomething(s) || !e.Matches(pod.Labels) {
-			continue
-		}
-		if ok, err := match.Namespace(s, pod.Namespace, nsLabels); err != nil || !ok {
-			continue
-		}
-		selected = append(selected, s)
+	cands := make([]match.Candidate, len(entries))
+	for i, e := range entries {
+		cands[i] = match.Candidate{SidecarSet: e.SidecarSet, Selector: e.Selector}
 	}
-	if len(selected) == 0 {
-		return nil, nil
-	}
-	replaced := map[string]bool{}
-	for _, s := range selected {
-		if base := match.CanaryBase(s); base != "" && !s.Spec.InjectionStrategy.Paused {
-			replaced[base] = true
-		}
-	}
-	recorded, err := podstate.DecodeHashes(pod.Annotations[appsv1beta1.SidecarSetHashAnnotation])
-	if err != nil {
-		recorded = nil // unreadable: as if nothing were recorded
-	}
+	a := match.Applicable(pod, ns, cands)
 	out := map[string]string{}
-	for _, s := range selected {
-		if replaced[s.Name] {
+	for i, v := range a.Verdicts {
+		s := entries[i].SidecarSet
+		if !v.Selects || v.Reason == match.ReasonReplacedByCanary || !match.InjectsSomething(s) {
 			continue
 		}
-		if reason := match.NotInjected(s, pod, recorded); reason != "" {
+		if a.RecordedError != nil {
+			out[s.Name] = match.NotInjectedUnreadable
+		} else if reason := match.NotInjected(s, pod, a.Recorded.Hashes); reason != "" {
 			out[s.Name] = reason
 		}
 	}

@@ -29,6 +29,7 @@ var notInjectedReasons = map[string]string{
 	match.NotInjectedPaused:        "injection paused",
 	match.NotInjectedNameConflict:  "has a container of a sidecar's name",
 	match.NotInjectedAtAdmission:   "admitted without it: the operator unreachable, a best-effort failure, or created just after the SidecarSet",
+	match.NotInjectedUnreadable:    "its SidecarSet annotations cannot be read",
 	match.NotInjectedOperatorLabel: "carries the operator's label app.kubernetes.io/name=sidecarset-operator, which exempts it from injection under OLM",
 }
 

@@ -30,6 +30,11 @@ const (
 	// carries the operator's own label (appsv1beta1.OperatorPodLabel), which
 	// an OLM install's webhook objectSelector exempts from injection.
 	NotInjectedOperatorLabel = "CarriesOperatorLabel"
+	// NotInjectedUnreadable: the pod's SidecarSet annotations (its hash
+	// entries, its injected-list) cannot be decoded, so what it carries
+	// cannot be told; the pod webhook denies such a pod at creation, so the
+	// annotations were broken afterwards. Fix or remove them.
+	NotInjectedUnreadable = "UnreadableAnnotations"
 )
 
 // InjectsSomething reports whether a SidecarSet has sidecars to inject: one
@@ -90,7 +95,7 @@ func containerNames(pod *corev1.Pod) map[string]bool {
 // present reports whether a sidecar is in the pod, under its name or as the
 // first twin of a hot-upgrade sidecar.
 func present(names map[string]bool, sidecar string) bool {
-	twin, _ := podstate.HotUpgradeTwins(sidecar)
+	twin, _ := appsv1beta1.HotUpgradeTwins(sidecar)
 	return names[sidecar] || names[twin]
 }
 

@@ -93,6 +93,28 @@ func Read(annotations map[string]string) (State, error) {
 	return s, nil
 }
 
+// injectionKeys are the pod annotations injection reads and writes.
+var injectionKeys = []string{
+	appsv1beta1.SidecarSetHashAnnotation,
+	appsv1beta1.SidecarSetHashWithoutImageAnnotation,
+	appsv1beta1.SidecarSetListAnnotation,
+	appsv1beta1.WorkingHotUpgradeContainerAnnotation,
+}
+
+// ReadInjection decodes the annotations injection reads and writes (the
+// hashes, the injected-list, the working hot-upgrade twins), as Read does.
+// Only those: a malformed in-place update state, which injection neither
+// reads nor writes, is no error here.
+func ReadInjection(annotations map[string]string) (State, error) {
+	used := make(map[string]string, len(injectionKeys))
+	for _, k := range injectionKeys {
+		if v, ok := annotations[k]; ok {
+			used[k] = v
+		}
+	}
+	return Read(used)
+}
+
 func annotationError(key string, err error) error {
 	return fmt.Errorf("malformed annotation %s: %w", key, err)
 }
@@ -217,12 +239,6 @@ func mustMarshal(v any) string {
 		panic(fmt.Sprintf("podstate: marshalling %T: %v", v, err))
 	}
 	return string(data)
-}
-
-// HotUpgradeTwins returns the names of the two containers a hot-upgrade
-// sidecar is injected as.
-func HotUpgradeTwins(name string) (string, string) {
-	return name + "-1", name + "-2"
 }
 
 // VersionKey is the annotation holding a hot-upgrade twin's version.

@@ -245,7 +245,7 @@ func TestHotUpgradeKeys(t *testing.T) {
 	t.Parallel()
 	// behavior.md 2.6 and 1.7: twins <name>-1 and <name>-2, the versionalt.
 	// prefix of the code (not the proposal's version_alt.).
-	t1, t2 := HotUpgradeTwins("envoy")
+	t1, t2 := appsv1beta1.HotUpgradeTwins("envoy")
 	got := []string{t1, t2, VersionKey(t1), VersionAltKey(t2)}
 	want := []string{"envoy-1", "envoy-2", "version.sidecarset.kruise.io/envoy-1", "versionalt.sidecarset.kruise.io/envoy-2"}
 	if diff := cmp.Diff(want, got); diff != "" {

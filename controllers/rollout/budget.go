@@ -2,10 +2,10 @@ package rollout
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Partition and maxUnavailable.
@@ -74,18 +74,16 @@ func resolvePartition(v *intstr.IntOrString, total int) (int, error) {
 	if v == nil {
 		return 0, nil
 	}
-	if v.Type == intstr.Int {
-		return min(max(0, v.IntValue()), total), nil
-	}
-	p, err := parsePercent(v.StrVal)
+	n, err := appsv1beta1.ScaledValue(*v, total)
 	if err != nil {
 		return 0, fmt.Errorf("partition: %w", err)
 	}
-	n := ceilPercent(p, total)
-	if n == total && total > 1 && p < 100 {
-		n = total - 1
+	if v.Type == intstr.String && n == total && total > 1 {
+		if p, _ := appsv1beta1.ParsePercent(v.StrVal); p < 100 {
+			n = total - 1
+		}
 	}
-	return n, nil
+	return min(n, total), nil
 }
 
 // resolveMaxUnavailable resolves maxUnavailable against the matched pods:
@@ -94,31 +92,11 @@ func resolveMaxUnavailable(v *intstr.IntOrString, total int) (int, error) {
 	if v == nil {
 		return 1, nil
 	}
-	if v.Type == intstr.Int {
-		return max(0, v.IntValue()), nil
-	}
-	p, err := parsePercent(v.StrVal)
+	n, err := appsv1beta1.ScaledValue(*v, total)
 	if err != nil {
 		return 0, fmt.Errorf("maxUnavailable: %w", err)
 	}
-	return ceilPercent(p, total), nil
-}
-
-// parsePercent parses "N%" with N ≥ 0; values above 100 count as 100.
-func parsePercent(s string) (int, error) {
-	digits, ok := strings.CutSuffix(s, "%")
-	if !ok {
-		return 0, fmt.Errorf("%q is neither an integer nor a percentage", s)
-	}
-	p, err := strconv.Atoi(digits)
-	if err != nil || p < 0 {
-		return 0, fmt.Errorf("%q is not a valid percentage", s)
-	}
-	return min(p, 100), nil
-}
-
-func ceilPercent(p, total int) int {
-	return (p*total + 99) / 100
+	return n, nil
 }
 
 // batch is the outcome of walking the ordered waiting pods.

@@ -87,7 +87,7 @@ func newSetView(s *appsv1beta1.SidecarSet, hashes appsv1beta1.Hashes) *setView {
 // never added: they ran once and are not upgraded in place.
 func (s *setView) addSidecar(c *appsv1beta1.SidecarContainer) {
 	if c.UpgradeStrategy.UpgradeType == appsv1beta1.SidecarContainerHotUpgrade {
-		t1, t2 := podstate.HotUpgradeTwins(c.Name)
+		t1, t2 := appsv1beta1.HotUpgradeTwins(c.Name)
 		s.hot = append(s.hot, hotSidecar{
 			name: c.Name, twin1: t1, twin2: t2,
 			image: c.Image, emptyImage: c.UpgradeStrategy.HotUpgradeEmptyImage,

@@ -193,7 +193,7 @@ func (p *podWrapper) injected(tb testing.TB, s *appsv1beta1.SidecarSet) *podWrap
 		}
 		list = append(list, c.Name)
 		if c.UpgradeStrategy.UpgradeType == appsv1beta1.SidecarContainerHotUpgrade {
-			t1, t2 := podstate.HotUpgradeTwins(c.Name)
+			t1, t2 := appsv1beta1.HotUpgradeTwins(c.Name)
 			p.native(t1, c.Image).native(t2, c.UpgradeStrategy.HotUpgradeEmptyImage)
 			p.twinAnnotations(c.Name)
 			continue
@@ -203,7 +203,7 @@ func (p *podWrapper) injected(tb testing.TB, s *appsv1beta1.SidecarSet) *podWrap
 	for _, c := range s.Spec.Containers {
 		list = append(list, c.Name)
 		if c.UpgradeStrategy.UpgradeType == appsv1beta1.SidecarContainerHotUpgrade {
-			t1, t2 := podstate.HotUpgradeTwins(c.Name)
+			t1, t2 := appsv1beta1.HotUpgradeTwins(c.Name)
 			p.container(t1, c.Image).container(t2, c.UpgradeStrategy.HotUpgradeEmptyImage)
 			p.twinAnnotations(c.Name)
 			continue
@@ -219,7 +219,7 @@ func (p *podWrapper) injected(tb testing.TB, s *appsv1beta1.SidecarSet) *podWrap
 // twinAnnotations records a freshly injected hot-upgrade sidecar: the
 // first twin works at version 1, the second idles at version 0.
 func (p *podWrapper) twinAnnotations(sidecar string) {
-	t1, t2 := podstate.HotUpgradeTwins(sidecar)
+	t1, t2 := appsv1beta1.HotUpgradeTwins(sidecar)
 	p.working(sidecar, t1)
 	p.Annotations[podstate.VersionKey(t1)] = "1"
 	p.Annotations[podstate.VersionAltKey(t1)] = "0"

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
@@ -173,7 +172,7 @@ func (s *setView) sidecarNames(v *podView) map[string]bool {
 	names := map[string]bool{}
 	for _, e := range v.state.Hashes {
 		for _, n := range e.SidecarList {
-			t1, t2 := podstate.HotUpgradeTwins(n)
+			t1, t2 := appsv1beta1.HotUpgradeTwins(n)
 			names[n], names[t1], names[t2] = true, true, true
 		}
 	}

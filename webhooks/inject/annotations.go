@@ -12,14 +12,6 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
-// injectionKeys are the pod annotations injection reads and writes.
-var injectionKeys = []string{
-	appsv1beta1.SidecarSetHashAnnotation,
-	appsv1beta1.SidecarSetHashWithoutImageAnnotation,
-	appsv1beta1.SidecarSetListAnnotation,
-	appsv1beta1.WorkingHotUpgradeContainerAnnotation,
-}
-
 // podState is the SidecarSet state of a pod, as injection needs it.
 type podState struct {
 	hashes             podstate.Hashes
@@ -28,17 +20,10 @@ type podState struct {
 	working            map[string]string
 }
 
-// readState decodes the annotations injection uses. Only those: a malformed
-// in-place update state, which injection neither reads nor writes, does not
-// block pod creation.
-func readState(annotations map[string]string) (podState, error) {
-	used := make(map[string]string, len(injectionKeys))
-	for _, k := range injectionKeys {
-		if v, ok := annotations[k]; ok {
-			used[k] = v
-		}
-	}
-	s, err := podstate.Read(used)
+// stateOf keeps what injection needs of the pod's decoded SidecarSet
+// state (match.Applicability.Recorded); a state that cannot be decoded
+// fails every SidecarSet that applies to the pod.
+func stateOf(s podstate.State, err error) (podState, error) {
 	if err != nil {
 		return podState{}, fmt.Errorf("pod %w; fix or remove it to create the pod", err)
 	}

@@ -222,3 +222,8 @@ func TestRecordInjection_EntriesAndInjectedList(t *testing.T) {
 		t.Errorf("the working-twin annotation is written without any hot-upgrade sidecar")
 	}
 }
+
+// readState decodes a pod's annotations as Inject does.
+func readState(annotations map[string]string) (podState, error) {
+	return stateOf(podstate.ReadInjection(annotations))
+}

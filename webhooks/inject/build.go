@@ -93,7 +93,7 @@ func (p *plan) add(b *builder, sc *appsv1beta1.SidecarContainer, isInit bool) er
 			p.containers = append(p.containers, s)
 		}
 	}
-	if !isHotUpgrade(sc, isInit) {
+	if !appsv1beta1.IsHotUpgrade(sc, isInit) {
 		place(c)
 		return nil
 	}

@@ -9,25 +9,6 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
-// isHotUpgrade reports whether a sidecar is injected as two hot-upgrade
-// twins: a HotUpgrade container, or a HotUpgrade native-sidecar init
-// container. A plain init container is never doubled.
-func isHotUpgrade(sc *appsv1beta1.SidecarContainer, isInit bool) bool {
-	if sc.UpgradeStrategy.UpgradeType != appsv1beta1.SidecarContainerHotUpgrade {
-		return false
-	}
-	return !isInit || appsv1beta1.IsNativeSidecar(&sc.Container)
-}
-
-// injectedNames are the names of the containers a sidecar is injected as.
-func injectedNames(sc *appsv1beta1.SidecarContainer, isInit bool) []string {
-	if isHotUpgrade(sc, isInit) {
-		working, idle := podstate.HotUpgradeTwins(sc.Name)
-		return []string{working, idle}
-	}
-	return []string{sc.Name}
-}
-
 // checkHotUpgrade rejects a hot-upgrade sidecar without an empty image:
 // its idle twin would have no image and the API server would reject the
 // pod with a message that does not name the SidecarSet.
@@ -38,7 +19,7 @@ func checkHotUpgrade(v *version) error {
 	}{{v.set.Spec.InitContainers, true}, {v.set.Spec.Containers, false}} {
 		for i := range list.containers {
 			sc := &list.containers[i]
-			if isHotUpgrade(sc, list.isInit) && sc.UpgradeStrategy.HotUpgradeEmptyImage == "" {
+			if appsv1beta1.IsHotUpgrade(sc, list.isInit) && sc.UpgradeStrategy.HotUpgradeEmptyImage == "" {
 				return fmt.Errorf("SidecarSet %q: container %q has upgradeType HotUpgrade but no "+
 					"upgradeStrategy.hotUpgradeEmptyImage; pods matching it cannot be created until it is set",
 					v.name, sc.Name)
@@ -53,7 +34,7 @@ func checkHotUpgrade(v *version) error {
 // <name>-2, the idle twin with the empty image. Each reads its version and
 // the other's from the pod's annotations through the downward API.
 func hotUpgradeTwins(c corev1.Container, emptyImage string) (corev1.Container, corev1.Container) {
-	workingName, idleName := podstate.HotUpgradeTwins(c.Name)
+	workingName, idleName := appsv1beta1.HotUpgradeTwins(c.Name)
 	working := *c.DeepCopy()
 	working.Name = workingName
 	working.Env = withVersionEnv(working.Env, workingName)
@@ -90,7 +71,7 @@ func annotationEnv(name, annotation string) corev1.EnvVar {
 // sidecar: the working twin <base>-1 at version 1, the idle twin <base>-2 at
 // version 0, and <base> -> <base>-1 in the working map.
 func recordHotUpgrade(annotations, working map[string]string, base string) {
-	w, idle := podstate.HotUpgradeTwins(base)
+	w, idle := appsv1beta1.HotUpgradeTwins(base)
 	annotations[podstate.VersionKey(w)] = "1"
 	annotations[podstate.VersionAltKey(w)] = "0"
 	annotations[podstate.VersionKey(idle)] = "0"

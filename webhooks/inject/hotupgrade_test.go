@@ -22,30 +22,6 @@ func hot(name string, native bool, emptyImage string) *appsv1beta1.SidecarContai
 	return sc
 }
 
-func TestInjectedNames_HotUpgradeTwins(t *testing.T) {
-	t.Parallel()
-	cold := &appsv1beta1.SidecarContainer{Container: corev1.Container{Name: "cold"}}
-	tests := []struct {
-		name   string
-		sc     *appsv1beta1.SidecarContainer
-		isInit bool
-		want   []string
-	}{
-		{name: "a cold container keeps its name", sc: cold, want: []string{"cold"}},
-		{name: "a hot-upgrade container becomes two twins", sc: hot("envoy", false, "e"), want: []string{"envoy-1", "envoy-2"}},
-		{name: "a hot-upgrade native sidecar becomes two twins", sc: hot("envoy", true, "e"), isInit: true, want: []string{"envoy-1", "envoy-2"}},
-		{name: "a hot-upgrade plain init container is not doubled", sc: hot("setup", false, "e"), isInit: true, want: []string{"setup"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if diff := cmp.Diff(tc.want, injectedNames(tc.sc, tc.isInit)); diff != "" {
-				t.Errorf("names (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestHotUpgradeTwins_WorkingAndIdle(t *testing.T) {
 	t.Parallel()
 	c := corev1.Container{Name: "envoy", Image: "envoy:1.30", Env: []corev1.EnvVar{

@@ -165,21 +165,18 @@ type Skip struct {
 
 // Reasons a candidate SidecarSet injects nothing.
 const (
-	// ReasonPodInactive: the pod has terminated or is being deleted.
-	ReasonPodInactive = "PodInactive"
-	// ReasonInjectionPaused: spec.injectionStrategy.paused is true.
-	ReasonInjectionPaused = "InjectionPaused"
-	// ReasonNamespaceNotSelected: the namespace or namespaceSelector does
-	// not select the pod's namespace.
-	ReasonNamespaceNotSelected = "NamespaceNotSelected"
-	// ReasonInvalidNamespaceSelector: the namespaceSelector cannot be
-	// evaluated; like OpenKruise, this counts as not selected.
-	ReasonInvalidNamespaceSelector = "InvalidNamespaceSelector"
-	// ReasonPodNotSelected: the selector does not match the pod's labels.
-	ReasonPodNotSelected = "PodNotSelected"
-	// ReasonReplacedByCanary: a matching canary SidecarSet names this one as
-	// its base, and is injected instead.
-	ReasonReplacedByCanary = "ReplacedByCanary"
+	// ReasonPodInactive: see match.ReasonPodInactive.
+	ReasonPodInactive = match.ReasonPodInactive
+	// ReasonInjectionPaused: see match.ReasonInjectionPaused.
+	ReasonInjectionPaused = match.ReasonInjectionPaused
+	// ReasonNamespaceNotSelected: see match.ReasonNamespaceNotSelected.
+	ReasonNamespaceNotSelected = match.ReasonNamespaceNotSelected
+	// ReasonInvalidNamespaceSelector: see match.ReasonInvalidNamespaceSelector.
+	ReasonInvalidNamespaceSelector = match.ReasonInvalidNamespaceSelector
+	// ReasonPodNotSelected: see match.ReasonPodNotSelected.
+	ReasonPodNotSelected = match.ReasonPodNotSelected
+	// ReasonReplacedByCanary: see match.ReasonReplacedByCanary.
+	ReasonReplacedByCanary = match.ReasonReplacedByCanary
 	// ReasonAlreadyInjected: the pod's SidecarSet annotations already list
 	// this SidecarSet (for example, the webhook is invoked again).
 	ReasonAlreadyInjected = "AlreadyInjected"
@@ -189,10 +186,8 @@ const (
 	// ReasonNothingToInject: the selected version has no containers; only
 	// its patchPodMetadata applies.
 	ReasonNothingToInject = "NothingToInject"
-	// ReasonInvalidSelector: the selector cannot be evaluated; the
-	// SidecarSet selects no pod (validation refuses such selectors, so only
-	// one stored before it can have one).
-	ReasonInvalidSelector = "InvalidSelector"
+	// ReasonInvalidSelector: see match.ReasonInvalidSelector.
+	ReasonInvalidSelector = match.ReasonInvalidSelector
 	// ReasonFailed: a best-effort SidecarSet could not be applied to the pod
 	// (see Output.Failed); the pod is admitted without it.
 	ReasonFailed = "InjectionFailed"
@@ -213,24 +208,14 @@ func Inject(in Input) (Output, error) {
 	}
 	pod := in.Pod
 	out := Output{Pod: pod.DeepCopy()}
-	if !match.PodActive(pod) {
-		for _, c := range cands {
-			out.Skipped = append(out.Skipped, Skip{SidecarSet: c.SidecarSet.Name, Reason: ReasonPodInactive,
-				Message: "the pod has terminated or is being deleted"})
-		}
-		return out, nil
-	}
-
-	matched, skips, unknown := matchCandidates(cands, pod, in.Namespace)
+	matched, skips, unknown, state, stateErr := matchCandidates(cands, pod, in.Namespace)
 	out.Skipped = append(out.Skipped, skips...)
-	for _, c := range unknown {
-		out.fail(c.SidecarSet, fmt.Errorf("SidecarSet %q: its namespaceSelector cannot be evaluated: the labels of namespace %q could not be read: %w",
-			c.SidecarSet.Name, namespaceName(pod, in.Namespace), in.Namespace.LabelsError))
+	for _, u := range unknown {
+		out.fail(u.c.SidecarSet, fmt.Errorf("SidecarSet %q: %s", u.c.SidecarSet.Name, u.message))
 	}
 	if len(matched) == 0 {
 		return out, out.denial()
 	}
-	state, stateErr := readState(pod.Annotations)
 
 	// Decide, for each matched SidecarSet, the version to inject and which
 	// of its sidecars the pod does not have yet.

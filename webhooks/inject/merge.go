@@ -76,7 +76,7 @@ func selectSidecars(v *version, names map[string]owner) (*version, *Skip, []stri
 			sc := &list.containers[i]
 			total++
 			taken, isTaken := owner{}, false
-			for _, n := range injectedNames(sc, list.isInit) {
+			for _, n := range appsv1beta1.InjectedNames(sc, list.isInit) {
 				if taken, isTaken = names[n]; isTaken {
 					break
 				}
@@ -84,7 +84,7 @@ func selectSidecars(v *version, names map[string]owner) (*version, *Skip, []stri
 			switch {
 			case !isTaken:
 				*list.out = append(*list.out, *sc)
-				for _, n := range injectedNames(sc, list.isInit) {
+				for _, n := range appsv1beta1.InjectedNames(sc, list.isInit) {
 					names[n] = owner{desc: fmt.Sprintf("sidecar %q of SidecarSet %q", n, v.name)}
 				}
 			case taken.injected:

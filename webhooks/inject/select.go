@@ -1,10 +1,8 @@
 package inject
 
 import (
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,99 +50,35 @@ func orderCandidates(in []Candidate) ([]*Candidate, error) {
 	}), nil
 }
 
-// matchCandidates keeps the candidates that select the pod: not paused,
-// selecting its namespace and its labels, and not replaced by a matching
-// canary. An invalid selector or namespaceSelector selects nothing: unlike
-// OpenKruise, which denies every pod its index puts next to an invalid
-// selector, a SidecarSet's own defect never blocks pods (validation refuses
-// such selectors when a SidecarSet is written).
-func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) (matched []*Candidate, skips []Skip, unknown []*Candidate) {
-	nsName := namespaceName(pod, ns)
-	for _, c := range cands {
-		s := c.SidecarSet
-		if s.Spec.InjectionStrategy.Paused {
-			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonInjectionPaused,
-				Message: "spec.injectionStrategy.paused is true"})
-			continue
-		}
-		if ns.LabelsError != nil && match.NeedsNamespaceLabels(s) {
-			if ok, err := match.Pod(s, pod.Labels); err == nil && ok {
-				unknown = append(unknown, c)
-			} else {
-				skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonPodNotSelected,
-					Message: "its selector does not match the pod's labels"})
-			}
-			continue
-		}
-		ok, err := match.Namespace(s, nsName, ns.Labels)
-		if err != nil {
-			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonInvalidNamespaceSelector,
-				Message: fmt.Sprintf("its namespace selection cannot be evaluated: %v", err)})
-			continue
-		}
-		if !ok {
-			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonNamespaceNotSelected,
-				Message: fmt.Sprintf("it does not select namespace %q", nsName)})
-			continue
-		}
-		ok, err = match.Pod(s, pod.Labels)
-		if err != nil {
-			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonInvalidSelector,
-				Message: fmt.Sprintf("its selector cannot be evaluated, so it selects no pod: %v", err)})
-			continue
-		}
-		if !ok {
-			skips = append(skips, Skip{SidecarSet: s.Name, Reason: ReasonPodNotSelected,
-				Message: "its selector does not match the pod's labels"})
-			continue
-		}
-		matched = append(matched, c)
-	}
-	kept, canarySkips := excludeCanaryBases(matched)
-	return kept, append(skips, canarySkips...), unknown
+// undecided is a candidate whose namespaceSelector cannot be evaluated
+// because the namespace's labels could not be read, and why.
+type undecided struct {
+	c       *Candidate
+	message string
 }
 
-// metav1NamespaceDefault is the namespace of a pod that names none.
-const metav1NamespaceDefault = "default"
-
-// namespaceName is the pod's namespace: the one given, or the pod's own, or
-// the default.
-func namespaceName(pod *corev1.Pod, ns Namespace) string {
-	switch {
-	case ns.Name != "":
-		return ns.Name
-	case pod.Namespace != "":
-		return pod.Namespace
+// matchCandidates splits the candidates by match.Applicable's verdict:
+// those that apply to the pod, those that do not (with the reason), and
+// those that cannot be decided. It also returns the pod's recorded
+// SidecarSet state, decoded.
+func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) (matched []*Candidate, skips []Skip, unknown []undecided, state podState, stateErr error) {
+	in := make([]match.Candidate, len(cands))
+	for i, c := range cands {
+		in[i] = match.Candidate{SidecarSet: c.SidecarSet}
 	}
-	return metav1NamespaceDefault
-}
-
-// excludeCanaryBases drops every matched SidecarSet that a matched canary
-// names as its base: the canary is injected instead of its base.
-func excludeCanaryBases(matched []*Candidate) ([]*Candidate, []Skip) {
-	replacedBy := map[string]string{}
-	for _, c := range matched {
-		if base := match.CanaryBase(c.SidecarSet); base != "" {
-			if _, seen := replacedBy[base]; !seen {
-				replacedBy[base] = c.SidecarSet.Name
-			}
+	a := match.Applicable(pod, match.PodNamespace{Name: ns.Name, Labels: ns.Labels, LabelsError: ns.LabelsError}, in)
+	for i, v := range a.Verdicts {
+		switch v.Reason {
+		case "":
+			matched = append(matched, cands[i])
+		case match.ReasonNamespaceLabelsUnknown:
+			unknown = append(unknown, undecided{c: cands[i], message: v.Message})
+		default:
+			skips = append(skips, Skip{SidecarSet: cands[i].SidecarSet.Name, Reason: v.Reason, Message: v.Message})
 		}
 	}
-	if len(replacedBy) == 0 {
-		return matched, nil
-	}
-	kept := make([]*Candidate, 0, len(matched))
-	var skips []Skip
-	for _, c := range matched {
-		canary, replaced := replacedBy[c.SidecarSet.Name]
-		if !replaced {
-			kept = append(kept, c)
-			continue
-		}
-		skips = append(skips, Skip{SidecarSet: c.SidecarSet.Name, Reason: ReasonReplacedByCanary,
-			Message: fmt.Sprintf("canary SidecarSet %q also matches the pod and is injected instead", canary)})
-	}
-	return kept, skips
+	state, stateErr = stateOf(a.Recorded, a.RecordedError)
+	return matched, skips, unknown, state, stateErr
 }
 
 // chooseVersion picks the version of a matched SidecarSet to inject: the
@@ -199,20 +133,11 @@ func useHistory(s *appsv1beta1.SidecarSet, pin *appsv1beta1.SidecarSetInjectRevi
 	if us.Partition == nil || us.Partition.Type == intstr.Int {
 		return false, nil
 	}
-	pct, err := parsePercent(us.Partition.StrVal)
+	pct, err := appsv1beta1.ParsePercent(us.Partition.StrVal)
 	if err != nil {
 		return false, fmt.Errorf("SidecarSet %q: updateStrategy.partition %q: %w", s.Name, us.Partition.StrVal, err)
 	}
 	return coin < float64(pct)/100, nil
-}
-
-// parsePercent parses "N%" (or a bare "N", which OpenKruise also accepts).
-func parsePercent(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(s), "%"))
-	if err != nil {
-		return 0, errors.New("not a percentage (N%)")
-	}
-	return n, nil
 }
 
 // pinError is the denial of a pod whose SidecarSet pins a revision that the

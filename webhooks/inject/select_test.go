@@ -2,6 +2,7 @@ package inject
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"testing"
 
@@ -11,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
@@ -69,125 +69,63 @@ func TestOrderCandidates_SortsByNameAndKeepsEachOnce(t *testing.T) {
 	}
 }
 
-func TestMatchCandidates_SkipsWithReasons(t *testing.T) {
+// TestMatchCandidates_SplitsByVerdict checks only how injection splits
+// match.Applicable's verdicts; the verdicts are tested in api/match.
+func TestMatchCandidates_SplitsByVerdict(t *testing.T) {
 	t.Parallel()
-	paused := newSidecarSet("paused", "web", "a")
-	paused.Spec.InjectionStrategy.Paused = true
-	otherNs := newSidecarSet("other-ns", "web", "a")
-	otherNs.Spec.NamespaceSelector = appsv1beta1.SelectNamespace("other")
-	badNs := newSidecarSet("bad-ns", "web", "a")
-	badNs.Spec.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Bogus"}}}
-	prodNs := newSidecarSet("prod-ns", "web", "a")
-	prodNs.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
-	noSelector := newSidecarSet("no-selector", "web", "a")
-	noSelector.Spec.Selector = nil
-	badSelector := newSidecarSet("bad-selector", "web", "a")
-	badSelector.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Bogus"}}}
-	canary := func(name, base string) *appsv1beta1.SidecarSet {
-		s := newSidecarSet(name, "web", "a")
-		s.Annotations = map[string]string{appsv1beta1.SidecarSetCanaryAnnotation: "true", appsv1beta1.SidecarSetBaseAnnotation: base}
-		return s
-	}
-	notCanary := canary("not-canary", "base")
-	notCanary.Annotations[appsv1beta1.SidecarSetCanaryAnnotation] = "True"
-
 	tests := []struct {
-		name      string
-		sets      []*appsv1beta1.SidecarSet
-		ns        Namespace
-		want      []string
-		wantSkips []Skip
-		// wantUnknown are the SidecarSets that select the pod but whose
-		// namespaceSelector needs labels that could not be read.
+		name        string
+		annotations map[string]string
+		want        []string
+		wantSkips   []Skip
 		wantUnknown []string
+		wantErr     string
 	}{
 		{
-			name: "namespace labels not read: only the SidecarSets that need them and select the pod are unknown",
-			sets: []*appsv1beta1.SidecarSet{
-				newSidecarSet("no-namespace-selector", "web", "a"),
-				withNamespaceSelector(newSidecarSet("needs-labels", "web", "a"), map[string]string{"team": "a"}),
-				withNamespaceSelector(newSidecarSet("needs-labels-other-app", "api", "a"), map[string]string{"team": "a"}),
-				withNamespaceSelector(newSidecarSet("by-name", "web", "a"), map[string]string{match.NamespaceNameLabel: "default"}),
-			},
-			ns:   Namespace{LabelsError: errors.New("the cache does not have it")},
-			want: []string{"no-namespace-selector", "by-name"},
-			wantSkips: []Skip{{SidecarSet: "needs-labels-other-app", Reason: ReasonPodNotSelected,
+			name: "applying, skipped and unknown SidecarSets are told apart",
+			want: []string{"match"},
+			wantSkips: []Skip{{SidecarSet: "other-app", Reason: ReasonPodNotSelected,
 				Message: "its selector does not match the pod's labels"}},
 			wantUnknown: []string{"needs-labels"},
 		},
 		{
-			name: "paused, other namespace, other labels and nil selector are skipped with their reasons",
-			sets: []*appsv1beta1.SidecarSet{newSidecarSet("match", "web", "a"), paused, otherNs,
-				newSidecarSet("other-app", "api", "a"), noSelector},
-			want: []string{"match"},
-			wantSkips: []Skip{
-				{SidecarSet: "paused", Reason: ReasonInjectionPaused, Message: "spec.injectionStrategy.paused is true"},
-				{SidecarSet: "other-ns", Reason: ReasonNamespaceNotSelected, Message: `it does not select namespace "default"`},
-				{SidecarSet: "other-app", Reason: ReasonPodNotSelected, Message: "its selector does not match the pod's labels"},
-				{SidecarSet: "no-selector", Reason: ReasonPodNotSelected, Message: "its selector does not match the pod's labels"},
-			},
-		},
-		{
-			name: "a namespaceSelector matches the namespace's labels",
-			sets: []*appsv1beta1.SidecarSet{prodNs},
-			ns:   Namespace{Name: "shop", Labels: map[string]string{"env": "prod"}},
-			want: []string{"prod-ns"},
-		},
-		{
-			name: "an invalid namespaceSelector is not selected, as in OpenKruise",
-			sets: []*appsv1beta1.SidecarSet{badNs},
-			wantSkips: []Skip{{SidecarSet: "bad-ns", Reason: ReasonInvalidNamespaceSelector,
-				Message: `its namespace selection cannot be evaluated: invalid namespaceSelector: "Bogus" is not a valid label selector operator`}},
-		},
-		{
-			name: "an invalid selector selects no pod and blocks none (OpenKruise denies the pod)",
-			sets: []*appsv1beta1.SidecarSet{newSidecarSet("fine", "web", "a"), badSelector},
-			want: []string{"fine"},
-			wantSkips: []Skip{{SidecarSet: "bad-selector", Reason: ReasonInvalidSelector,
-				Message: `its selector cannot be evaluated, so it selects no pod: invalid selector: "Bogus" is not a valid label selector operator`}},
-		},
-		{
-			name: "a matching canary replaces its base",
-			sets: []*appsv1beta1.SidecarSet{newSidecarSet("base", "web", "a"), canary("canary", "base")},
-			want: []string{"canary"},
-			wantSkips: []Skip{{SidecarSet: "base", Reason: ReasonReplacedByCanary,
-				Message: `canary SidecarSet "canary" also matches the pod and is injected instead`}},
-		},
-		{
-			name: "a canary annotation other than exactly true is not a canary",
-			sets: []*appsv1beta1.SidecarSet{newSidecarSet("base", "web", "a"), notCanary},
-			want: []string{"base", "not-canary"},
-		},
-		{
-			name: "a canary naming itself as base is not excluded",
-			sets: []*appsv1beta1.SidecarSet{canary("self", "self")},
-			want: []string{"self"},
-		},
-		{
-			name: "two canaries of one base: the base is replaced once, by the first",
-			sets: []*appsv1beta1.SidecarSet{canary("canary-1", "base"), canary("canary-2", "base"), newSidecarSet("base", "web", "a")},
-			want: []string{"canary-1", "canary-2"},
-			wantSkips: []Skip{{SidecarSet: "base", Reason: ReasonReplacedByCanary,
-				Message: `canary SidecarSet "canary-1" also matches the pod and is injected instead`}},
+			name:        "a corrupt hash annotation is the error that denies the pod",
+			annotations: map[string]string{appsv1beta1.SidecarSetHashAnnotation: "[1]"},
+			want:        []string{"match"},
+			wantSkips: []Skip{{SidecarSet: "other-app", Reason: ReasonPodNotSelected,
+				Message: "its selector does not match the pod's labels"}},
+			wantUnknown: []string{"needs-labels"},
+			wantErr: "pod malformed annotation kruise.io/sidecarset-hash: neither a map of hash entries nor a map of hashes: " +
+				"json: cannot unmarshal array into Go value of type map[string]string; fix or remove it to create the pod",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			cands := make([]*Candidate, 0, len(tc.sets))
-			for _, s := range tc.sets {
+			var cands []*Candidate
+			for _, s := range []*appsv1beta1.SidecarSet{newSidecarSet("match", "web", "a"), newSidecarSet("other-app", "api", "a"),
+				withNamespaceSelector(newSidecarSet("needs-labels", "web", "a"), map[string]string{"team": "a"})} {
 				c := candidateOf(s)
 				cands = append(cands, &c)
 			}
-			got, skips, unknown := matchCandidates(cands, newPod("web", "web"), tc.ns)
+			pod := newPod("web", "web")
+			pod.Annotations = tc.annotations
+			got, skips, unknown, _, err := matchCandidates(cands, pod, Namespace{LabelsError: errors.New("not in the cache")})
 			if diff := cmp.Diff(tc.want, names(got)); diff != "" {
 				t.Errorf("matched (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantUnknown, names(unknown)); diff != "" {
+			var undecided []*Candidate
+			for _, u := range unknown {
+				undecided = append(undecided, u.c)
+			}
+			if diff := cmp.Diff(tc.wantUnknown, names(undecided)); diff != "" {
 				t.Errorf("unknown (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantSkips, skips); diff != "" {
 				t.Errorf("skips (-want +got):\n%s", diff)
+			}
+			if gotErr := fmt.Sprint(err); tc.wantErr != "" && gotErr != tc.wantErr || tc.wantErr == "" && err != nil {
+				t.Errorf("error = %v, want %q", err, tc.wantErr)
 			}
 		})
 	}
@@ -255,7 +193,10 @@ func TestChooseVersion_RevisionPinning(t *testing.T) {
 			wantErr: `SidecarSet "agent": updateStrategy.selector: invalid selector: "Bogus" is not a valid label selector operator`},
 		{name: "Partial with a malformed percentage denies the pod",
 			setup:   setup{policy: "Partial", revisionName: new("agent-abc"), partition: new(intstr.FromString("half"))},
-			wantErr: `SidecarSet "agent": updateStrategy.partition "half": not a percentage (N%)`},
+			wantErr: `SidecarSet "agent": updateStrategy.partition "half": "half" is neither an integer nor a percentage (N%)`},
+		{name: "Partial with a bare number as partition denies the pod, as the CRD and the rollout refuse it",
+			setup:   setup{policy: "Partial", revisionName: new("agent-abc"), partition: new(intstr.FromString("50"))},
+			wantErr: `SidecarSet "agent": updateStrategy.partition "50": "50" is neither an integer nor a percentage (N%)`},
 		{name: "a missing revisionName denies the pod, naming SidecarSet and revision",
 			setup: setup{policy: "Always", revisionName: new("agent-abc"), pinnedError: notFound},
 			wantErr: `SidecarSet "agent": injectionStrategy.revision revisionName "agent-abc" not found; ` +

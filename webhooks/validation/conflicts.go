@@ -95,7 +95,8 @@ func injectedNames(spec *appsv1beta1.SidecarSetSpec) map[string]string {
 // (which also keys its hot-upgrade annotations) and its twins.
 func podNames(c *appsv1beta1.SidecarContainer) []string {
 	if c.UpgradeStrategy.UpgradeType == appsv1beta1.SidecarContainerHotUpgrade {
-		return []string{c.Name, c.Name + "-1", c.Name + "-2"}
+		first, second := appsv1beta1.HotUpgradeTwins(c.Name)
+		return []string{c.Name, first, second}
 	}
 	return []string{c.Name}
 }

@@ -2,8 +2,6 @@ package validation
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -79,11 +77,12 @@ func strategyWarnings(u *appsv1beta1.SidecarSetUpdateStrategy, path *field.Path)
 	return warnings
 }
 
-// intOrPercent returns the integer, or the number of a percentage "N%".
+// intOrPercent returns the integer, or the number of a percentage
+// (appsv1beta1.ParsePercent).
 func intOrPercent(v *intstr.IntOrString) (int, bool) {
 	if v.Type == intstr.Int {
 		return int(v.IntVal), true
 	}
-	n, err := strconv.Atoi(strings.TrimSuffix(v.StrVal, "%"))
-	return n, err == nil && strings.HasSuffix(v.StrVal, "%")
+	n, err := appsv1beta1.ParsePercent(v.StrVal)
+	return n, err == nil
 }

@@ -61,7 +61,7 @@ func attribute(in Input) map[string]string {
 				for i := range list {
 					name := list[i].Name
 					out[name] = c.SidecarSet.Name
-					working, idle := podstate.HotUpgradeTwins(name)
+					working, idle := appsv1beta1.HotUpgradeTwins(name)
 					out[working], out[idle] = c.SidecarSet.Name, c.SidecarSet.Name
 				}
 			}

@@ -22,7 +22,7 @@ var _ = ginkgo.Describe("The SidecarSet controller's hot upgrade", func() {
 		w.set = w.ns
 		createSidecarSet(ctx, builder.MakeSidecarSet(w.set, specLabel, w.ns).MaxUnavailable(intstr.FromInt32(2)).
 			Containers(builder.MakeContainer(sidecar, v1).HotUpgrade(emptyImage)).Obj())
-		twin1, twin2 := podstate.HotUpgradeTwins(sidecar)
+		twin1, twin2 := appsv1beta1.HotUpgradeTwins(sidecar)
 		startPods(ctx, w.ns, twin1, podNames(2), nil)
 		expectSettled(ctx, w.set, appsv1beta1.ReasonRolloutComplete, counts{2, 2, 2, 2})
 		expectTwins := func(images [2]string, working string, annotations map[string]string) {

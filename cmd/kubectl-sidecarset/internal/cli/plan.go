@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
-	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
@@ -197,25 +196,33 @@ func planPods(ctx context.Context, o *options, st *state, c client.Client, s *ap
 	if err := c.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return nil, nil, fmt.Errorf("listing pods: %w", err)
 	}
+	// Which SidecarSets apply is the webhook's and the detector's answer:
+	// a canary of this one that applies to a pod replaces it there.
+	cands := []match.Candidate{{SidecarSet: s}}
+	for i := range st.sets {
+		if st.sets[i].Name != s.Name {
+			cands = append(cands, match.Candidate{SidecarSet: &st.sets[i]})
+		}
+	}
 	for i := range list.Items {
 		p := &list.Items[i]
-		if !match.PodActive(p) {
+		if p.Namespace == o.operatorNamespace && p.Labels[appsv1beta1.OperatorPodLabel] == appsv1beta1.OperatorPodName {
 			continue
 		}
 		labels, _, err := o.namespaceLabels(ctx, st, p.Namespace)
 		if err != nil {
 			return nil, nil, err
 		}
-		if ok, err := match.Namespace(s, p.Namespace, labels); err != nil || !ok {
+		a := match.Applicable(p, match.PodNamespace{Name: p.Namespace, Labels: labels}, cands)
+		v := a.Verdicts[0]
+		if !v.Selects || a.RecordedError != nil {
 			continue
 		}
-		state, err := podstate.Read(p.Annotations)
-		listed := err == nil && slices.Contains(state.Injected, s.Name)
 		switch {
-		case listed:
+		case slices.Contains(a.Recorded.Injected, s.Name):
 			managed = append(managed, p)
-		case err == nil:
-			reason := match.NotInjected(s, p, state.Hashes)
+		case v.Reason != match.ReasonReplacedByCanary:
+			reason := match.NotInjected(s, p, a.Recorded.Hashes)
 			if reason == match.NotInjectedCreatedBefore || reason == match.NotInjectedAtAdmission {
 				notInjected = append(notInjected, p)
 			}

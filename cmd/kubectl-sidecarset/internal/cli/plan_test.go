@@ -129,9 +129,9 @@ func runPlanCommand(t *testing.T, o *options, args ...string) (string, error) {
 	return out.String(), err
 }
 
-func TestPlan_Pods(t *testing.T) {
-	t.Parallel()
-	o, _ := planCluster(t)
+// planJSON runs plan log-agent -o json and decodes the report.
+func planJSON(t *testing.T, o *options) planReport {
+	t.Helper()
 	out, err := runPlanCommand(t, o, "log-agent", "-o", "json")
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
@@ -140,6 +140,13 @@ func TestPlan_Pods(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func TestPlan_Pods(t *testing.T) {
+	t.Parallel()
+	o, _ := planCluster(t)
+	r := planJSON(t, o)
 	want := []planPod{
 		{Namespace: "shop", Name: "web-old", Action: "resize", Detail: "agent cpu request 100m→200m", Batch: 1},
 		{Namespace: "shop", Name: "web-before", Action: "recreate", Detail: "it runs without the SidecarSet's sidecars", Batch: 2},
@@ -193,5 +200,51 @@ func TestPlan_File(t *testing.T) {
 	}
 	if strings.Contains(out, "web-before") {
 		t.Errorf("a pod created before the SidecarSet is planned without the recreate path:\n%s", out)
+	}
+}
+
+// The pods plan would recreate are those the controller's detector reports
+// as not injected: a pod whose base SidecarSet is replaced by a canary that
+// applies to it, and the operator's own pods in its namespace, are not.
+func TestPlan_RecreatesWhatTheDetectorReports(t *testing.T) {
+	t.Parallel()
+	canary := logAgent("100m")
+	canary.Name = "log-agent-canary"
+	canary.Spec.Selector.MatchLabels["track"] = "canary"
+	canary.Annotations = map[string]string{appsv1beta1.SidecarSetCanaryAnnotation: "true", appsv1beta1.SidecarSetBaseAnnotation: "log-agent"}
+	canaryPod := beforePod("web-canary-before")
+	canaryPod.Labels["track"] = "canary"
+	operatorPod := beforePod("operator")
+	operatorPod.Namespace = "kruise-system"
+	operatorPod.Labels[appsv1beta1.OperatorPodLabel] = appsv1beta1.OperatorPodName
+	tests := []struct {
+		name string
+		objs []client.Object
+		want []string
+	}{
+		{name: "a pod created before the SidecarSet is recreated", want: []string{"shop/web-before"}},
+		{name: "a pod whose canary replaces the SidecarSet is not", objs: []client.Object{canary, canaryPod}, want: []string{"shop/web-before"}},
+		{name: "the operator's own pod in its namespace is not", objs: []client.Object{operatorPod}, want: []string{"shop/web-before"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o, _ := planCluster(t)
+			for _, obj := range tc.objs {
+				if err := o.cl.Create(t.Context(), obj.DeepCopyObject().(client.Object)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := planJSON(t, o)
+			var got []string
+			for _, p := range r.Pods {
+				if p.Action == "recreate" {
+					got = append(got, p.Namespace+"/"+p.Name)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("recreated pods (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
