@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -26,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/install"
 )
@@ -53,6 +55,9 @@ func main() {
 }
 
 func run() int {
+	// The bench prints its own tables; the API server's warnings (such as
+	// what a SidecarSet update does to running pods) are expected here.
+	ctrllog.SetLogger(logr.Discard())
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: bench webhook|rollout|scale [flags]")
 		return 2
