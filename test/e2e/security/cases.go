@@ -239,11 +239,6 @@ type Attempt struct {
 	Forbidden string
 	// Where is a PlayContent SidecarSet's reach.
 	Where Where
-
-	// Hole, when set, says how the attempt gets through today: the suite
-	// keeps it pending and Count counts it apart, until the operator closes
-	// it.
-	Hole string
 }
 
 // SidecarSet names the unauthorized actor's SidecarSet.
@@ -580,20 +575,15 @@ var Attempts = []Attempt{
 
 // Counts are the table's counts, as the README prints them.
 type Counts struct {
-	Attempts, Refused, Neutralized, Ignored, Open, AcceptedWhenAuthorized int
+	Attempts, Refused, Neutralized, Ignored, AcceptedWhenAuthorized int
 }
 
-// Count counts the attempts by outcome, and those with an open Hole apart.
-// Every attempt has an authorized version, which the suite plays (except
-// for an open hole's) and expects to be accepted.
+// Count counts the attempts by outcome. Every attempt has an authorized
+// version, which the suite plays and expects to be accepted.
 func Count(attempts []Attempt) Counts {
 	var c Counts
 	for _, a := range attempts {
 		c.Attempts++
-		if a.Hole != "" {
-			c.Open++
-			continue
-		}
 		switch a.Outcome {
 		case Refused:
 			c.Refused++
@@ -614,9 +604,6 @@ func (c Counts) String() string {
 	s := fmt.Sprintf("%d attempts: %d refused, %d neutralized", c.Attempts, c.Refused, c.Neutralized)
 	if c.Ignored > 0 {
 		s += fmt.Sprintf(", %d ignored", c.Ignored)
-	}
-	if c.Open > 0 {
-		s += fmt.Sprintf(", %d open (pending)", c.Open)
 	}
 	return s + fmt.Sprintf("; %d accepted when authorized", c.AcceptedWhenAuthorized)
 }
