@@ -142,6 +142,21 @@ func planTarget(ctx context.Context, c client.Client, name, file string, stdin i
 	return nil, fmt.Errorf("%s holds no SidecarSet named %s", file, name)
 }
 
+// plannerInput is the planner's input that the SidecarSet alone gives, as
+// the controller builds it: the SidecarSet defaulted, its hashes, its
+// latest revision and its rollout guards (a guard whose value the webhook
+// would refuse is off).
+func plannerInput(s *appsv1beta1.SidecarSet, now time.Time) (rollout.Input, error) {
+	d := s.DeepCopy()
+	appsv1beta1.SetDefaults(d)
+	hashes, err := appsv1beta1.ComputeHashes(&d.Spec)
+	if err != nil {
+		return rollout.Input{}, err
+	}
+	guards, _ := appsv1beta1.ParseRolloutGuards(d.Annotations)
+	return rollout.Input{SidecarSet: d, Hashes: hashes, LatestRevision: d.Status.LatestRevision, Now: now, Guards: guards}, nil
+}
+
 // planInput gathers what the controller would plan from: the SidecarSet's
 // pods, its revisions, the pods it selects that lack its sidecars, the
 // whitelist and whether the cluster resizes in place.
@@ -150,17 +165,15 @@ func planInput(ctx context.Context, o *options, c client.Client, s *appsv1beta1.
 	if err != nil {
 		return rollout.Input{}, err
 	}
-	defaulted := s.DeepCopy()
-	appsv1beta1.SetDefaults(defaulted)
-	hashes, err := appsv1beta1.ComputeHashes(&defaulted.Spec)
+	in, err := plannerInput(s, time.Now())
 	if err != nil {
 		return rollout.Input{}, err
 	}
-	in := rollout.Input{SidecarSet: defaulted, Hashes: hashes, LatestRevision: s.Status.LatestRevision, Now: time.Now(),
-		Revisions: map[string]*appsv1beta1.SidecarSetSpec{}}
+	defaulted := in.SidecarSet
 	if st.whitelist != nil {
 		in.Whitelist = podmeta.Whitelist{Snapshot: st.whitelist, DefaultsAllowed: o.defaultsAllowed}
 	}
+	in.Revisions = map[string]*appsv1beta1.SidecarSetSpec{}
 	revs := &appsv1.ControllerRevisionList{}
 	if err := c.List(ctx, revs, client.InNamespace(o.operatorNamespace), client.MatchingLabels{appsv1beta1.SidecarSetNameLabel: s.Name}); err != nil {
 		return rollout.Input{}, fmt.Errorf("listing the ControllerRevisions of %s: %w", o.operatorNamespace, err)

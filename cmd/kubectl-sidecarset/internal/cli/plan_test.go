@@ -248,3 +248,23 @@ func TestPlan_RecreatesWhatTheDetectorReports(t *testing.T) {
 		})
 	}
 }
+
+// plan decides as the controller does, rollout guards included: a rollout
+// that made no progress for longer than its progress deadline is reported
+// as such, as the controller's next round would.
+func TestPlan_RolloutGuards(t *testing.T) {
+	t.Parallel()
+	o, live := planCluster(t)
+	live.Annotations[appsv1beta1.ProgressDeadlineAnnotation] = "60"
+	live.Generation = 1
+	live.Status.ObservedGeneration = 1
+	live.Status.Conditions = []metav1.Condition{{Type: appsv1beta1.SidecarSetConditionProgressing, Status: metav1.ConditionTrue,
+		Reason: "Updating", Message: "upgrading", ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
+	if err := o.cl.Update(t.Context(), live); err != nil {
+		t.Fatal(err)
+	}
+	r := planJSON(t, o)
+	if !strings.HasPrefix(r.Status, appsv1beta1.ReasonProgressDeadlineExceeded+": ") {
+		t.Errorf("status %q, want the progress deadline exceeded", r.Status)
+	}
+}
