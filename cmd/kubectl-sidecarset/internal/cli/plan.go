@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -158,8 +157,8 @@ func plannerInput(s *appsv1beta1.SidecarSet, now time.Time) (rollout.Input, erro
 }
 
 // planInput gathers what the controller would plan from: the SidecarSet's
-// pods, its revisions, the pods it selects that lack its sidecars, the
-// whitelist and whether the cluster resizes in place.
+// pods, the revisions it owns, the pods it selects that lack its sidecars,
+// the whitelist and whether the cluster resizes in place.
 func planInput(ctx context.Context, o *options, c client.Client, s *appsv1beta1.SidecarSet) (rollout.Input, error) {
 	st, err := o.load(ctx, nil)
 	if err != nil {
@@ -173,13 +172,13 @@ func planInput(ctx context.Context, o *options, c client.Client, s *appsv1beta1.
 	if st.whitelist != nil {
 		in.Whitelist = podmeta.Whitelist{Snapshot: st.whitelist, DefaultsAllowed: o.defaultsAllowed}
 	}
-	in.Revisions = map[string]*appsv1beta1.SidecarSetSpec{}
-	revs := &appsv1.ControllerRevisionList{}
-	if err := c.List(ctx, revs, client.InNamespace(o.operatorNamespace), client.MatchingLabels{appsv1beta1.SidecarSetNameLabel: s.Name}); err != nil {
-		return rollout.Input{}, fmt.Errorf("listing the ControllerRevisions of %s: %w", o.operatorNamespace, err)
+	revs, err := o.revisionsOf(ctx, c, s)
+	if err != nil {
+		return rollout.Input{}, err
 	}
-	for i := range revs.Items {
-		if h, spec, ok := rollout.RevisionSpec(defaulted, &revs.Items[i]); ok {
+	in.Revisions = make(map[string]*appsv1beta1.SidecarSetSpec, len(revs))
+	for i := range revs {
+		if h, spec, ok := rollout.RevisionSpec(defaulted, &revs[i]); ok {
 			in.Revisions[h] = spec
 		}
 	}
