@@ -197,16 +197,9 @@ func planInput(ctx context.Context, o *options, c client.Client, s *appsv1beta1.
 // splits them: those that list it in their injected-list (its pods), and
 // those that lack its sidecars and that a recreation would inject.
 func planPods(ctx context.Context, o *options, st *state, c client.Client, s *appsv1beta1.SidecarSet) (managed, notInjected []*corev1.Pod, err error) {
-	if match.IsEmpty(s.Spec.Selector) {
-		return nil, nil, nil // selects no pod
-	}
-	sel, err := metav1.LabelSelectorAsSelector(s.Spec.Selector)
+	pods, err := selectedPods(ctx, c, s)
 	if err != nil {
-		return nil, nil, fmt.Errorf("spec.selector: %w", err)
-	}
-	list := &corev1.PodList{}
-	if err := c.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, nil, fmt.Errorf("listing pods: %w", err)
+		return nil, nil, err
 	}
 	// Which SidecarSets apply is the webhook's and the detector's answer:
 	// a canary of this one that applies to a pod replaces it there.
@@ -216,14 +209,17 @@ func planPods(ctx context.Context, o *options, st *state, c client.Client, s *ap
 			cands = append(cands, match.Candidate{SidecarSet: &st.sets[i]})
 		}
 	}
-	for i := range list.Items {
-		p := &list.Items[i]
+	nsLabels := map[string]map[string]string{}
+	for _, p := range pods {
 		if p.Namespace == o.operatorNamespace && p.Labels[appsv1beta1.OperatorPodLabel] == appsv1beta1.OperatorPodName {
 			continue
 		}
-		labels, _, err := o.namespaceLabels(ctx, st, p.Namespace)
-		if err != nil {
-			return nil, nil, err
+		labels, seen := nsLabels[p.Namespace]
+		if !seen {
+			if labels, _, err = o.namespaceLabels(ctx, st, p.Namespace); err != nil {
+				return nil, nil, err
+			}
+			nsLabels[p.Namespace] = labels
 		}
 		a := match.Applicable(p, match.PodNamespace{Name: p.Namespace, Labels: labels}, cands)
 		v := a.Verdicts[0]
