@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,9 +97,7 @@ func runPlan(ctx context.Context, o *options, name, file, output string, cmd *co
 	}
 	r := reportOf(s, in, plan)
 	if output == "json" {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return printObject(cmd.OutOrStdout(), output, r)
 	}
 	return r.writeText(cmd.OutOrStdout())
 }
