@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,9 +97,7 @@ func runPlan(ctx context.Context, o *options, name, file, output string, cmd *co
 	}
 	r := reportOf(s, in, plan)
 	if output == "json" {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return printObject(cmd.OutOrStdout(), output, r)
 	}
 	return r.writeText(cmd.OutOrStdout())
 }
@@ -142,31 +138,44 @@ func planTarget(ctx context.Context, c client.Client, name, file string, stdin i
 	return nil, fmt.Errorf("%s holds no SidecarSet named %s", file, name)
 }
 
+// plannerInput is the planner's input that the SidecarSet alone gives, as
+// the controller builds it: the SidecarSet defaulted, its hashes, its
+// latest revision and its rollout guards (a guard whose value the webhook
+// would refuse is off).
+func plannerInput(s *appsv1beta1.SidecarSet, now time.Time) (rollout.Input, error) {
+	d := s.DeepCopy()
+	appsv1beta1.SetDefaults(d)
+	hashes, err := appsv1beta1.ComputeHashes(&d.Spec)
+	if err != nil {
+		return rollout.Input{}, err
+	}
+	guards, _ := appsv1beta1.ParseRolloutGuards(d.Annotations)
+	return rollout.Input{SidecarSet: d, Hashes: hashes, LatestRevision: d.Status.LatestRevision, Now: now, Guards: guards}, nil
+}
+
 // planInput gathers what the controller would plan from: the SidecarSet's
-// pods, its revisions, the pods it selects that lack its sidecars, the
-// whitelist and whether the cluster resizes in place.
+// pods, the revisions it owns, the pods it selects that lack its sidecars,
+// the whitelist and whether the cluster resizes in place.
 func planInput(ctx context.Context, o *options, c client.Client, s *appsv1beta1.SidecarSet) (rollout.Input, error) {
 	st, err := o.load(ctx, nil)
 	if err != nil {
 		return rollout.Input{}, err
 	}
-	defaulted := s.DeepCopy()
-	appsv1beta1.SetDefaults(defaulted)
-	hashes, err := appsv1beta1.ComputeHashes(&defaulted.Spec)
+	in, err := plannerInput(s, time.Now())
 	if err != nil {
 		return rollout.Input{}, err
 	}
-	in := rollout.Input{SidecarSet: defaulted, Hashes: hashes, LatestRevision: s.Status.LatestRevision, Now: time.Now(),
-		Revisions: map[string]*appsv1beta1.SidecarSetSpec{}}
+	defaulted := in.SidecarSet
 	if st.whitelist != nil {
 		in.Whitelist = podmeta.Whitelist{Snapshot: st.whitelist, DefaultsAllowed: o.defaultsAllowed}
 	}
-	revs := &appsv1.ControllerRevisionList{}
-	if err := c.List(ctx, revs, client.InNamespace(o.operatorNamespace), client.MatchingLabels{appsv1beta1.SidecarSetNameLabel: s.Name}); err != nil {
-		return rollout.Input{}, fmt.Errorf("listing the ControllerRevisions of %s: %w", o.operatorNamespace, err)
+	revs, err := o.revisionsOf(ctx, c, s)
+	if err != nil {
+		return rollout.Input{}, err
 	}
-	for i := range revs.Items {
-		if h, spec, ok := rollout.RevisionSpec(defaulted, &revs.Items[i]); ok {
+	in.Revisions = make(map[string]*appsv1beta1.SidecarSetSpec, len(revs))
+	for i := range revs {
+		if h, spec, ok := rollout.RevisionSpec(defaulted, &revs[i]); ok {
 			in.Revisions[h] = spec
 		}
 	}
@@ -185,16 +194,9 @@ func planInput(ctx context.Context, o *options, c client.Client, s *appsv1beta1.
 // splits them: those that list it in their injected-list (its pods), and
 // those that lack its sidecars and that a recreation would inject.
 func planPods(ctx context.Context, o *options, st *state, c client.Client, s *appsv1beta1.SidecarSet) (managed, notInjected []*corev1.Pod, err error) {
-	if match.IsEmpty(s.Spec.Selector) {
-		return nil, nil, nil // selects no pod
-	}
-	sel, err := metav1.LabelSelectorAsSelector(s.Spec.Selector)
+	pods, err := selectedPods(ctx, c, s)
 	if err != nil {
-		return nil, nil, fmt.Errorf("spec.selector: %w", err)
-	}
-	list := &corev1.PodList{}
-	if err := c.List(ctx, list, client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, nil, fmt.Errorf("listing pods: %w", err)
+		return nil, nil, err
 	}
 	// Which SidecarSets apply is the webhook's and the detector's answer:
 	// a canary of this one that applies to a pod replaces it there.
@@ -204,14 +206,17 @@ func planPods(ctx context.Context, o *options, st *state, c client.Client, s *ap
 			cands = append(cands, match.Candidate{SidecarSet: &st.sets[i]})
 		}
 	}
-	for i := range list.Items {
-		p := &list.Items[i]
+	nsLabels := map[string]map[string]string{}
+	for _, p := range pods {
 		if p.Namespace == o.operatorNamespace && p.Labels[appsv1beta1.OperatorPodLabel] == appsv1beta1.OperatorPodName {
 			continue
 		}
-		labels, _, err := o.namespaceLabels(ctx, st, p.Namespace)
-		if err != nil {
-			return nil, nil, err
+		labels, seen := nsLabels[p.Namespace]
+		if !seen {
+			if labels, _, err = o.namespaceLabels(ctx, st, p.Namespace); err != nil {
+				return nil, nil, err
+			}
+			nsLabels[p.Namespace] = labels
 		}
 		a := match.Applicable(p, match.PodNamespace{Name: p.Namespace, Labels: labels}, cands)
 		v := a.Verdicts[0]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -246,5 +247,60 @@ func TestPlan_RecreatesWhatTheDetectorReports(t *testing.T) {
 				t.Errorf("recreated pods (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// plan decides as the controller does, rollout guards included: a rollout
+// that made no progress for longer than its progress deadline is reported
+// as such, as the controller's next round would.
+func TestPlan_RolloutGuards(t *testing.T) {
+	t.Parallel()
+	o, live := planCluster(t)
+	live.Annotations[appsv1beta1.ProgressDeadlineAnnotation] = "60"
+	live.Generation = 1
+	live.Status.ObservedGeneration = 1
+	live.Status.Conditions = []metav1.Condition{{Type: appsv1beta1.SidecarSetConditionProgressing, Status: metav1.ConditionTrue,
+		Reason: "Updating", Message: "upgrading", ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Hour))}}
+	if err := o.cl.Update(t.Context(), live); err != nil {
+		t.Fatal(err)
+	}
+	r := planJSON(t, o)
+	if !strings.HasPrefix(r.Status, appsv1beta1.ReasonProgressDeadlineExceeded+": ") {
+		t.Errorf("status %q, want the progress deadline exceeded", r.Status)
+	}
+}
+
+// plan reads the revisions the controller reads: those the SidecarSet owns.
+// A revision left by an earlier SidecarSet of the same name is not its
+// history: the pod that runs it is recreated ("the revision it runs is no
+// longer recorded"), not resized from it.
+func TestPlan_OwnedRevisionsOnly(t *testing.T) {
+	t.Parallel()
+	o, live := planCluster(t)
+	live.UID = "live-uid"
+	if err := o.cl.Update(t.Context(), live); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ owner, want string }{{"live-uid", "resize"}, {"earlier-uid", "recreate"}} {
+		revs := &appsv1.ControllerRevisionList{}
+		if err := o.cl.List(t.Context(), revs); err != nil {
+			t.Fatal(err)
+		}
+		for i := range revs.Items {
+			rev := &revs.Items[i]
+			rev.OwnerReferences[0].UID = "live-uid"
+			if rev.Revision == 1 {
+				rev.OwnerReferences[0].UID = types.UID(tc.owner)
+			}
+			if err := o.cl.Update(t.Context(), rev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r := planJSON(t, o)
+		for _, p := range r.Pods {
+			if p.Name == "web-old" && p.Action != tc.want {
+				t.Errorf("revision 1 owned by %s: web-old planned %+v, want %s", tc.owner, p, tc.want)
+			}
+		}
 	}
 }

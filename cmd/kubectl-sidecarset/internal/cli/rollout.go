@@ -129,11 +129,42 @@ func (o *options) revisionsOf(ctx context.Context, c client.Client, s *appsv1bet
 
 // podsOf lists the SidecarSet's pods as the controller counts them: active
 // pods its selector and namespace selection select that list it in their
-// injected-list. The API server filters by the selector, in the namespaces
-// the SidecarSet is pinned to, else in every namespace.
+// injected-list (listed by selectedPods).
 func podsOf(ctx context.Context, c client.Client, s *appsv1beta1.SidecarSet) ([]*corev1.Pod, error) {
+	listed, err := selectedPods(ctx, c, s)
+	if err != nil {
+		return nil, err
+	}
+	var pods []*corev1.Pod
+	nsSelected := map[string]bool{}
+	for _, p := range listed {
+		if !match.PodActive(p) || !slices.Contains(podstate.DecodeInjectedList(p.Annotations[appsv1beta1.SidecarSetListAnnotation]), s.Name) {
+			continue
+		}
+		selected, seen := nsSelected[p.Namespace]
+		if !seen {
+			var labels map[string]string
+			if match.NeedsNamespaceLabels(s) {
+				if labels, err = lookup.NamespaceLabels(ctx, c, p.Namespace); client.IgnoreNotFound(err) != nil {
+					return nil, fmt.Errorf("reading namespace %s: %w", p.Namespace, err)
+				}
+			}
+			selected, _ = match.Namespace(s, p.Namespace, labels)
+			nsSelected[p.Namespace] = selected
+		}
+		if selected {
+			pods = append(pods, p)
+		}
+	}
+	return pods, nil
+}
+
+// selectedPods lists the pods the SidecarSet's selector selects, in the
+// namespaces it is pinned to (match.IndexValues), else in every namespace:
+// the API server filters by the selector. An empty selector selects no pod.
+func selectedPods(ctx context.Context, c client.Client, s *appsv1beta1.SidecarSet) ([]*corev1.Pod, error) {
 	if match.IsEmpty(s.Spec.Selector) {
-		return nil, nil // an empty selector selects no pod
+		return nil, nil
 	}
 	sel, err := metav1.LabelSelectorAsSelector(s.Spec.Selector)
 	if err != nil {
@@ -144,31 +175,13 @@ func podsOf(ctx context.Context, c client.Client, s *appsv1beta1.SidecarSet) ([]
 		namespaces = []string{metav1.NamespaceAll}
 	}
 	var pods []*corev1.Pod
-	nsSelected := map[string]bool{}
 	for _, ns := range namespaces {
 		list := &corev1.PodList{}
 		if err := c.List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 			return nil, fmt.Errorf("listing the pods of SidecarSet %s: %w", s.Name, err)
 		}
 		for i := range list.Items {
-			p := &list.Items[i]
-			if !match.PodActive(p) || !slices.Contains(podstate.DecodeInjectedList(p.Annotations[appsv1beta1.SidecarSetListAnnotation]), s.Name) {
-				continue
-			}
-			selected, seen := nsSelected[p.Namespace]
-			if !seen {
-				var labels map[string]string
-				if match.NeedsNamespaceLabels(s) {
-					if labels, err = lookup.NamespaceLabels(ctx, c, p.Namespace); client.IgnoreNotFound(err) != nil {
-						return nil, fmt.Errorf("reading namespace %s: %w", p.Namespace, err)
-					}
-				}
-				selected, _ = match.Namespace(s, p.Namespace, labels)
-				nsSelected[p.Namespace] = selected
-			}
-			if selected {
-				pods = append(pods, p)
-			}
+			pods = append(pods, &list.Items[i])
 		}
 	}
 	return pods, nil

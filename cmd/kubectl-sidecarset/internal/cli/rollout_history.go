@@ -194,17 +194,19 @@ func printRevision(w io.Writer, output, set string, entries []HistoryEntry, revs
 			e.Created.UTC().Format("2006-01-02T15:04:05Z"), e.Pods, strings.Join(e.Images, ","), spec)
 		return err
 	}
-	return fmt.Errorf("sidecarset %q has no revision %d (it has %s)", set, number, revisionNumbers(entries))
+	return errNoRevision(set, number, revs)
 }
 
-// revisionNumbers lists the revision numbers of a history, for messages.
-func revisionNumbers(entries []HistoryEntry) string {
-	if len(entries) == 0 {
-		return "none"
+// errNoRevision says that a SidecarSet has no revision number, and which
+// it has.
+func errNoRevision(set string, number int64, revs []appsv1.ControllerRevision) error {
+	nums := make([]string, 0, len(revs))
+	for _, r := range revs {
+		nums = append(nums, fmt.Sprint(r.Revision))
 	}
-	var nums []string
-	for _, e := range entries {
-		nums = append(nums, fmt.Sprint(e.Revision))
+	has := strings.Join(nums, ", ")
+	if has == "" {
+		has = "none"
 	}
-	return strings.Join(nums, ", ")
+	return fmt.Errorf("sidecarset %q has no revision %d (it has %s)", set, number, has)
 }

@@ -268,16 +268,12 @@ func addPods(ctx context.Context, c client.Client, s *appsv1beta1.SidecarSet, st
 // upgradedPods runs the planner on the SidecarSet's pods for the pods
 // upgraded in place whose new sidecars do not run ready (Plan.Upgraded).
 func upgradedPods(s *appsv1beta1.SidecarSet, pods []*corev1.Pod, now time.Time) ([]rollout.UpgradedPod, error) {
-	d := s.DeepCopy()
-	appsv1beta1.SetDefaults(d)
-	hashes, err := appsv1beta1.ComputeHashes(&d.Spec)
+	in, err := plannerInput(s, now)
 	if err != nil {
 		return nil, err
 	}
-	guards, _ := appsv1beta1.ParseRolloutGuards(d.Annotations)
-	plan, err := rollout.Compute(rollout.Input{
-		SidecarSet: d, Hashes: hashes, LatestRevision: d.Status.LatestRevision, Pods: pods, Now: now, Guards: guards,
-	})
+	in.Pods = pods
+	plan, err := rollout.Compute(in)
 	if err != nil {
 		return nil, err
 	}

@@ -122,11 +122,7 @@ func planUndo(s *appsv1beta1.SidecarSet, revs []appsv1.ControllerRevision, numbe
 	}
 	switch {
 	case plan.target == nil && number != 0:
-		var nums []HistoryEntry
-		for _, r := range revs {
-			nums = append(nums, HistoryEntry{Revision: r.Revision})
-		}
-		return undoPlan{}, fmt.Errorf("sidecarset %q has no revision %d (it has %s)", s.Name, number, revisionNumbers(nums))
+		return undoPlan{}, errNoRevision(s.Name, number, revs)
 	case plan.target == nil:
 		return undoPlan{}, fmt.Errorf("sidecarset %q has no revision to roll back to: its history holds only its current spec", s.Name)
 	case bytes.Equal(plan.target.Data.Raw, current):
