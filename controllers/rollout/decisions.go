@@ -198,18 +198,7 @@ func (s *setView) describeAction(v *podView) (Action, string) {
 	case kindRecreate:
 		return ActionRecreate, v.why
 	}
-	var images []string
-	for _, sc := range s.cold {
-		if pc := specContainer(v.pod, sc.Name); pc != nil && pc.Image != sc.Image && s.injectedInto(v, sc.Name) {
-			images = append(images, fmt.Sprintf("%s %s→%s", sc.Name, pc.Image, sc.Image))
-		}
-	}
-	for _, h := range s.hot {
-		if c1, c2 := specContainer(v.pod, h.twin1), specContainer(v.pod, h.twin2); c1 != nil && c2 != nil &&
-			c1.Image != h.image && c2.Image != h.image && s.injectedInto(v, h.name) {
-			images = append(images, fmt.Sprintf("%s (hot upgrade) →%s", h.name, h.image))
-		}
-	}
+	images := s.imageChanges(v)
 	if len(images) == 0 {
 		return ActionImage, "no image changes: records the current revision"
 	}
