@@ -318,13 +318,7 @@ func (s *setView) observedHash(pod *corev1.Pod) string {
 func nextExpiry(now time.Time, active map[types.UID]InFlight) time.Duration {
 	var next time.Duration
 	for _, e := range active {
-		d := e.Since.Add(InFlightTimeout).Sub(now)
-		if d <= 0 {
-			continue
-		}
-		if next == 0 || d < next {
-			next = d
-		}
+		next = earliest(next, e.Since.Add(InFlightTimeout).Sub(now))
 	}
 	return next
 }

@@ -309,20 +309,15 @@ func failVerb(n int) string {
 // running progress deadline passes. 0 means never.
 func wakeAfter(sum roundSummary, reason string, now time.Time) time.Duration {
 	var next time.Duration
-	consider := func(at time.Time) {
-		if d := at.Sub(now); d > 0 && (next == 0 || d < next) {
-			next = d
-		}
-	}
 	if sum.guard.guards.FailureBudget != nil {
 		for _, u := range sum.guard.upgraded {
 			if !u.Failed {
-				consider(u.Since.Add(sum.guard.guards.FailureWindow))
+				next = earliest(next, u.Since.Add(sum.guard.guards.FailureWindow).Sub(now))
 			}
 		}
 	}
 	if deadlineRuns(sum, reason) {
-		consider(sum.guard.clock.Since.Add(sum.guard.guards.ProgressDeadline))
+		next = earliest(next, sum.guard.clock.Since.Add(sum.guard.guards.ProgressDeadline).Sub(now))
 	}
 	return next
 }

@@ -422,9 +422,7 @@ func Compute(in Input) (Plan, error) {
 	if c := meta.FindStatusCondition(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil {
 		reason = c.Reason
 	}
-	if d := wakeAfter(sum, reason, in.Now); d > 0 && (plan.RequeueAfter == 0 || d < plan.RequeueAfter) {
-		plan.RequeueAfter = d
-	}
+	plan.RequeueAfter = earliest(plan.RequeueAfter, wakeAfter(sum, reason, in.Now))
 	return plan, nil
 }
 
@@ -464,7 +462,7 @@ func sortedPods(in []*corev1.Pod) []*corev1.Pod {
 func earliest(a, b time.Duration) time.Duration {
 	switch {
 	case a <= 0:
-		return b
+		return max(b, 0)
 	case b <= 0:
 		return a
 	}
