@@ -117,13 +117,10 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 		}
 		out = append(out, d)
 	}
-	position := make(map[*podView]int, len(ordered))
+	// The pods of a batch are all ordered pods: their place in the order.
+	position := make(map[types.NamespacedName]int, len(ordered))
 	for i, v := range ordered {
-		position[v] = i
-	}
-	keys := make(map[types.NamespacedName]*podView, len(all))
-	for _, v := range all {
-		keys[v.key] = v
+		position[v.key] = i
 	}
 	slices.SortStableFunc(out, func(a, b Decision) int {
 		switch {
@@ -134,7 +131,7 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 		case b.Batch == 0:
 			return -1
 		}
-		return cmp.Or(cmp.Compare(a.Batch, b.Batch), cmp.Compare(position[keys[a.Pod]], position[keys[b.Pod]]))
+		return cmp.Or(cmp.Compare(a.Batch, b.Batch), cmp.Compare(position[a.Pod], position[b.Pod]))
 	})
 	return out
 }

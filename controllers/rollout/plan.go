@@ -253,10 +253,10 @@ func Compute(in Input) (Plan, error) {
 			all = append(all, v)
 		}
 	}
-	var unreplaced, expiredEvictions int
 	var evictionsExpired []types.UID
+	var unreplaced int
 	plan.EvictionsDone, evictionsExpired, unreplaced = settleEvictions(in.Evictions, all, in.Now)
-	expiredEvictions = len(evictionsExpired)
+	rec.expired = len(evictionsExpired)
 	plan.RequeueAfter = earliest(plan.RequeueAfter, applyRefusals(all, in.Refused, in.Now))
 	guard := set.checkGuards(in, views)
 	plan.Upgraded = guard.upgraded
@@ -334,7 +334,6 @@ func Compute(in Input) (Plan, error) {
 		// meanwhile is a safety net (RecreateTimeout).
 		plan.RequeueAfter = earliest(plan.RequeueAfter, ReplacementCheck)
 	}
-	rec.expired = expiredEvictions
 	sum.rollout, sum.pods = len(rollout), len(all)+unreplaced
 	sum.recreate = set.recreate
 
@@ -364,7 +363,7 @@ func Compute(in Input) (Plan, error) {
 			}
 		}
 		sum.waiting = len(waiting)
-		sum.budget = newBudget(us.Partition, us.MaxUnavailable, len(all)+unreplaced, done, unavailable)
+		sum.budget = newBudget(us.Partition, us.MaxUnavailable, sum.pods, done, unavailable)
 		ordered = orderWaiting(waiting, rollout, us, hash)
 		sum.batch = sum.budget.pick(ordered, func(v *podView) bool {
 			return set.act(&plan, v, in.Now, in.LatestRevision, hash)
