@@ -125,7 +125,7 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 	slices.SortStableFunc(out, func(a, b Decision) int {
 		switch {
 		case a.Batch == 0 && b.Batch == 0:
-			return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
+			return compareKeys(a.Pod, b.Pod)
 		case a.Batch == 0:
 			return 1
 		case b.Batch == 0:

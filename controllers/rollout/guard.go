@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -101,9 +100,7 @@ func (s *setView) checkGuards(in Input, views []*podView) guardRound {
 			}
 		}
 	}
-	slices.SortFunc(g.upgraded, func(a, b UpgradedPod) int {
-		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
-	})
+	slices.SortFunc(g.upgraded, func(a, b UpgradedPod) int { return compareKeys(a.Pod, b.Pod) })
 	notUpdate := s.obj.Spec.UpdateStrategy.Type == appsv1beta1.NotUpdateSidecarSetStrategyType
 	g.budgetExceeded = !notUpdate && in.Guards.FailureBudget != nil && g.failed > int(*in.Guards.FailureBudget)
 

@@ -403,9 +403,7 @@ func Compute(in Input) (Plan, error) {
 	plan.Settled = len(active) == 0 && len(plan.Updates) == 0 && len(plan.Resets) == 0 && len(plan.Resizes) == 0 &&
 		len(plan.Evictions) == 0 && sum.waiting == 0 && sum.finishing == 0 && inconsistent == 0 && sum.inFlight == 0 &&
 		rec.evicted == 0 && rec.refused == 0
-	slices.SortStableFunc(plan.Blocked, func(a, b BlockedPod) int {
-		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
-	})
+	slices.SortStableFunc(plan.Blocked, func(a, b BlockedPod) int { return compareKeys(a.Pod, b.Pod) })
 	plan.Status.Conditions = setConditions(in.SidecarSet.Status.Conditions, in.SidecarSet.Generation, sum, in.Now)
 	setCondition(&plan.Status.Conditions, appsv1beta1.SidecarSetConditionResized, resizeCondition(views, in.SidecarSet.Generation, in.Now))
 	var recreated *metav1.Condition
@@ -455,6 +453,11 @@ func sortedPods(in []*corev1.Pod) []*corev1.Pod {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	return pods
+}
+
+// compareKeys orders pods by namespace, then name.
+func compareKeys(a, b types.NamespacedName) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
 
 // earliest returns the smaller positive duration (0 when neither is).
