@@ -19,7 +19,7 @@ import (
 // upgraded only under every verb (a SidecarSet without a record, or whose
 // author held every verb).
 func (s *setView) checkAuthority(pod *corev1.Pod) error {
-	have := authority.Of(s.obj)
+	have := s.authority
 	if have == authority.All {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/resources"
 	"github.com/sidecarset-operator/sidecarset-operator/api/upgrade"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 )
 
@@ -54,6 +55,9 @@ type setView struct {
 	resizeRefused     map[types.UID]string
 	// recreate and recreateJobs are the SidecarSet's recreate opt-ins.
 	recreate, recreateJobs bool
+	// authority is the authority its last author recorded on it
+	// (authority.go).
+	authority authority.Verbs
 	// now is the round's time.
 	now time.Time
 }
@@ -79,6 +83,7 @@ func newSetView(s *appsv1beta1.SidecarSet, hashes appsv1beta1.Hashes) *setView {
 		v.selectorErr = err
 	}
 	v.recreate, v.recreateJobs = appsv1beta1.RecreatesPods(s), appsv1beta1.RecreatesJobPods(s)
+	v.authority = authority.Of(s)
 	return v
 }
 
@@ -318,13 +323,7 @@ func (s *setView) observedHash(pod *corev1.Pod) string {
 func nextExpiry(now time.Time, active map[types.UID]InFlight) time.Duration {
 	var next time.Duration
 	for _, e := range active {
-		d := e.Since.Add(InFlightTimeout).Sub(now)
-		if d <= 0 {
-			continue
-		}
-		if next == 0 || d < next {
-			next = d
-		}
+		next = earliest(next, e.Since.Add(InFlightTimeout).Sub(now))
 	}
 	return next
 }

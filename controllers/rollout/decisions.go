@@ -117,24 +117,21 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 		}
 		out = append(out, d)
 	}
-	position := make(map[*podView]int, len(ordered))
+	// The pods of a batch are all ordered pods: their place in the order.
+	position := make(map[types.NamespacedName]int, len(ordered))
 	for i, v := range ordered {
-		position[v] = i
-	}
-	keys := make(map[types.NamespacedName]*podView, len(all))
-	for _, v := range all {
-		keys[v.key] = v
+		position[v.key] = i
 	}
 	slices.SortStableFunc(out, func(a, b Decision) int {
 		switch {
 		case a.Batch == 0 && b.Batch == 0:
-			return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
+			return compareKeys(a.Pod, b.Pod)
 		case a.Batch == 0:
 			return 1
 		case b.Batch == 0:
 			return -1
 		}
-		return cmp.Or(cmp.Compare(a.Batch, b.Batch), cmp.Compare(position[keys[a.Pod]], position[keys[b.Pod]]))
+		return cmp.Or(cmp.Compare(a.Batch, b.Batch), cmp.Compare(position[a.Pod], position[b.Pod]))
 	})
 	return out
 }
@@ -198,18 +195,7 @@ func (s *setView) describeAction(v *podView) (Action, string) {
 	case kindRecreate:
 		return ActionRecreate, v.why
 	}
-	var images []string
-	for _, sc := range s.cold {
-		if pc := specContainer(v.pod, sc.Name); pc != nil && pc.Image != sc.Image && s.injectedInto(v, sc.Name) {
-			images = append(images, fmt.Sprintf("%s %s→%s", sc.Name, pc.Image, sc.Image))
-		}
-	}
-	for _, h := range s.hot {
-		if c1, c2 := specContainer(v.pod, h.twin1), specContainer(v.pod, h.twin2); c1 != nil && c2 != nil &&
-			c1.Image != h.image && c2.Image != h.image && s.injectedInto(v, h.name) {
-			images = append(images, fmt.Sprintf("%s (hot upgrade) →%s", h.name, h.image))
-		}
-	}
+	images := s.imageChanges(v)
 	if len(images) == 0 {
 		return ActionImage, "no image changes: records the current revision"
 	}

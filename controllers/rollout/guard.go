@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -101,9 +100,7 @@ func (s *setView) checkGuards(in Input, views []*podView) guardRound {
 			}
 		}
 	}
-	slices.SortFunc(g.upgraded, func(a, b UpgradedPod) int {
-		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
-	})
+	slices.SortFunc(g.upgraded, func(a, b UpgradedPod) int { return compareKeys(a.Pod, b.Pod) })
 	notUpdate := s.obj.Spec.UpdateStrategy.Type == appsv1beta1.NotUpdateSidecarSetStrategyType
 	g.budgetExceeded = !notUpdate && in.Guards.FailureBudget != nil && g.failed > int(*in.Guards.FailureBudget)
 
@@ -309,20 +306,15 @@ func failVerb(n int) string {
 // running progress deadline passes. 0 means never.
 func wakeAfter(sum roundSummary, reason string, now time.Time) time.Duration {
 	var next time.Duration
-	consider := func(at time.Time) {
-		if d := at.Sub(now); d > 0 && (next == 0 || d < next) {
-			next = d
-		}
-	}
 	if sum.guard.guards.FailureBudget != nil {
 		for _, u := range sum.guard.upgraded {
 			if !u.Failed {
-				consider(u.Since.Add(sum.guard.guards.FailureWindow))
+				next = earliest(next, u.Since.Add(sum.guard.guards.FailureWindow).Sub(now))
 			}
 		}
 	}
 	if deadlineRuns(sum, reason) {
-		consider(sum.guard.clock.Since.Add(sum.guard.guards.ProgressDeadline))
+		next = earliest(next, sum.guard.clock.Since.Add(sum.guard.guards.ProgressDeadline).Sub(now))
 	}
 	return next
 }

@@ -69,10 +69,7 @@ func compareDefault(a, b *podView) int {
 	if c := newerFirst(pa.CreationTimestamp, pb.CreationTimestamp); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.key.Namespace, b.key.Namespace); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.key.Name, b.key.Name)
+	return compareKeys(a.key, b.key)
 }
 
 func boolRank(b bool) int {

@@ -253,10 +253,10 @@ func Compute(in Input) (Plan, error) {
 			all = append(all, v)
 		}
 	}
-	var unreplaced, expiredEvictions int
 	var evictionsExpired []types.UID
+	var unreplaced int
 	plan.EvictionsDone, evictionsExpired, unreplaced = settleEvictions(in.Evictions, all, in.Now)
-	expiredEvictions = len(evictionsExpired)
+	rec.expired = len(evictionsExpired)
 	plan.RequeueAfter = earliest(plan.RequeueAfter, applyRefusals(all, in.Refused, in.Now))
 	guard := set.checkGuards(in, views)
 	plan.Upgraded = guard.upgraded
@@ -334,7 +334,6 @@ func Compute(in Input) (Plan, error) {
 		// meanwhile is a safety net (RecreateTimeout).
 		plan.RequeueAfter = earliest(plan.RequeueAfter, ReplacementCheck)
 	}
-	rec.expired = expiredEvictions
 	sum.rollout, sum.pods = len(rollout), len(all)+unreplaced
 	sum.recreate = set.recreate
 
@@ -364,7 +363,7 @@ func Compute(in Input) (Plan, error) {
 			}
 		}
 		sum.waiting = len(waiting)
-		sum.budget = newBudget(us.Partition, us.MaxUnavailable, len(all)+unreplaced, done, unavailable)
+		sum.budget = newBudget(us.Partition, us.MaxUnavailable, sum.pods, done, unavailable)
 		ordered = orderWaiting(waiting, rollout, us, hash)
 		sum.batch = sum.budget.pick(ordered, func(v *podView) bool {
 			return set.act(&plan, v, in.Now, in.LatestRevision, hash)
@@ -404,9 +403,7 @@ func Compute(in Input) (Plan, error) {
 	plan.Settled = len(active) == 0 && len(plan.Updates) == 0 && len(plan.Resets) == 0 && len(plan.Resizes) == 0 &&
 		len(plan.Evictions) == 0 && sum.waiting == 0 && sum.finishing == 0 && inconsistent == 0 && sum.inFlight == 0 &&
 		rec.evicted == 0 && rec.refused == 0
-	slices.SortStableFunc(plan.Blocked, func(a, b BlockedPod) int {
-		return cmp.Or(cmp.Compare(a.Pod.Namespace, b.Pod.Namespace), cmp.Compare(a.Pod.Name, b.Pod.Name))
-	})
+	slices.SortStableFunc(plan.Blocked, func(a, b BlockedPod) int { return compareKeys(a.Pod, b.Pod) })
 	plan.Status.Conditions = setConditions(in.SidecarSet.Status.Conditions, in.SidecarSet.Generation, sum, in.Now)
 	setCondition(&plan.Status.Conditions, appsv1beta1.SidecarSetConditionResized, resizeCondition(views, in.SidecarSet.Generation, in.Now))
 	var recreated *metav1.Condition
@@ -422,9 +419,7 @@ func Compute(in Input) (Plan, error) {
 	if c := meta.FindStatusCondition(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil {
 		reason = c.Reason
 	}
-	if d := wakeAfter(sum, reason, in.Now); d > 0 && (plan.RequeueAfter == 0 || d < plan.RequeueAfter) {
-		plan.RequeueAfter = d
-	}
+	plan.RequeueAfter = earliest(plan.RequeueAfter, wakeAfter(sum, reason, in.Now))
 	return plan, nil
 }
 
@@ -460,11 +455,16 @@ func sortedPods(in []*corev1.Pod) []*corev1.Pod {
 	return pods
 }
 
+// compareKeys orders pods by namespace, then name.
+func compareKeys(a, b types.NamespacedName) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
 // earliest returns the smaller positive duration (0 when neither is).
 func earliest(a, b time.Duration) time.Duration {
 	switch {
 	case a <= 0:
-		return b
+		return max(b, 0)
 	case b <= 0:
 		return a
 	}

@@ -275,3 +275,25 @@ func TestPlan_Settled(t *testing.T) {
 		})
 	}
 }
+
+// earliest keeps the smaller positive duration and never returns a
+// negative one: the callers pass deadlines that may have passed.
+func TestEarliest(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ a, b, want time.Duration }{
+		{0, 0, 0},
+		{0, 3, 3},
+		{3, 0, 3},
+		{2, 3, 2},
+		{3, 2, 2},
+		{0, -1, 0},
+		{-1, 0, 0},
+		{-1, -2, 0},
+		{-1, 4, 4},
+		{4, -1, 4},
+	} {
+		if got := earliest(tc.a, tc.b); got != tc.want {
+			t.Errorf("earliest(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

@@ -171,9 +171,7 @@ func applyRefusals(views []*podView, refused map[types.UID]Refusal, now time.Tim
 		until := r.At.Add(EvictionRetry)
 		if until.After(now) {
 			v.refusedUntil = until
-			if d := until.Sub(now); next == 0 || d < next {
-				next = d
-			}
+			next = earliest(next, until.Sub(now))
 		}
 	}
 	return next

@@ -97,6 +97,17 @@ type containerResize struct {
 	from, to corev1.ResourceRequirements
 }
 
+// listResize is the change of a sidecar's requests, or of its limits.
+type listResize struct {
+	what     string
+	from, to corev1.ResourceList
+}
+
+// lists are the changes of its requests and of its limits.
+func (c containerResize) lists() [2]listResize {
+	return [2]listResize{{"request", c.from.Requests, c.to.Requests}, {"limit", c.from.Limits, c.to.Limits}}
+}
+
 // planResize sets the kind of a pod on the resize path from its resize.
 func (s *setView) planResize(v *podView) {
 	r := s.resizeOf(v)
@@ -196,10 +207,7 @@ func (s *setView) refusal(pod *corev1.Pod, changes []containerResize) string {
 		return "its node does not support resizing (its container statuses report no resources)"
 	}
 	for _, c := range changes {
-		for _, l := range []struct {
-			what     string
-			from, to corev1.ResourceList
-		}{{"request", c.from.Requests, c.to.Requests}, {"limit", c.from.Limits, c.to.Limits}} {
+		for _, l := range c.lists() {
 			for _, name := range slices.Sorted(maps.Keys(l.from)) {
 				if _, ok := l.to[name]; !ok {
 					return fmt.Sprintf("sidecar %s: a resize cannot remove the %s %s", c.name, name, l.what)
@@ -426,10 +434,7 @@ func describeResize(r *resizeView) string {
 	var parts []string
 	for _, c := range r.containers {
 		var changes []string
-		for _, l := range []struct {
-			what     string
-			from, to corev1.ResourceList
-		}{{"request", c.from.Requests, c.to.Requests}, {"limit", c.from.Limits, c.to.Limits}} {
+		for _, l := range c.lists() {
 			for _, name := range slices.Sorted(maps.Keys(l.to)) {
 				if !sameQuantity(l.from, l.to, name) {
 					changes = append(changes, fmt.Sprintf("%s %s %s→%s", name, l.what, quantity(l.from, name), quantity(l.to, name)))

@@ -189,20 +189,28 @@ func (s *setView) buildUpdate(v *podView, now time.Time, latestRevision string) 
 }
 
 // changesImages reports whether the in-place patch of a pod changes an
-// image: a cold sidecar's, or a hot-upgrade sidecar's that neither twin has.
+// image (imageChanges).
 func (s *setView) changesImages(v *podView) bool {
+	return len(s.imageChanges(v)) > 0
+}
+
+// imageChanges says which images the in-place patch of a pod changes: a
+// cold sidecar's ("agent old→new"), or a hot-upgrade sidecar's that neither
+// twin has ("envoy (hot upgrade) →new").
+func (s *setView) imageChanges(v *podView) []string {
+	var images []string
 	for _, sc := range s.cold {
 		if pc := specContainer(v.pod, sc.Name); pc != nil && pc.Image != sc.Image && s.injectedInto(v, sc.Name) {
-			return true
+			images = append(images, fmt.Sprintf("%s %s→%s", sc.Name, pc.Image, sc.Image))
 		}
 	}
 	for _, h := range s.hot {
 		c1, c2 := specContainer(v.pod, h.twin1), specContainer(v.pod, h.twin2)
 		if c1 != nil && c2 != nil && c1.Image != h.image && c2.Image != h.image && s.injectedInto(v, h.name) {
-			return true
+			images = append(images, fmt.Sprintf("%s (hot upgrade) →%s", h.name, h.image))
 		}
 	}
-	return false
+	return images
 }
 
 // injectedInto reports whether the pod records a sidecar as injected by the
