@@ -109,15 +109,16 @@ func (r *recreations) forgetSet(set string) {
 	delete(r.refused, set)
 }
 
-// notInjectedPods returns the pods the SidecarSet selects that lack its
-// sidecars and that a recreation would inject (created before it, or
-// admitted without it), when the SidecarSet recreates pods.
-func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1beta1.SidecarSet) ([]*corev1.Pod, error) {
-	if r.Detector == nil || !appsv1beta1.RecreatesPods(s) {
+// notInjectedPods returns, of the pods the detector found without the
+// SidecarSet's sidecars (missing), those that a recreation would inject
+// (created before it, or admitted without it), when the SidecarSet
+// recreates pods.
+func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1beta1.SidecarSet, missing []NotInjectedPod) ([]*corev1.Pod, error) {
+	if !appsv1beta1.RecreatesPods(s) {
 		return nil, nil
 	}
 	var pods []*corev1.Pod
-	for _, p := range r.Detector.NotInjected(s.Name) {
+	for _, p := range missing {
 		if p.Reason != match.NotInjectedCreatedBefore && p.Reason != match.NotInjectedAtAdmission {
 			continue
 		}

@@ -271,7 +271,8 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	notInjected, err := r.notInjectedPods(ctx, s)
+	missing, detected := r.detected(s.Name)
+	notInjected, err := r.notInjectedPods(ctx, s, missing)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -302,7 +303,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	// collisionCount is always written, 0 included, as OpenKruise does
 	// (kubectl describe shows "Collision Count: 0", as the manual does).
 	status.CollisionCount = &collisions
-	notInjectedList, detected := r.setNotInjected(obj, &status)
+	setNotInjected(obj, &status, missing, detected)
 	restricted := restrictedPods(s.Name, pods)
 	setRestricted(obj, &status, restricted)
 	scopeWhy, scopeDegraded := r.scopeDegraded(s.Name)
@@ -323,7 +324,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(restricted))
 	recordGuardMetrics(s.Name, guards, &plan, &status)
 	metrics.InFlightOldest.Set(r.inflight.oldest(now).Seconds())
-	r.announce(obj, s, hashes.Hash, &plan, &status, notInjectedList, detected, restricted, scopeWhy, scopeDegraded)
+	r.announce(obj, s, hashes.Hash, &plan, &status, missing, detected, restricted, scopeWhy, scopeDegraded)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
 	}
