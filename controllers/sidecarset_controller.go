@@ -258,7 +258,11 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	latest, collisions, historyErr := r.syncHistory(ctx, s, recordedRevisions(s.Name, pods, r.states.read))
+	existing, err := r.listRevisions(ctx, s)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	latest, collisions, historyErr := r.syncHistory(ctx, s, existing, recordedRevisions(s.Name, pods, r.states.read))
 	if historyErr != nil && latest == "" {
 		// Persist a bumped collision count before retrying.
 		if r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { st.CollisionCount = &collisions }) != nil {
@@ -267,10 +271,9 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, historyErr
 	}
 
-	revisions, err := r.revisions.forSidecarSet(ctx, r.Client, r.Namespace, s)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
+	// The revisions listed before syncHistory: one it just created is
+	// the current spec, which the planner never looks up (paths.go).
+	revisions := r.revisions.forSidecarSet(s, existing)
 	missing, detected := r.detected(s.Name)
 	notInjected, err := r.notInjectedPods(ctx, s, missing)
 	if err != nil {
