@@ -342,12 +342,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := errors.Join(writeErr, resetErr, resizeErr, condErr); err != nil {
 		return reconcile.Result{}, err
 	}
-	conflicted := conflicts+resetConflicts+resizeConflicts > 0 || pauseConflict
-	if len(plan.Evictions) > 0 && !conflicted {
-		// Refused evictions are tried again rollout.EvictionRetry later.
-		return reconcile.Result{RequeueAfter: rollout.EvictionRetry}, nil
-	}
-	if conflicted {
+	if conflicts+resetConflicts+resizeConflicts > 0 || pauseConflict {
 		// The cache was behind a pod's latest version: plan again shortly
 		// from the fresher cache (not an error: nothing went wrong).
 		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
