@@ -145,23 +145,20 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.PodWriters = 32
 	}
 	b := ctrl.NewControllerManagedBy(mgr)
+	// The detector's changes, and the scope's, come in as reconcile
+	// requests.
 	if r.Detector != nil {
-		// The detector's changes come in as reconcile requests.
-		detected := make(chan event.TypedGenericEvent[*appsv1beta1.SidecarSet], 1024)
-		r.Detector.Notify = func(name string) {
-			detected <- event.TypedGenericEvent[*appsv1beta1.SidecarSet]{Object: &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
-		}
-		b = b.WatchesRawSource(source.Channel(detected, &handler.TypedEnqueueRequestForObject[*appsv1beta1.SidecarSet]{}))
+		var src source.Source
+		r.Detector.Notify, src = requestsByName()
+		b = b.WatchesRawSource(src)
 		if err := mgr.Add(r.Detector); err != nil {
 			return err
 		}
 	}
 	if r.Scope != nil {
-		degraded := make(chan event.TypedGenericEvent[*appsv1beta1.SidecarSet], 1024)
-		r.Scope.OnChange(func(name string) {
-			degraded <- event.TypedGenericEvent[*appsv1beta1.SidecarSet]{Object: &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
-		})
-		b = b.WatchesRawSource(source.Channel(degraded, &handler.TypedEnqueueRequestForObject[*appsv1beta1.SidecarSet]{}))
+		notify, src := requestsByName()
+		r.Scope.OnChange(notify)
+		b = b.WatchesRawSource(src)
 	}
 	return b.
 		Named("sidecarset").
@@ -173,6 +170,16 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers, RateLimiter: r.RateLimiter}).
 		Complete(r)
+}
+
+// requestsByName returns a function that asks for a reconcile of the
+// SidecarSet it names, and the source those requests come from.
+func requestsByName() (func(name string), source.Source) {
+	ch := make(chan event.TypedGenericEvent[*appsv1beta1.SidecarSet], 1024)
+	notify := func(name string) {
+		ch <- event.TypedGenericEvent[*appsv1beta1.SidecarSet]{Object: &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	}
+	return notify, source.Channel(ch, &handler.TypedEnqueueRequestForObject[*appsv1beta1.SidecarSet]{})
 }
 
 // statusBatchDelay coalesces the reconciles that pod creations and
