@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -123,7 +124,7 @@ func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1bet
 			continue
 		}
 		pod := &corev1.Pod{}
-		if err := r.Client.Get(ctx, p.Pod, pod); err != nil {
+		if err := r.Client.Get(ctx, p.Pod, pod, client.UnsafeDisableDeepCopy); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}
