@@ -131,19 +131,27 @@ func activeRevisions(s *appsv1beta1.SidecarSet, podRevisions []string, existing 
 	return active
 }
 
-// syncHistory records the current spec as a ControllerRevision and returns
-// its name and the collision count to persist. A name collision with a
-// different revision bumps the count and asks for a retry.
-func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1beta1.SidecarSet, podRevisions []string) (string, int32, error) {
+// listRevisions lists the ControllerRevisions labelled with the
+// SidecarSet's name, from the cache, as copies syncHistory may write back.
+func (r *SidecarSetReconciler) listRevisions(ctx context.Context, s *appsv1beta1.SidecarSet) ([]appsv1.ControllerRevision, error) {
 	list := &appsv1.ControllerRevisionList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(r.Namespace), client.MatchingFields{fieldindex.RevisionBySidecarSet: s.Name}); err != nil {
-		return "", 0, err
+		return nil, err
 	}
+	return list.Items, nil
+}
+
+// syncHistory records the current spec as a ControllerRevision, given the
+// existing revisions (listRevisions; those it renumbers or relabels are
+// updated in place), and returns its name and the collision count to
+// persist. A name collision with a different revision bumps the count and
+// asks for a retry.
+func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1beta1.SidecarSet, existing []appsv1.ControllerRevision, podRevisions []string) (string, int32, error) {
 	var collisions int32
 	if s.Status.CollisionCount != nil {
 		collisions = *s.Status.CollisionCount
 	}
-	plan, err := planHistory(s, r.Namespace, list.Items, activeRevisions(s, podRevisions, list.Items), collisions)
+	plan, err := planHistory(s, r.Namespace, existing, activeRevisions(s, podRevisions, existing), collisions)
 	if err != nil {
 		return "", collisions, err
 	}

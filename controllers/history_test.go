@@ -87,7 +87,11 @@ func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 			r := &SidecarSetReconciler{Client: c, Namespace: ns}
 			s := sidecarSet(tc.version)
 
-			name, _, err := r.syncHistory(t.Context(), s, nil)
+			existing, err := r.listRevisions(t.Context(), s)
+			if err != nil {
+				t.Fatalf("listRevisions: %v", err)
+			}
+			name, _, err := r.syncHistory(t.Context(), s, existing, nil)
 			if err != nil {
 				t.Fatalf("syncHistory: %v", err)
 			}

@@ -50,29 +50,37 @@ func notInjectedMessage(pods []NotInjectedPod) string {
 	return fmt.Sprintf("%d %s without its sidecars: %s%s", len(pods), what, strings.Join(named, ", "), more)
 }
 
+// detected returns the pods the SidecarSet selects that run without its
+// sidecars, as the detector knows them now, and whether it has looked at
+// every pod (until then the counts are not known). One reconcile reads
+// them once: the recreate path and the status then agree.
+func (r *SidecarSetReconciler) detected(name string) ([]NotInjectedPod, bool) {
+	if r.Detector == nil {
+		return nil, false
+	}
+	return r.Detector.NotInjected(name), r.Detector.Synced()
+}
+
 // setNotInjected writes what the detector knows into the status: the count
 // and, while it is not zero, the Injected condition. Until the detector has
-// looked at every pod, the previous values stay. It returns the pods, or
-// nil when they are not known yet.
-func (r *SidecarSetReconciler) setNotInjected(obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatus) ([]NotInjectedPod, bool) {
-	if r.Detector == nil || !r.Detector.Synced() {
+// looked at every pod (synced), the previous values stay.
+func setNotInjected(obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatus, pods []NotInjectedPod, synced bool) {
+	if !synced {
 		st.NotInjectedPods = obj.Status.NotInjectedPods
 		if c := meta.FindStatusCondition(obj.Status.Conditions, appsv1beta1.SidecarSetConditionInjected); c != nil {
 			meta.SetStatusCondition(&st.Conditions, *c)
 		}
-		return nil, false
+		return
 	}
-	pods := r.Detector.NotInjected(obj.Name)
 	st.NotInjectedPods = int32(len(pods))
 	if len(pods) == 0 {
 		meta.RemoveStatusCondition(&st.Conditions, appsv1beta1.SidecarSetConditionInjected)
-		return pods, true
+		return
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
 		Type: appsv1beta1.SidecarSetConditionInjected, Status: metav1.ConditionFalse,
 		Reason: appsv1beta1.ReasonPodsNotInjected, Message: notInjectedMessage(pods), ObservedGeneration: obj.Generation,
 	})
-	return pods, true
 }
 
 // announceNotInjected emits an event when the set of pods changes: a

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -109,20 +110,21 @@ func (r *recreations) forgetSet(set string) {
 	delete(r.refused, set)
 }
 
-// notInjectedPods returns the pods the SidecarSet selects that lack its
-// sidecars and that a recreation would inject (created before it, or
-// admitted without it), when the SidecarSet recreates pods.
-func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1beta1.SidecarSet) ([]*corev1.Pod, error) {
-	if r.Detector == nil || !appsv1beta1.RecreatesPods(s) {
+// notInjectedPods returns, of the pods the detector found without the
+// SidecarSet's sidecars (missing), those that a recreation would inject
+// (created before it, or admitted without it), when the SidecarSet
+// recreates pods.
+func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1beta1.SidecarSet, missing []NotInjectedPod) ([]*corev1.Pod, error) {
+	if !appsv1beta1.RecreatesPods(s) {
 		return nil, nil
 	}
 	var pods []*corev1.Pod
-	for _, p := range r.Detector.NotInjected(s.Name) {
+	for _, p := range missing {
 		if p.Reason != match.NotInjectedCreatedBefore && p.Reason != match.NotInjectedAtAdmission {
 			continue
 		}
 		pod := &corev1.Pod{}
-		if err := r.Client.Get(ctx, p.Pod, pod); err != nil {
+		if err := r.Client.Get(ctx, p.Pod, pod, client.UnsafeDisableDeepCopy); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}

@@ -1,16 +1,13 @@
 package controllers
 
 import (
-	"context"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 )
 
 // revisionSpecs memoises the specs the SidecarSets' ControllerRevisions
@@ -33,20 +30,16 @@ func newRevisionSpecs() *revisionSpecs {
 	return &revisionSpecs{m: map[string]revisionSpec{}}
 }
 
-// forSidecarSet returns the specs of a SidecarSet's revisions by
-// without-image hash. A revision that does not decode is left out: the
-// pods that run it go the recreate path, or are reported.
-func (c *revisionSpecs) forSidecarSet(ctx context.Context, cl client.Reader, namespace string, s *appsv1beta1.SidecarSet) (map[string]*appsv1beta1.SidecarSetSpec, error) {
-	list := &appsv1.ControllerRevisionList{}
-	if err := cl.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{fieldindex.RevisionBySidecarSet: s.Name},
-		client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	out := make(map[string]*appsv1beta1.SidecarSetSpec, len(list.Items))
+// forSidecarSet returns the specs of a SidecarSet's revisions (the
+// existing ones, as listRevisions lists them) by without-image hash. A
+// revision that does not decode is left out: the pods that run it go the
+// recreate path, or are reported.
+func (c *revisionSpecs) forSidecarSet(s *appsv1beta1.SidecarSet, existing []appsv1.ControllerRevision) map[string]*appsv1beta1.SidecarSetSpec {
+	out := make(map[string]*appsv1beta1.SidecarSetSpec, len(existing))
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for i := range list.Items {
-		rev := &list.Items[i]
+	for i := range existing {
+		rev := &existing[i]
 		if !revision.OwnedBy(rev, s) {
 			continue
 		}
@@ -60,7 +53,7 @@ func (c *revisionSpecs) forSidecarSet(ctx context.Context, cl client.Reader, nam
 			out[e.withoutImage] = e.spec
 		}
 	}
-	return out, nil
+	return out
 }
 
 // forget drops the entries of a deleted SidecarSet's revisions.

@@ -145,23 +145,20 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.PodWriters = 32
 	}
 	b := ctrl.NewControllerManagedBy(mgr)
+	// The detector's changes, and the scope's, come in as reconcile
+	// requests.
 	if r.Detector != nil {
-		// The detector's changes come in as reconcile requests.
-		detected := make(chan event.TypedGenericEvent[*appsv1beta1.SidecarSet], 1024)
-		r.Detector.Notify = func(name string) {
-			detected <- event.TypedGenericEvent[*appsv1beta1.SidecarSet]{Object: &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
-		}
-		b = b.WatchesRawSource(source.Channel(detected, &handler.TypedEnqueueRequestForObject[*appsv1beta1.SidecarSet]{}))
+		var src source.Source
+		r.Detector.Notify, src = requestsByName()
+		b = b.WatchesRawSource(src)
 		if err := mgr.Add(r.Detector); err != nil {
 			return err
 		}
 	}
 	if r.Scope != nil {
-		degraded := make(chan event.TypedGenericEvent[*appsv1beta1.SidecarSet], 1024)
-		r.Scope.OnChange(func(name string) {
-			degraded <- event.TypedGenericEvent[*appsv1beta1.SidecarSet]{Object: &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
-		})
-		b = b.WatchesRawSource(source.Channel(degraded, &handler.TypedEnqueueRequestForObject[*appsv1beta1.SidecarSet]{}))
+		notify, src := requestsByName()
+		r.Scope.OnChange(notify)
+		b = b.WatchesRawSource(src)
 	}
 	return b.
 		Named("sidecarset").
@@ -173,6 +170,16 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers, RateLimiter: r.RateLimiter}).
 		Complete(r)
+}
+
+// requestsByName returns a function that asks for a reconcile of the
+// SidecarSet it names, and the source those requests come from.
+func requestsByName() (func(name string), source.Source) {
+	ch := make(chan event.TypedGenericEvent[*appsv1beta1.SidecarSet], 1024)
+	notify := func(name string) {
+		ch <- event.TypedGenericEvent[*appsv1beta1.SidecarSet]{Object: &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	}
+	return notify, source.Channel(ch, &handler.TypedEnqueueRequestForObject[*appsv1beta1.SidecarSet]{})
 }
 
 // statusBatchDelay coalesces the reconciles that pod creations and
@@ -258,7 +265,11 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	latest, collisions, historyErr := r.syncHistory(ctx, s, recordedRevisions(s.Name, pods, r.states.read))
+	existing, err := r.listRevisions(ctx, s)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	latest, collisions, historyErr := r.syncHistory(ctx, s, existing, recordedRevisions(s.Name, pods, r.states.read))
 	if historyErr != nil && latest == "" {
 		// Persist a bumped collision count before retrying.
 		if r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { st.CollisionCount = &collisions }) != nil {
@@ -267,11 +278,11 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, historyErr
 	}
 
-	revisions, err := r.revisions.forSidecarSet(ctx, r.Client, r.Namespace, s)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	notInjected, err := r.notInjectedPods(ctx, s)
+	// The revisions listed before syncHistory: one it just created is
+	// the current spec, which the planner never looks up (paths.go).
+	revisions := r.revisions.forSidecarSet(s, existing)
+	missing, detected := r.detected(s.Name)
+	notInjected, err := r.notInjectedPods(ctx, s, missing)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -302,7 +313,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	// collisionCount is always written, 0 included, as OpenKruise does
 	// (kubectl describe shows "Collision Count: 0", as the manual does).
 	status.CollisionCount = &collisions
-	notInjectedList, detected := r.setNotInjected(obj, &status)
+	setNotInjected(obj, &status, missing, detected)
 	restricted := restrictedPods(s.Name, pods)
 	setRestricted(obj, &status, restricted)
 	scopeWhy, scopeDegraded := r.scopeDegraded(s.Name)
@@ -323,7 +334,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(restricted))
 	recordGuardMetrics(s.Name, guards, &plan, &status)
 	metrics.InFlightOldest.Set(r.inflight.oldest(now).Seconds())
-	r.announce(obj, s, hashes.Hash, &plan, &status, notInjectedList, detected, restricted, scopeWhy, scopeDegraded)
+	r.announce(obj, s, hashes.Hash, &plan, &status, missing, detected, restricted, scopeWhy, scopeDegraded)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
 	}
@@ -338,12 +349,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := errors.Join(writeErr, resetErr, resizeErr, condErr); err != nil {
 		return reconcile.Result{}, err
 	}
-	conflicted := conflicts+resetConflicts+resizeConflicts > 0 || pauseConflict
-	if len(plan.Evictions) > 0 && !conflicted {
-		// Refused evictions are tried again rollout.EvictionRetry later.
-		return reconcile.Result{RequeueAfter: rollout.EvictionRetry}, nil
-	}
-	if conflicted {
+	if conflicts+resetConflicts+resizeConflicts > 0 || pauseConflict {
 		// The cache was behind a pod's latest version: plan again shortly
 		// from the fresher cache (not an error: nothing went wrong).
 		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil

@@ -150,7 +150,9 @@ type Plan struct {
 	// rollout's order (decisions.go).
 	Decisions []Decision
 	// RequeueAfter, when positive, is when to plan again even if no event
-	// comes: the first in-flight entry then expires.
+	// comes: the first in-flight entry then expires, a refused eviction
+	// may be tried again (EvictionRetry after the round issues
+	// evictions), a resize or a guard's window is due.
 	RequeueAfter time.Duration
 	// Upgraded are the pods upgraded in place to the current revision whose
 	// new sidecars do not all run ready: upgrading, or failed (guard.go).
@@ -383,6 +385,11 @@ func Compute(in Input) (Plan, error) {
 		sum.updates = len(plan.Updates) + len(plan.Resizes) + len(plan.Evictions) - retries
 		sum.resets = len(plan.Resets)
 		rec.evicting = len(plan.Evictions)
+		if len(plan.Evictions) > 0 {
+			// Whether they go through is known only once issued: a
+			// refused one is tried again EvictionRetry later.
+			plan.RequeueAfter = earliest(plan.RequeueAfter, EvictionRetry)
+		}
 
 		for _, v := range views {
 			if v.notUpgradable() {

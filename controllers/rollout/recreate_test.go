@@ -96,6 +96,29 @@ func TestPlan_Recreate(t *testing.T) {
 		}
 	})
 
+	t.Run("a round that evicts plans again EvictionRetry later, or sooner when something else is due", func(t *testing.T) {
+		t.Parallel()
+		// Whether the evictions go through is known only after the round:
+		// the next one looks again EvictionRetry later.
+		in := recreating(t, v2, deployed("a"), deployed("b"))
+		plan := compute(t, in)
+		if got := evictedNames(plan.Evictions); !cmp.Equal(got, []string{"a"}) {
+			t.Fatalf("evicted %v, want [a]", got)
+		}
+		if plan.RequeueAfter != EvictionRetry {
+			t.Errorf("requeue after %v, want EvictionRetry %v", plan.RequeueAfter, EvictionRetry)
+		}
+		// A refusal due again sooner keeps its earlier wake-up.
+		in.Refused = map[types.UID]Refusal{"uid-a": {Message: "refused", At: t0.Add(-4 * time.Second)}}
+		plan = compute(t, in)
+		if got := evictedNames(plan.Evictions); !cmp.Equal(got, []string{"b"}) {
+			t.Fatalf("evicted %v, want [b]: a waits for its budget", got)
+		}
+		if plan.RequeueAfter != time.Second {
+			t.Errorf("requeue after %v, want 1s, when a's refusal may be tried again", plan.RequeueAfter)
+		}
+	})
+
 	t.Run("without the annotation nothing is recreated and no Recreated condition is set", func(t *testing.T) {
 		t.Parallel()
 		plan := compute(t, recreating(t, v1.clone().mode("agent", "b"), deployed("a")))
