@@ -64,7 +64,7 @@ type undecided struct {
 func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) (matched []*Candidate, skips []Skip, unknown []undecided, state podState, stateErr error) {
 	in := make([]match.Candidate, len(cands))
 	for i, c := range cands {
-		in[i] = match.Candidate{SidecarSet: c.SidecarSet}
+		in[i] = match.Candidate{SidecarSet: c.SidecarSet, Selector: c.Selector}
 	}
 	a := match.Applicable(pod, match.PodNamespace{Name: ns.Name, Labels: ns.Labels, LabelsError: ns.LabelsError}, in)
 	for i, v := range a.Verdicts {
