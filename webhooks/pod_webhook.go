@@ -172,7 +172,7 @@ func (h *PodInjector) Decide(ctx context.Context, pod *corev1.Pod, namespace str
 	in.Whitelist = podmeta.Whitelist{Snapshot: h.Whitelist.Current(), DefaultsAllowed: h.PatchMetadataDefaultsAllowed}
 	needNamespaceLabels := false
 	for _, e := range entries {
-		c := inject.Candidate{SidecarSet: e.SidecarSet, Hashes: e.Hashes, Resources: e.Resources}
+		c := inject.Candidate{SidecarSet: e.SidecarSet, Hashes: e.Hashes, Selector: e.Selector, Resources: e.Resources}
 		if e.SidecarSet.Spec.InjectionStrategy.Revision != nil && e.Matches(pod.Labels) {
 			c.Pinned, c.PinnedError = h.resolvePinned(ctx, e)
 		}

@@ -51,11 +51,7 @@ var _ admission.Handler = SidecarSetDefaulter{}
 func (d SidecarSetDefaulter) Handle(ctx context.Context, req admission.Request) admission.Response {
 	record, err := d.record(ctx, req)
 	if err != nil {
-		var status apierrors.APIStatus
-		if errors.As(err, &status) {
-			return admission.Response{AdmissionResponse: admissionv1.AdmissionResponse{Allowed: false, Result: new(status.Status())}}
-		}
-		return admission.Errored(http.StatusInternalServerError, err)
+		return response(nil, err)
 	}
 	var obj runtime.Object
 	switch req.Kind.Version {
@@ -102,7 +98,7 @@ func (d SidecarSetDefaulter) record(ctx context.Context, req admission.Request) 
 	written, set := s.Annotations[authority.Annotation]
 	field := field.NewPath("metadata", "annotations").Key(authority.Annotation)
 	refuse := func(detail string) error {
-		return apierrors.NewForbidden(appsv1beta1.GroupVersion.WithResource("sidecarsets").GroupResource(), s.Name,
+		return apierrors.NewForbidden(sidecarSetsResource, s.Name,
 			fmt.Errorf("%s: %s; only the operator writes it, from the permissions of whoever changes what the SidecarSet injects", field, detail))
 	}
 	if req.Operation == admissionv1.Update {

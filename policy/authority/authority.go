@@ -29,6 +29,7 @@ package authority
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -257,22 +258,31 @@ func settingNeeds(c *corev1.Container) []Need {
 	return out
 }
 
-// handlers are a container's probe and lifecycle handlers by path.
-func handlers(c *corev1.Container) map[string]corev1.ProbeHandler {
-	out := map[string]corev1.ProbeHandler{}
-	for path, p := range map[string]*corev1.Probe{".livenessProbe": c.LivenessProbe, ".readinessProbe": c.ReadinessProbe, ".startupProbe": c.StartupProbe} {
-		if p != nil {
-			out[path] = p.ProbeHandler
+// handlers yields a container's probe and lifecycle handlers by path, in a
+// fixed order.
+func handlers(c *corev1.Container) iter.Seq2[string, corev1.ProbeHandler] {
+	return func(yield func(string, corev1.ProbeHandler) bool) {
+		for _, p := range []struct {
+			path  string
+			probe *corev1.Probe
+		}{{".livenessProbe", c.LivenessProbe}, {".readinessProbe", c.ReadinessProbe}, {".startupProbe", c.StartupProbe}} {
+			if p.probe != nil && !yield(p.path, p.probe.ProbeHandler) {
+				return
+			}
 		}
-	}
-	if l := c.Lifecycle; l != nil {
-		for path, h := range map[string]*corev1.LifecycleHandler{".lifecycle.postStart": l.PostStart, ".lifecycle.preStop": l.PreStop} {
-			if h != nil {
-				out[path] = corev1.ProbeHandler{HTTPGet: h.HTTPGet, TCPSocket: h.TCPSocket}
+		l := c.Lifecycle
+		if l == nil {
+			return
+		}
+		for _, h := range []struct {
+			path    string
+			handler *corev1.LifecycleHandler
+		}{{".lifecycle.postStart", l.PostStart}, {".lifecycle.preStop", l.PreStop}} {
+			if h.handler != nil && !yield(h.path, corev1.ProbeHandler{HTTPGet: h.handler.HTTPGet, TCPSocket: h.handler.TCPSocket}) {
+				return
 			}
 		}
 	}
-	return out
 }
 
 // VolumeNeeds says what a volume needs, and which of its fields: none for

@@ -16,7 +16,7 @@
 // A key not written is reported, so the webhook can warn the user creating
 // the pod and the controller can emit an event.
 //
-// The rule lives here, under internal/, because it needs both api/podstate
+// The rule lives here, under policy/, because it needs both api/podstate
 // (the reserved keys) and policy (the whitelist), and api/ may import
 // neither policy nor anything above it. It is pure, values in and values
 // out, so the pure cores (webhooks/inject, controllers/rollout) call it

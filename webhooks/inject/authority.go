@@ -77,61 +77,14 @@ func restrict(pod *corev1.Pod, m *merged, owners map[string]*version, beforeAdmi
 		(pod.Spec.AutomountServiceAccountToken == nil || *pod.Spec.AutomountServiceAccountToken)
 	for _, list := range [][]corev1.Container{m.initBefore, m.initAfter, m.before, m.after} {
 		for i := range list {
-			c := &list[i]
-			v := owners[c.Name]
+			v := owners[list[i].Name]
 			if v == nil || v.origin == nil {
 				continue
 			}
-			have := authority.Of(v.origin)
-			kept := authority.Sum(authority.SettingNeeds(c))
-			var dropMounts, dropDevices []int
-			for _, r := range authority.InPod(volumes, c) {
-				missing := have.Missing(r.Verbs)
-				if missing == authority.None {
-					kept |= r.Verbs
-					continue
-				}
-				what := fmt.Sprintf("volume %q (%s)", r.Volume, r.Type)
-				if r.Mount >= 0 {
-					dropMounts = append(dropMounts, r.Mount)
-					if c.VolumeMounts[r.Mount].MountPath == serviceAccountMountPath {
-						what = fmt.Sprintf("the pod's ServiceAccount token (volume %q)", r.Volume)
-					}
-				} else {
-					dropDevices = append(dropDevices, r.Device)
-				}
-				out = append(out, Restriction{SidecarSet: v.name, Container: c.Name,
-					Message: fmt.Sprintf("sidecar %q was not given %s: it needs %s, which SidecarSet %q's authority does not hold", c.Name, what, missing, v.name)})
-			}
+			left, kept, emptyToken := restrictSidecar(&list[i], v, volumes, tokenLater)
+			out = append(out, left...)
 			reach[v.name] |= kept
-			if tokenLater && !have.Has(authority.Secrets) &&
-				!slices.ContainsFunc(c.VolumeMounts, func(mnt corev1.VolumeMount) bool { return mnt.MountPath == serviceAccountMountPath }) {
-				noToken = true
-				c.VolumeMounts = append(slices.Clip(c.VolumeMounts), corev1.VolumeMount{Name: noTokenVolume, MountPath: serviceAccountMountPath, ReadOnly: true})
-				out = append(out, Restriction{SidecarSet: v.name, Container: c.Name, Message: fmt.Sprintf(
-					"sidecar %q was not given the pod's ServiceAccount token (which the API server mounts when the pod is created): it needs %s, which SidecarSet %q's authority does not hold",
-					c.Name, authority.Secrets, v.name)})
-			}
-			if len(dropMounts) == 0 && len(dropDevices) == 0 {
-				continue
-			}
-			var mounts []corev1.VolumeMount
-			for j, mnt := range c.VolumeMounts {
-				switch {
-				case !slices.Contains(dropMounts, j):
-					mounts = append(mounts, mnt)
-				case mnt.MountPath == serviceAccountMountPath:
-					noToken = true
-					mounts = append(mounts, corev1.VolumeMount{Name: noTokenVolume, MountPath: serviceAccountMountPath, ReadOnly: true})
-				}
-			}
-			var devices []corev1.VolumeDevice
-			for j, d := range c.VolumeDevices {
-				if !slices.Contains(dropDevices, j) {
-					devices = append(devices, d)
-				}
-			}
-			c.VolumeMounts, c.VolumeDevices = mounts, devices
+			noToken = noToken || emptyToken
 		}
 	}
 	if noToken && !slices.ContainsFunc(volumes, func(v corev1.Volume) bool { return v.Name == noTokenVolume }) {
@@ -139,6 +92,67 @@ func restrict(pod *corev1.Pod, m *merged, owners map[string]*version, beforeAdmi
 			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	}
 	return out, reach
+}
+
+// noTokenMount mounts noTokenVolume at the ServiceAccount token's path.
+var noTokenMount = corev1.VolumeMount{Name: noTokenVolume, MountPath: serviceAccountMountPath, ReadOnly: true}
+
+// restrictSidecar is restrict for one sidecar of SidecarSet version v, in a
+// pod with the volumes: it takes out the mounts and devices v's authority
+// does not cover, and returns what was left out, the verbs what the sidecar
+// keeps needs, and whether it was given noTokenVolume (the pod then needs
+// the volume). tokenLater: the API server will mount the pod's token.
+func restrictSidecar(c *corev1.Container, v *version, volumes []corev1.Volume, tokenLater bool) (out []Restriction, kept authority.Verbs, noToken bool) {
+	have := authority.Of(v.origin)
+	kept = authority.Sum(authority.SettingNeeds(c))
+	var dropMounts, dropDevices []int
+	for _, r := range authority.InPod(volumes, c) {
+		missing := have.Missing(r.Verbs)
+		if missing == authority.None {
+			kept |= r.Verbs
+			continue
+		}
+		what := fmt.Sprintf("volume %q (%s)", r.Volume, r.Type)
+		if r.Mount >= 0 {
+			dropMounts = append(dropMounts, r.Mount)
+			if c.VolumeMounts[r.Mount].MountPath == serviceAccountMountPath {
+				what = fmt.Sprintf("the pod's ServiceAccount token (volume %q)", r.Volume)
+			}
+		} else {
+			dropDevices = append(dropDevices, r.Device)
+		}
+		out = append(out, Restriction{SidecarSet: v.name, Container: c.Name,
+			Message: fmt.Sprintf("sidecar %q was not given %s: it needs %s, which SidecarSet %q's authority does not hold", c.Name, what, missing, v.name)})
+	}
+	if tokenLater && !have.Has(authority.Secrets) &&
+		!slices.ContainsFunc(c.VolumeMounts, func(mnt corev1.VolumeMount) bool { return mnt.MountPath == serviceAccountMountPath }) {
+		noToken = true
+		c.VolumeMounts = append(slices.Clip(c.VolumeMounts), noTokenMount)
+		out = append(out, Restriction{SidecarSet: v.name, Container: c.Name, Message: fmt.Sprintf(
+			"sidecar %q was not given the pod's ServiceAccount token (which the API server mounts when the pod is created): it needs %s, which SidecarSet %q's authority does not hold",
+			c.Name, authority.Secrets, v.name)})
+	}
+	if len(dropMounts) == 0 && len(dropDevices) == 0 {
+		return out, kept, noToken
+	}
+	var mounts []corev1.VolumeMount
+	for j, mnt := range c.VolumeMounts {
+		switch {
+		case !slices.Contains(dropMounts, j):
+			mounts = append(mounts, mnt)
+		case mnt.MountPath == serviceAccountMountPath:
+			noToken = true
+			mounts = append(mounts, noTokenMount)
+		}
+	}
+	var devices []corev1.VolumeDevice
+	for j, d := range c.VolumeDevices {
+		if !slices.Contains(dropDevices, j) {
+			devices = append(devices, d)
+		}
+	}
+	c.VolumeMounts, c.VolumeDevices = mounts, devices
+	return out, kept, noToken
 }
 
 // restrictedAnnotation is the RestrictedAnnotation value of restrictions

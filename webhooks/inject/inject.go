@@ -26,6 +26,7 @@ import (
 	"gomodules.xyz/jsonpatch/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
@@ -42,6 +43,10 @@ type Candidate struct {
 	SidecarSet *appsv1beta1.SidecarSet
 	// Hashes are the hashes of the live spec (appsv1beta1.ComputeHashes).
 	Hashes appsv1beta1.Hashes
+	// Selector is spec.selector compiled, when the shell keeps it compiled
+	// (candidate.Entry.Selector: nil for an empty or invalid one); when
+	// nil, spec.selector is evaluated per pod (match.Candidate.Selector).
+	Selector labels.Selector
 	// Pinned is the revision named by spec.injectionStrategy.revision,
 	// resolved by the shell; nil when no revision is pinned or when it could
 	// not be resolved.

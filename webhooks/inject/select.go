@@ -64,17 +64,17 @@ type undecided struct {
 func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) (matched []*Candidate, skips []Skip, unknown []undecided, state podState, stateErr error) {
 	in := make([]match.Candidate, len(cands))
 	for i, c := range cands {
-		in[i] = match.Candidate{SidecarSet: c.SidecarSet}
+		in[i] = match.Candidate{SidecarSet: c.SidecarSet, Selector: c.Selector}
 	}
 	a := match.Applicable(pod, match.PodNamespace{Name: ns.Name, Labels: ns.Labels, LabelsError: ns.LabelsError}, in)
-	for i, v := range a.Verdicts {
-		switch v.Reason {
+	for i, c := range cands {
+		switch v := a.Verdicts[i]; v.Reason { // one verdict per candidate, in order
 		case "":
-			matched = append(matched, cands[i])
+			matched = append(matched, c)
 		case match.ReasonNamespaceLabelsUnknown:
-			unknown = append(unknown, undecided{c: cands[i], message: v.Message})
+			unknown = append(unknown, undecided{c: c, message: v.Message})
 		default:
-			skips = append(skips, Skip{SidecarSet: cands[i].SidecarSet.Name, Reason: v.Reason, Message: v.Message})
+			skips = append(skips, Skip{SidecarSet: c.SidecarSet.Name, Reason: v.Reason, Message: v.Message})
 		}
 	}
 	state, stateErr = stateOf(a.Recorded, a.RecordedError)

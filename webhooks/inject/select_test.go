@@ -274,3 +274,27 @@ func withNamespaceSelector(s *appsv1beta1.SidecarSet, labels map[string]string) 
 	s.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: labels}
 	return s
 }
+
+// The shell hands over the selector the registry compiled once per
+// SidecarSet change; the pod is matched with it, not with spec.selector
+// compiled again.
+func TestMatchCandidates_UsesTheCompiledSelector(t *testing.T) {
+	t.Parallel()
+	compiled, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := candidateOf(newSidecarSet("agent", "web", "a"))
+	c.Selector = compiled
+	got, skips, _, _, err := matchCandidates([]*Candidate{&c}, newPod("web", "web"), Namespace{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("matched %v, want none", names(got))
+	}
+	want := []Skip{{SidecarSet: "agent", Reason: ReasonPodNotSelected, Message: "its selector does not match the pod's labels"}}
+	if diff := cmp.Diff(want, skips); diff != "" {
+		t.Errorf("skips (-want +got):\n%s", diff)
+	}
+}

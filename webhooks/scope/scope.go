@@ -570,18 +570,11 @@ func compact(reqs []requirement, level Level) []requirement {
 
 // confinedTest reports whether a SidecarSet's namespace test names its
 // namespaces one by one (a namespaceSelector on kubernetes.io/metadata.name
-// with matchLabels or In): its term can be reduced to that test.
+// with matchLabels or In): its term can be reduced to that test. These are
+// the SidecarSets the registry files under their namespaces rather than
+// cluster scope (match.IndexValues).
 func confinedTest(s *appsv1beta1.SidecarSet) bool {
-	sel := s.Spec.NamespaceSelector
-	if sel == nil {
-		return false
-	}
-	if _, ok := sel.MatchLabels[match.NamespaceNameLabel]; ok {
-		return true
-	}
-	return slices.ContainsFunc(sel.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool {
-		return r.Key == match.NamespaceNameLabel && r.Operator == metav1.LabelSelectorOpIn
-	})
+	return !slices.Equal(match.IndexValues(s), []string{match.ClusterScope})
 }
 
 // matchesNoLabels reports whether requirements select a pod with no labels.
