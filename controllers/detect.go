@@ -19,6 +19,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
@@ -267,7 +268,7 @@ func podMatters(oldObj, obj any) bool {
 		return true
 	}
 	return !maps.Equal(o.Labels, p.Labels) ||
-		o.Annotations[appsv1beta1.SidecarSetHashAnnotation] != p.Annotations[appsv1beta1.SidecarSetHashAnnotation] ||
+		!podstate.SameHashes(o.Annotations, p.Annotations) ||
 		match.PodActive(o) != match.PodActive(p) ||
 		len(o.Spec.Containers) != len(p.Spec.Containers) || len(o.Spec.InitContainers) != len(p.Spec.InitContainers)
 }

@@ -106,7 +106,7 @@ func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
 	pod.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
 	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "mesh", Image: "mesh:1", ImageID: "id-mesh", Ready: true, Started: new(true)}}
 
-	got, err := TrimPod(pod)
+	got, err := NewPodCache(NewInterner()).Trim(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
 	}
 
 	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}
-	if got, err := TrimPod(other); err != nil || got != other {
-		t.Errorf("TrimPod(namespace) = %v, %v; want it unchanged", got, err)
+	if got, err := NewPodCache(NewInterner()).Trim(other); err != nil || got != other {
+		t.Errorf("NewPodCache(NewInterner()).Trim(namespace) = %v, %v; want it unchanged", got, err)
 	}
 }

@@ -34,10 +34,28 @@ func newRevisionSpecs() *revisionSpecs {
 // existing ones, as listRevisions lists them) by without-image hash. A
 // revision that does not decode is left out: the pods that run it go the
 // recreate path, or are reported.
-func (c *revisionSpecs) forSidecarSet(s *appsv1beta1.SidecarSet, existing []appsv1.ControllerRevision) map[string]*appsv1beta1.SidecarSetSpec {
-	out := make(map[string]*appsv1beta1.SidecarSetSpec, len(existing))
+//
+// A SidecarSet without pods needs none: its entries are dropped, so that
+// thousands of SidecarSets selecting nothing keep no decoded specs. The
+// entries of revisions that no longer exist are dropped too.
+func (c *revisionSpecs) forSidecarSet(s *appsv1beta1.SidecarSet, existing []appsv1.ControllerRevision, hasPods bool) map[string]*appsv1beta1.SidecarSetSpec {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	current := make(map[string]bool, len(existing))
+	if hasPods {
+		for i := range existing {
+			current[existing[i].Name] = true
+		}
+	}
+	for name, e := range c.m {
+		if e.set == s.Name && !current[name] {
+			delete(c.m, name)
+		}
+	}
+	if !hasPods {
+		return nil
+	}
+	out := make(map[string]*appsv1beta1.SidecarSetSpec, len(existing))
 	for i := range existing {
 		rev := &existing[i]
 		if !revision.OwnedBy(rev, s) {

@@ -106,7 +106,6 @@ type SidecarSetReconciler struct {
 	Scope *scopestate.State
 
 	inflight       *inFlight
-	states         *podStates
 	revisions      *revisionSpecs
 	recreations    *recreations
 	resizeRefusals sync.Map // pod UID -> resizeRefusal
@@ -135,7 +134,6 @@ type noteState struct {
 // SetupWithManager registers the controller.
 func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.inflight = newInFlight()
-	r.states = newPodStates()
 	r.revisions = newRevisionSpecs()
 	r.recreations = newRecreations()
 	if r.now == nil {
@@ -215,7 +213,6 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			r.inflight.forgetPod(e.Object.GetUID())
-			r.states.forget(e.Object.GetUID())
 			r.recreations.forgetPod(e.Object.GetUID())
 			r.resizeRefusals.Delete(e.Object.GetUID())
 			later(ctx, e.Object, q)
@@ -269,7 +266,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	latest, collisions, historyErr := r.syncHistory(ctx, s, existing, recordedRevisions(s.Name, pods, r.states.read))
+	latest, collisions, historyErr := r.syncHistory(ctx, s, existing, recordedRevisions(s.Name, pods))
 	if historyErr != nil && latest == "" {
 		// Persist a bumped collision count before retrying.
 		if r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { st.CollisionCount = &collisions }) != nil {
@@ -280,12 +277,12 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 
 	// The revisions listed before syncHistory: one it just created is
 	// the current spec, which the planner never looks up (paths.go).
-	revisions := r.revisions.forSidecarSet(s, existing)
 	missing, detected := r.detected(s.Name)
 	notInjected, err := r.notInjectedPods(ctx, s, missing)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	revisions := r.revisions.forSidecarSet(s, existing, len(pods) > 0 || len(notInjected) > 0)
 	evictions, refusals := r.recreations.snapshot(s.Name)
 	now := r.now()
 	// A guard whose value the webhook would refuse (stored without it) is
@@ -293,7 +290,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	guards, _ := appsv1beta1.ParseRolloutGuards(s.Annotations)
 	plan, err := rollout.Compute(rollout.Input{
 		SidecarSet: s, Hashes: hashes, LatestRevision: latest, Pods: pods,
-		InFlight: r.inflight.snapshot(s.Name), Now: now, States: r.states.read,
+		InFlight: r.inflight.snapshot(s.Name), Now: now,
 		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
 		Revisions: revisions, ResizeUnsupported: r.ResizeUnsupported, ResizeRefused: r.refusedResizes(hashes.Hash),
 		NotInjected: notInjected, Evictions: evictions, Refused: refusals,
@@ -481,10 +478,10 @@ func (r *SidecarSetReconciler) writeConditions(ctx context.Context, conds []roll
 
 // recordedRevisions lists the ControllerRevisions the pods record for the
 // SidecarSet: they must survive history truncation.
-func recordedRevisions(set string, pods []*corev1.Pod, read func(*corev1.Pod) (podstate.State, error)) []string {
+func recordedRevisions(set string, pods []*corev1.Pod) []string {
 	var names []string
 	for _, p := range pods {
-		state, err := read(p)
+		state, err := podstate.Read(p.Annotations)
 		if err != nil {
 			continue
 		}

@@ -26,7 +26,7 @@ func TestTrimPod_KeepsWhatThePlannerReads(t *testing.T) {
 		RestartPolicy: corev1.RestartPolicyAlways,
 		Hostname:      "web",
 	}}
-	got, err := TrimPod(pod)
+	got, err := NewPodCache(NewInterner()).Trim(pod)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,15 @@ type State struct {
 
 // Read decodes every SidecarSet annotation of a pod. Missing annotations
 // decode to empty values; a malformed one is an error naming the annotation.
+//
+// A pod read from the operator's cache carries its state already decoded
+// (CachedKey); Read returns it as it was decoded.
 func Read(annotations map[string]string) (State, error) {
+	if cached, ok := annotations[CachedKey]; ok {
+		s := readCached(cached)
+		s.Injected = DecodeInjectedList(annotations[appsv1beta1.SidecarSetListAnnotation])
+		return s, nil
+	}
 	var s State
 	var err error
 	if s.Hashes, err = DecodeHashes(annotations[appsv1beta1.SidecarSetHashAnnotation]); err != nil {
@@ -95,6 +103,7 @@ func Read(annotations map[string]string) (State, error) {
 
 // injectionKeys are the pod annotations injection reads and writes.
 var injectionKeys = []string{
+	CachedKey,
 	appsv1beta1.SidecarSetHashAnnotation,
 	appsv1beta1.SidecarSetHashWithoutImageAnnotation,
 	appsv1beta1.SidecarSetListAnnotation,

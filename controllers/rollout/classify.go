@@ -37,8 +37,6 @@ type setView struct {
 	selectorErr error
 	// whitelist decides the keys the re-applied patchPodMetadata may write.
 	whitelist podmeta.Whitelist
-	// decode reads a pod's SidecarSet annotations (Input.States).
-	decode func(*corev1.Pod) (podstate.State, error)
 	// pullPolicyHashes caches the without-image hashes computed with the
 	// pull policies of pods (upgradableButPullPolicy), by policyKey.
 	pullPolicyHashes map[string]string
@@ -69,8 +67,7 @@ type hotSidecar struct {
 }
 
 func newSetView(s *appsv1beta1.SidecarSet, hashes appsv1beta1.Hashes) *setView {
-	v := &setView{obj: s, name: s.Name, hashes: hashes, sidecarList: podstate.SidecarList(&s.Spec),
-		decode: func(p *corev1.Pod) (podstate.State, error) { return podstate.Read(p.Annotations) }}
+	v := &setView{obj: s, name: s.Name, hashes: hashes, sidecarList: podstate.SidecarList(&s.Spec)}
 	for i := range s.Spec.InitContainers {
 		if c := &s.Spec.InitContainers[i]; appsv1beta1.IsNativeSidecar(&c.Container) {
 			v.addSidecar(c)
@@ -222,7 +219,7 @@ func (v *podView) inRollout(hash string) bool {
 // has an unexpired in-flight entry for it.
 func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *podView {
 	v := &podView{pod: pod, key: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}}
-	v.state, v.err = s.decode(pod)
+	v.state, v.err = podstate.Read(pod.Annotations)
 	if v.err != nil {
 		return v
 	}
@@ -311,7 +308,7 @@ func kubeletObserved(pod *corev1.Pod) bool {
 // observedHash is the hash a pod records for the SidecarSet ("" if none or
 // unreadable).
 func (s *setView) observedHash(pod *corev1.Pod) string {
-	state, err := s.decode(pod)
+	state, err := podstate.Read(pod.Annotations)
 	if err != nil {
 		return ""
 	}

@@ -33,7 +33,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/resources"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
@@ -72,11 +71,6 @@ type Input struct {
 	// Progress is the progress clock the last plan of this SidecarSet
 	// returned (Plan.Progress); the zero value when there was none.
 	Progress ProgressClock
-	// States decodes a pod's SidecarSet annotations; nil means
-	// podstate.Read. The shell passes a memo, so that a round decodes only
-	// the pods that changed since the last one. The planner never modifies
-	// what it returns.
-	States func(*corev1.Pod) (podstate.State, error)
 	// Revisions are the specs of the SidecarSet's recorded revisions,
 	// defaulted, by their without-image hash: the planner compares the one
 	// a pod runs with the current spec (paths.go).
@@ -215,9 +209,6 @@ func Compute(in Input) (Plan, error) {
 	}
 	set := newSetView(in.SidecarSet, in.Hashes)
 	set.whitelist = in.Whitelist
-	if in.States != nil {
-		set.decode = in.States
-	}
 	set.revisions, set.resizeUnsupported, set.resizeRefused, set.now = in.Revisions, in.ResizeUnsupported, in.ResizeRefused, in.Now
 	set.policies = resources.CompileSpec(&in.SidecarSet.Spec)
 	hash := in.Hashes.Hash

@@ -23,16 +23,31 @@ import (
 // fields are dropped everywhere; ControllerRevisions are cached from the
 // operator's namespace only, ConfigMaps only for the whitelist, admission
 // policies and bindings only for the authoring policy.
+//
+// Pods are cached compact (controllers.PodCache); SidecarSets and
+// ControllerRevisions share their strings (controllers.Interner), as the
+// pods do, so that thousands of them hold one copy of each label, image or
+// condition message.
 func CacheOptions(namespace string) cache.Options {
+	in := controllers.NewInterner()
+	shared := func(obj any) (any, error) {
+		obj, err := cache.TransformStripManagedFields()(obj)
+		if err != nil {
+			return nil, err
+		}
+		return in.Transform(obj)
+	}
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
+			&appsv1beta1.SidecarSet{}: {Transform: shared},
 			&corev1.ConfigMap{}: {
 				Namespaces: map[string]cache.Config{namespace: {}},
 				Field:      fields.OneTermEqualSelector("metadata.name", appsv1beta1.ConfigurationConfigMapName),
 			},
 			&appsv1.ControllerRevision{}: {
 				Namespaces: map[string]cache.Config{namespace: {}},
+				Transform:  shared,
 			},
 			// The authoring policy and its binding, by name: the webhook
 			// defers to the API server where both exist.
@@ -43,7 +58,7 @@ func CacheOptions(namespace string) cache.Options {
 				Field: fields.OneTermEqualSelector("metadata.name", authoring.Name),
 			},
 			&corev1.Pod{}: {
-				Transform: controllers.TrimPod,
+				Transform: controllers.NewPodCache(in).Trim,
 			},
 		},
 	}

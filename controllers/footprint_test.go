@@ -1,0 +1,103 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+)
+
+// scalePodJSON is a pod of the scale bench as the API server holds it once
+// injected and running on a kwok node: a Deployment's pod with its app
+// container, the rollout's agent and one more SidecarSet's sidecar.
+func scalePodJSON(i int) []byte {
+	return fmt.Appendf(nil, `{"metadata":{"name":"scale-app-7f9c8d6b5-%05d","generateName":"scale-app-7f9c8d6b5-","namespace":"scale-%03d",
+"uid":"0c7a1d2e-3f4b-4c5d-8e9f-%012d","resourceVersion":"%d","generation":1,"creationTimestamp":"2026-11-24T10:00:00Z",
+"labels":{"app":"scale-app","shard":"%d","sidecarset-bench.dev/scale":"true","pod-template-hash":"7f9c8d6b5"},
+"annotations":{"kruise.io/sidecarset-hash":"{\"extra-07\":{\"updateTimestamp\":\"2026-11-24T10:00:00Z\",\"hash\":\"8b7x4d9v2wz6f4c2\",\"sidecarSetName\":\"scale-0007\",\"sidecarList\":[\"extra-07\"],\"controllerRevision\":\"scale-0007-5d8f7c6b9\"},\"scale-rollout\":{\"updateTimestamp\":\"2026-11-24T10:00:00Z\",\"hash\":\"w6z2f8x4c9d7v5b2\",\"sidecarSetName\":\"scale-rollout\",\"sidecarList\":[\"agent\"],\"controllerRevision\":\"scale-rollout-6c9f8b7d5\"}}",
+"kruise.io/sidecarset-hash-without-image":"{\"extra-07\":{\"updateTimestamp\":\"2026-11-24T10:00:00Z\",\"hash\":\"4c9x2w8v6b7d5f2z\",\"sidecarSetName\":\"scale-0007\",\"sidecarList\":[\"extra-07\"]},\"scale-rollout\":{\"updateTimestamp\":\"2026-11-24T10:00:00Z\",\"hash\":\"v8b6x2w4c9z7d5f2\",\"sidecarSetName\":\"scale-rollout\",\"sidecarList\":[\"agent\"]}}",
+"kruise.io/sidecarset-injected-list":"scale-0007,scale-rollout",
+"sidecarset-operator.dev/reach":"{\"scale-0007\":\"\",\"scale-rollout\":\"\"}"},
+"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"scale-app-7f9c8d6b5","uid":"9a8b7c6d-5e4f-4a3b-2c1d-0e9f8a7b6c5d","controller":true,"blockOwnerDeletion":true}]},
+"spec":{"containers":[
+{"name":"app","image":"nginx:1.25","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"},
+{"name":"agent","image":"busybox:1.1","resources":{},"resizePolicy":[{"resourceName":"cpu","restartPolicy":"NotRequired"},{"resourceName":"memory","restartPolicy":"NotRequired"}],"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"},
+{"name":"extra-07","image":"busybox:1.36","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"}],
+"restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst","serviceAccountName":"default","nodeName":"kwok-node-%d","schedulerName":"default-scheduler"},
+"status":{"phase":"Running","conditions":[
+{"type":"Initialized","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:00:01Z"},
+{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:00:01Z"},
+{"type":"ContainersReady","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:00:01Z"},
+{"type":"PodScheduled","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:00:00Z"}],
+"hostIP":"10.0.0.%d","podIP":"10.0.%d.%d","startTime":"2026-11-24T10:00:01Z",
+"containerStatuses":[
+{"name":"agent","state":{"running":{"startedAt":"2026-11-24T10:00:01Z"}},"lastState":{},"ready":true,"restartCount":0,"image":"busybox:1.1","imageID":"docker-pullable://busybox@sha256:4be429a5fbb2e71ae7958bfa558bc637cf3a61baf40a708cb8fff532b39e52d0","started":true},
+{"name":"app","state":{"running":{"startedAt":"2026-11-24T10:00:01Z"}},"lastState":{},"ready":true,"restartCount":0,"image":"nginx:1.25","imageID":"docker-pullable://nginx@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31","started":true},
+{"name":"extra-07","state":{"running":{"startedAt":"2026-11-24T10:00:01Z"}},"lastState":{},"ready":true,"restartCount":0,"image":"busybox:1.36","imageID":"docker-pullable://busybox@sha256:4be429a5fbb2e71ae7958bfa558bc637cf3a61baf40a708cb8fff532b39e52d0","started":true}],
+"qosClass":"BestEffort"}}`, i, i%100, i, 1000+i, i%50, i%100, i%100, i/250, i%250)
+}
+
+// podFootprint is the live heap, in bytes per pod, that n pods of the
+// scale bench cost in the pod cache as the manager builds it (the
+// transform, the namespace and injected-list indexes) and in what the
+// reconciler keeps about them (the decoded states).
+func podFootprint(t *testing.T, n int) float64 {
+	t.Helper()
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{
+		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
+		"field:" + fieldindex.PodBySidecarSet: func(obj any) ([]string, error) {
+			p := obj.(*corev1.Pod)
+			var keys []string
+			for _, s := range fieldindex.PodSidecarSets(p) {
+				keys = append(keys, p.Namespace+"/"+s, "__all_namespaces/"+s)
+			}
+			return keys, nil
+		},
+	})
+	cache := NewPodCache(NewInterner())
+	before := liveHeap()
+	for i := range n {
+		p := &corev1.Pod{}
+		if err := json.Unmarshal(scalePodJSON(i), p); err != nil {
+			t.Fatal(err)
+		}
+		obj, err := cache.Trim(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := indexer.Add(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := liveHeap()
+	runtime.KeepAlive(indexer)
+	return float64(after-before) / float64(n)
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// maxBytesPerPod bounds what a pod of the scale bench costs the pod cache.
+// It was 6 744 bytes with the JSON annotations kept, and 9 536 with the
+// reconciler's memo of decoded states beside the cache; the operator-wide
+// figure is make bench-scale's live heap growth per 1 000 pods.
+const maxBytesPerPod = 4700
+
+// TestPodFootprint is not parallel: it measures the live heap.
+func TestPodFootprint(t *testing.T) {
+	perPod := podFootprint(t, 5000)
+	t.Logf("%.0f bytes per pod", perPod)
+	if perPod > maxBytesPerPod {
+		t.Errorf("a pod costs the cache %.0f bytes, more than %d", perPod, maxBytesPerPod)
+	}
+}

@@ -1,0 +1,117 @@
+package controllers
+
+import (
+	"reflect"
+	"strings"
+	"sync"
+)
+
+// Interner shares the strings many cached objects hold (namespaces, label
+// keys and values, images, condition messages): each object points to one
+// copy instead of its own. Cached objects are read-only, so sharing is
+// safe. The table is bounded: past maxInternedStrings it starts over (the
+// objects holding its strings keep them), so that strings no object holds
+// any more cannot pile up.
+type Interner struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const maxInternedStrings = 1 << 16
+
+// NewInterner returns an empty interner.
+func NewInterner() *Interner {
+	return &Interner{m: map[string]string{}}
+}
+
+// String returns the shared copy of s.
+func (in *Interner) String(s string) string {
+	if s == "" {
+		return ""
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.stringLocked(s)
+}
+
+func (in *Interner) stringLocked(s string) string {
+	if shared, ok := in.m[s]; ok {
+		return shared
+	}
+	if len(in.m) >= maxInternedStrings {
+		clear(in.m)
+	}
+	s = strings.Clone(s)
+	in.m[s] = s
+	return s
+}
+
+// Transform is a cache transform that replaces every string of a freshly
+// decoded object (its fields, its map keys and values, through pointers,
+// slices and maps) by its shared copy; the object is modified in place.
+func (in *Interner) Transform(obj any) (any, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.walk(reflect.ValueOf(obj))
+	return obj, nil
+}
+
+func (in *Interner) walk(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			in.walk(v.Elem())
+		}
+	case reflect.Struct:
+		for _, f := range v.Fields() {
+			if f.CanSet() {
+				in.walk(f)
+			}
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return // raw bytes (a revision's data), not strings
+		}
+		for i := range v.Len() {
+			in.walk(v.Index(i))
+		}
+	case reflect.Array:
+		for i := range v.Len() {
+			in.walk(v.Index(i))
+		}
+	case reflect.Map:
+		in.walkMap(v)
+	case reflect.String:
+		if v.CanSet() && v.Len() > 0 {
+			v.SetString(in.stringLocked(v.String()))
+		}
+	}
+}
+
+// walkMap interns a map of strings' keys and values; other maps' values.
+func (in *Interner) walkMap(v reflect.Value) {
+	if v.Len() == 0 {
+		return
+	}
+	t := v.Type()
+	if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String {
+		m := reflect.MakeMapWithSize(t, v.Len())
+		iter := v.MapRange()
+		for iter.Next() {
+			k, e := iter.Key(), iter.Value()
+			m.SetMapIndex(reflect.ValueOf(in.stringLocked(k.String())).Convert(t.Key()),
+				reflect.ValueOf(in.stringLocked(e.String())).Convert(t.Elem()))
+		}
+		if v.CanSet() {
+			v.Set(m)
+		}
+		return
+	}
+	iter := v.MapRange()
+	for iter.Next() {
+		e := reflect.New(t.Elem()).Elem()
+		e.Set(iter.Value())
+		in.walk(e)
+		v.SetMapIndex(iter.Key(), e)
+	}
+}

@@ -1,0 +1,60 @@
+package controllers
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+)
+
+// Two objects decoded apart share their equal strings once interned, and
+// read the same as before: strings in fields, in slices, in maps (keys and
+// values) and behind pointers; raw bytes and quantities are left as they
+// are.
+func TestInterner_SharesStringsAndChangesNothingElse(t *testing.T) {
+	t.Parallel()
+	set := func() *appsv1beta1.SidecarSet {
+		return &appsv1beta1.SidecarSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "mesh", Labels: map[string]string{"team": "platform"}},
+			Spec: appsv1beta1.SidecarSetSpec{
+				Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "In", Values: []string{"web"}}}},
+				Containers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "proxy", Image: "envoy:1.30",
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}}},
+			},
+			Status: appsv1beta1.SidecarSetStatus{Conditions: []metav1.Condition{{Type: "Settled", Message: "every pod is updated"}}},
+		}
+	}
+	in := NewInterner()
+	a, b := set(), set()
+	want := set()
+	for _, s := range []*appsv1beta1.SidecarSet{a, b} {
+		if _, err := in.Transform(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(want, b); diff != "" {
+		t.Fatalf("interning changed the object (-want +got):\n%s", diff)
+	}
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	for what, pair := range map[string][2]string{
+		"image":          {a.Spec.Containers[0].Image, b.Spec.Containers[0].Image},
+		"label value":    {a.Labels["team"], b.Labels["team"]},
+		"selector value": {a.Spec.Selector.MatchExpressions[0].Values[0], b.Spec.Selector.MatchExpressions[0].Values[0]},
+		"message":        {a.Status.Conditions[0].Message, b.Status.Conditions[0].Message},
+	} {
+		if !same(pair[0], pair[1]) {
+			t.Errorf("the %s is not shared", what)
+		}
+	}
+	rev := &appsv1.ControllerRevision{Data: runtime.RawExtension{Raw: []byte(`{"spec":{}}`)}}
+	if _, err := in.Transform(rev); err != nil || string(rev.Data.Raw) != `{"spec":{}}` {
+		t.Errorf("the revision's data changed: %q, %v", rev.Data.Raw, err)
+	}
+}

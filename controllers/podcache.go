@@ -1,0 +1,311 @@
+package controllers
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+)
+
+// PodCache is the pod cache transform (Trim). It keeps of each pod only
+// what the operator decides from, compact:
+//
+//   - metadata, with the SidecarSet state annotations decoded once, when the
+//     pod arrives, into podstate's compact form (podstate.Compact), which
+//     every reader decodes without JSON: no raw JSON, and no memo of decoded
+//     states beside the cache;
+//   - container names, images, pull policies and resources, the init
+//     containers' restart policy, the pod's restart policy, OS and pod-level
+//     resources, the node;
+//   - the phase, the QoS class, the observed generation, the conditions the
+//     operator reads (Ready, the resize conditions, SidecarSetUpgradable),
+//     the container statuses;
+//   - the strings, label sets, owner references and resource lists that
+//     many pods share (namespaces, images, image IDs, a ReplicaSet's labels)
+//     once: each pod points to one copy instead of its own.
+//
+// Cached pods are read-only views: the controller only ever patches pods,
+// so pods may share what they hold.
+type PodCache struct {
+	mu      sync.Mutex
+	strings *Interner
+	labels  interned[map[string]string]
+	owners  interned[[]metav1.OwnerReference]
+	lists   interned[corev1.ResourceList]
+}
+
+// maxInternedSets bounds the tables of shared label sets, owner
+// references and resource lists, as maxInternedStrings does the strings'.
+const maxInternedSets = 1 << 13
+
+// NewPodCache returns an empty transform sharing strings through in.
+func NewPodCache(in *Interner) *PodCache {
+	return &PodCache{
+		strings: in,
+		labels:  newInterned[map[string]string](maxInternedSets),
+		owners:  newInterned[[]metav1.OwnerReference](maxInternedSets),
+		lists:   newInterned[corev1.ResourceList](maxInternedSets),
+	}
+}
+
+// readConditions are the pod conditions the operator reads.
+var readConditions = []corev1.PodConditionType{
+	corev1.PodReady, corev1.PodResizePending, corev1.PodResizeInProgress, appsv1beta1.SidecarSetUpgradableCondition,
+}
+
+// Trim is the cache.TransformFunc: it returns a new, compact pod; other
+// objects go through unchanged. The input is not modified.
+func (c *PodCache) Trim(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.str
+	meta := metav1.ObjectMeta{
+		Name: p.Name, GenerateName: s(p.GenerateName), Namespace: s(p.Namespace), UID: p.UID,
+		ResourceVersion: p.ResourceVersion, Generation: p.Generation, CreationTimestamp: p.CreationTimestamp,
+		DeletionTimestamp: p.DeletionTimestamp, DeletionGracePeriodSeconds: p.DeletionGracePeriodSeconds,
+		Labels: c.stringMap(p.Labels), Annotations: c.annotations(p.Annotations),
+		OwnerReferences: c.ownerReferences(p.OwnerReferences), Finalizers: p.Finalizers,
+	}
+	trimmed := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: s(p.APIVersion), Kind: s(p.Kind)},
+		ObjectMeta: meta,
+		Spec: corev1.PodSpec{
+			NodeName:       s(p.Spec.NodeName),
+			Containers:     c.containers(p.Spec.Containers),
+			InitContainers: c.containers(p.Spec.InitContainers),
+			RestartPolicy:  corev1.RestartPolicy(s(string(p.Spec.RestartPolicy))),
+			OS:             p.Spec.OS,
+			Resources:      c.requirements(p.Spec.Resources),
+		},
+		Status: corev1.PodStatus{
+			Phase:                 corev1.PodPhase(s(string(p.Status.Phase))),
+			Conditions:            c.conditions(p.Status.Conditions),
+			ContainerStatuses:     c.statuses(p.Status.ContainerStatuses),
+			InitContainerStatuses: c.statuses(p.Status.InitContainerStatuses),
+			QOSClass:              corev1.PodQOSClass(s(string(p.Status.QOSClass))),
+			ObservedGeneration:    p.Status.ObservedGeneration,
+		},
+	}
+	return trimmed, nil
+}
+
+// str returns the shared copy of a string.
+func (c *PodCache) str(v string) string { return c.strings.String(v) }
+
+// stringMap returns one shared copy of a label set.
+func (c *PodCache) stringMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	return c.labels.intern(pairsKey(m), m, func() map[string]string {
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			out[c.str(k)] = c.str(v)
+		}
+		return out
+	})
+}
+
+// annotations keeps the pod's annotations with their SidecarSet state
+// compacted. Keys and short values are shared; the compact state, which
+// holds timestamps, is the pod's own.
+func (c *PodCache) annotations(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	compact, ok := podstate.Compact(m)
+	out := make(map[string]string, len(compact))
+	for k, v := range compact {
+		if ok && k == podstate.CachedKey {
+			out[podstate.CachedKey] = strings.Clone(v)
+			continue
+		}
+		out[c.str(k)] = c.str(v)
+	}
+	return out
+}
+
+// pairsKey is a map's content as one string (sorted key and value pairs).
+func pairsKey(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	n := 0
+	for k, v := range m {
+		keys = append(keys, k)
+		n += len(k) + len(v) + 2
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.Grow(n)
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(m[k])
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+func (c *PodCache) ownerReferences(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	if len(refs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, r := range refs {
+		b.WriteString(r.APIVersion + "\x00" + r.Kind + "\x00" + r.Name + "\x00" + string(r.UID) + "\x00" +
+			boolKey(r.Controller) + boolKey(r.BlockOwnerDeletion) + "\x00")
+	}
+	return c.owners.intern(b.String(), refs, func() []metav1.OwnerReference {
+		out := make([]metav1.OwnerReference, len(refs))
+		for i, r := range refs {
+			out[i] = metav1.OwnerReference{APIVersion: c.str(r.APIVersion), Kind: c.str(r.Kind), Name: c.str(r.Name),
+				UID: r.UID, Controller: sharedBool(r.Controller), BlockOwnerDeletion: sharedBool(r.BlockOwnerDeletion)}
+		}
+		return out
+	})
+}
+
+var sharedTrue, sharedFalse = true, false
+
+// sharedBool points to one of two shared booleans.
+func sharedBool(b *bool) *bool {
+	switch {
+	case b == nil:
+		return nil
+	case *b:
+		return &sharedTrue
+	}
+	return &sharedFalse
+}
+
+func boolKey(b *bool) string {
+	switch {
+	case b == nil:
+		return "-"
+	case *b:
+		return "t"
+	}
+	return "f"
+}
+
+func (c *PodCache) containers(in []corev1.Container) []corev1.Container {
+	if in == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(in))
+	for i := range in {
+		out[i] = corev1.Container{
+			Name: c.str(in[i].Name), Image: c.str(in[i].Image),
+			ImagePullPolicy: corev1.PullPolicy(c.str(string(in[i].ImagePullPolicy))), RestartPolicy: in[i].RestartPolicy,
+			Resources: corev1.ResourceRequirements{Requests: c.resourceList(in[i].Resources.Requests), Limits: c.resourceList(in[i].Resources.Limits)},
+		}
+	}
+	return out
+}
+
+func (c *PodCache) statuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
+	if in == nil {
+		return nil
+	}
+	out := make([]corev1.ContainerStatus, len(in))
+	for i := range in {
+		out[i] = corev1.ContainerStatus{
+			Name: c.str(in[i].Name), Image: c.str(in[i].Image), ImageID: c.str(in[i].ImageID), Ready: in[i].Ready,
+			RestartCount: in[i].RestartCount, Started: sharedBool(in[i].Started), State: in[i].State, Resources: c.requirements(in[i].Resources),
+		}
+	}
+	return out
+}
+
+// requirements keeps requests and limits (resize and resourcesPolicy read
+// them), not resource claims.
+func (c *PodCache) requirements(r *corev1.ResourceRequirements) *corev1.ResourceRequirements {
+	if r == nil {
+		return nil
+	}
+	return &corev1.ResourceRequirements{Requests: c.resourceList(r.Requests), Limits: c.resourceList(r.Limits)}
+}
+
+func (c *PodCache) resourceList(l corev1.ResourceList) corev1.ResourceList {
+	if l == nil {
+		return nil
+	}
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(l)) {
+		q := l[name]
+		b.WriteString(string(name) + "\x00" + q.String() + "\x00")
+	}
+	return c.lists.intern(b.String(), l, func() corev1.ResourceList {
+		out := make(corev1.ResourceList, len(l))
+		for name, q := range l {
+			out[corev1.ResourceName(c.str(string(name)))] = q.DeepCopy()
+		}
+		return out
+	})
+}
+
+// conditions keeps the conditions the operator reads, without their probe
+// time.
+func (c *PodCache) conditions(in []corev1.PodCondition) []corev1.PodCondition {
+	n := 0
+	for i := range in {
+		if slices.Contains(readConditions, in[i].Type) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]corev1.PodCondition, 0, n)
+	for _, cond := range in {
+		if slices.Contains(readConditions, cond.Type) {
+			out = append(out, corev1.PodCondition{
+				Type: corev1.PodConditionType(c.str(string(cond.Type))), Status: corev1.ConditionStatus(c.str(string(cond.Status))),
+				ObservedGeneration: cond.ObservedGeneration, LastTransitionTime: cond.LastTransitionTime,
+				Reason: c.str(cond.Reason), Message: cond.Message,
+			})
+		}
+	}
+	return out
+}
+
+// interned is a table of shared values by content key, bounded: past max
+// entries it starts over.
+type interned[V any] struct {
+	m   map[string]V
+	max int
+}
+
+func newInterned[V any](maxEntries int) interned[V] {
+	return interned[V]{m: map[string]V{}, max: maxEntries}
+}
+
+// intern returns the shared value for key, making it with fresh (from a
+// value like zero) the first time. An empty key is not shared.
+func (t *interned[V]) intern(key string, zero V, fresh func() V) V {
+	if key == "" {
+		return zero
+	}
+	if v, ok := t.m[key]; ok {
+		return v
+	}
+	t.makeRoom()
+	v := fresh()
+	t.m[strings.Clone(key)] = v
+	return v
+}
+
+func (t *interned[V]) makeRoom() {
+	if len(t.m) >= t.max {
+		clear(t.m)
+	}
+}
