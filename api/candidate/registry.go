@@ -14,6 +14,7 @@
 package candidate
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -59,15 +60,20 @@ func NewRegistry() *Registry {
 	return &Registry{entries: map[string]*Entry{}, keys: map[string][]string{}, buckets: map[string][]*Entry{}}
 }
 
-// Upsert adds or replaces a SidecarSet. The object is copied and defaulted;
-// the caller keeps ownership of s.
+// Upsert adds or replaces a SidecarSet, defaulted. A SidecarSet stored
+// already defaulted (through the defaulting webhook) is kept as it is,
+// shared with the caller's cache: the caller must not modify it afterwards
+// (objects from an informer never are). Otherwise the registry keeps a
+// defaulted copy of what injection reads (the metadata, the spec and the
+// latest revision recorded on pods).
 func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
-	// What injection reads: the metadata, the spec and the latest revision
-	// (recorded on pods). The rest of the status stays out of the copy.
 	copied := &appsv1beta1.SidecarSet{TypeMeta: s.TypeMeta, ObjectMeta: *s.ObjectMeta.DeepCopy(), Spec: *s.Spec.DeepCopy()}
 	copied.ManagedFields = nil
 	copied.Status.LatestRevision = s.Status.LatestRevision
 	appsv1beta1.SetDefaults(copied)
+	if reflect.DeepEqual(&copied.Spec, &s.Spec) { // exactly: the hashes read nil and empty apart
+		copied = s
+	}
 	hashes, err := appsv1beta1.ComputeHashes(&copied.Spec)
 	if err != nil {
 		return err
