@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -51,13 +52,64 @@ type AuthoringPolicy struct {
 // NewSubjectAccessReviewAuthorizer returns an authorizer that asks the API
 // server, with SubjectAccessReviews, what a user may do. Answers are cached
 // briefly (allowed for 10s, denied for 2s).
+//
+// The library's cache keeps an expired answer until 8 192 newer ones push
+// it out, about 1 KiB each: after thousands of SidecarSets were written
+// (the checks name each SidecarSet), megabytes of answers no check can use
+// stayed in memory. The authorizer starts over with an empty cache every
+// minute.
 func NewSubjectAccessReviewAuthorizer(c authorizationv1client.AuthorizationV1Interface) (authorizer.Authorizer, error) {
-	return authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: c,
-		AllowCacheTTL:             10 * time.Second,
-		DenyCacheTTL:              2 * time.Second,
-		WebhookRetryBackoff:       &wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 3},
-	}.New()
+	newAuthorizer := func() (authorizer.Authorizer, error) {
+		return authorizerfactory.DelegatingAuthorizerConfig{
+			SubjectAccessReviewClient: c,
+			AllowCacheTTL:             10 * time.Second,
+			DenyCacheTTL:              2 * time.Second,
+			WebhookRetryBackoff:       &wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: 3},
+		}.New()
+	}
+	first, err := newAuthorizer()
+	if err != nil {
+		return nil, err
+	}
+	return &renewedAuthorizer{current: first, made: time.Now(), renew: newAuthorizer, every: time.Minute}, nil
+}
+
+// renewedAuthorizer replaces its authorizer, and with it the cache of
+// answers, every so often.
+type renewedAuthorizer struct {
+	mu      sync.Mutex
+	current authorizer.Authorizer
+	made    time.Time
+	renew   func() (authorizer.Authorizer, error)
+	every   time.Duration
+	now     func() time.Time
+}
+
+func (r *renewedAuthorizer) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	return r.get().Authorize(ctx, a)
+}
+
+func (r *renewedAuthorizer) ConditionsAwareAuthorize(ctx context.Context, a authorizer.Attributes) authorizer.ConditionsAwareDecision {
+	return r.get().ConditionsAwareAuthorize(ctx, a)
+}
+
+func (r *renewedAuthorizer) EvaluateConditions(ctx context.Context, d authorizer.ConditionsAwareDecision, data authorizer.ConditionsData) (authorizer.Decision, string, error) {
+	return r.get().EvaluateConditions(ctx, d, data)
+}
+
+func (r *renewedAuthorizer) get() authorizer.Authorizer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if r.now != nil {
+		now = r.now()
+	}
+	if now.Sub(r.made) >= r.every {
+		if fresh, err := r.renew(); err == nil {
+			r.current, r.made = fresh, now
+		}
+	}
+	return r.current
 }
 
 // check returns nil if the request is allowed, or the error to deny it

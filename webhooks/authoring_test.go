@@ -1,9 +1,13 @@
 package webhooks
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -86,5 +90,31 @@ func TestStatusCode_FollowsThePolicyReason(t *testing.T) {
 		if got := statusCode(reason); got != want {
 			t.Errorf("statusCode(%q) = %d, want %d", reason, got, want)
 		}
+	}
+}
+
+// The SubjectAccessReview authorizer starts over, with an empty cache of
+// answers, once a minute: the library's cache keeps expired answers until
+// newer ones push them out.
+func TestRenewedAuthorizer_StartsOverEveryMinute(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	made := 0
+	r := &renewedAuthorizer{every: time.Minute, now: func() time.Time { return now }, made: now,
+		current: authorizerfactory.NewAlwaysAllowAuthorizer(),
+		renew: func() (authorizer.Authorizer, error) {
+			made++
+			return authorizerfactory.NewAlwaysDenyAuthorizer(), nil
+		}}
+	attrs := authorizer.AttributesRecord{Verb: "create", Resource: "pods"}
+	if d, _, _ := r.Authorize(context.Background(), attrs); d != authorizer.DecisionAllow || made != 0 {
+		t.Fatalf("within the minute: decision %v, %d renewals", d, made)
+	}
+	now = now.Add(time.Minute)
+	if d, _, _ := r.Authorize(context.Background(), attrs); d != authorizer.DecisionNoOpinion || made != 1 {
+		t.Fatalf("after a minute: decision %v, %d renewals; want the renewed authorizer's answer", d, made)
+	}
+	if _, _, _ = r.Authorize(context.Background(), attrs); made != 1 {
+		t.Fatalf("renewed again within the minute (%d renewals)", made)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
@@ -89,5 +90,27 @@ func TestPodWebhookScope_FallsBackWhenRefused(t *testing.T) {
 		if !ok || !strings.Contains(msg, "the API server refused the pod webhooks' scope") || !strings.Contains(msg, "too costly") {
 			t.Fatalf("%s: degraded %v, %q", name, ok, msg)
 		}
+	}
+}
+
+func TestScopeInputChanged_IgnoresStatusWrites(t *testing.T) {
+	t.Parallel()
+	old := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "s", Generation: 1, ResourceVersion: "1"}}
+	status := old.DeepCopy()
+	status.ResourceVersion, status.Status.MatchedPods = "2", 3
+	spec := status.DeepCopy()
+	spec.Generation = 2
+	annotated := status.DeepCopy()
+	annotated.Annotations = map[string]string{appsv1beta1.FailurePolicyAnnotation: "Ignore"}
+	for name, tc := range map[string]struct {
+		obj  *appsv1beta1.SidecarSet
+		want bool
+	}{"a status write": {status, false}, "a spec change": {spec, true}, "an annotation": {annotated, true}} {
+		if got := scopeInputChanged.Update(event.UpdateEvent{ObjectOld: old, ObjectNew: tc.obj}); got != tc.want {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
+	if !scopeInputChanged.Create(event.CreateEvent{Object: old}) || !scopeInputChanged.Delete(event.DeleteEvent{Object: old}) {
+		t.Error("a creation or a deletion was filtered out")
 	}
 }
