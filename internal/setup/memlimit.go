@@ -4,12 +4,12 @@ import (
 	"github.com/KimMachineGun/automemlimit/memlimit"
 )
 
-// memoryLimitRatio is the share of the container's memory limit the Go heap
+// MemoryLimitRatio is the share of the container's memory limit the Go heap
 // may grow to before the garbage collector works harder. The rest is for
 // what the runtime's soft limit does not count: the binary's mapped pages
 // (about 45 MiB, charged to the container when they are read in) and the
 // kernel's buffers.
-const memoryLimitRatio = 0.85
+const MemoryLimitRatio = 0.85
 
 // SetMemoryLimit gives the Go runtime a soft memory limit below the
 // container's (provider: memlimit.FromCgroup in the manager). Without it the
@@ -20,5 +20,5 @@ const memoryLimitRatio = 0.85
 // in the environment wins. It returns the limit in force, math.MaxInt64 when
 // the container has none.
 func SetMemoryLimit(provider memlimit.Provider) (int64, error) {
-	return memlimit.Set(memlimit.WithRatio(memoryLimitRatio), memlimit.WithProvider(provider))
+	return memlimit.Set(memlimit.WithRatio(MemoryLimitRatio), memlimit.WithProvider(provider))
 }

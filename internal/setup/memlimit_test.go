@@ -30,7 +30,7 @@ func TestSetMemoryLimit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := int64(float64(limit) * memoryLimitRatio)
+		want := int64(float64(limit) * MemoryLimitRatio)
 		if got != want || debug.SetMemoryLimit(-1) != want {
 			t.Fatalf("soft limit %d (runtime %d), want %d", got, debug.SetMemoryLimit(-1), want)
 		}

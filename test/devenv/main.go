@@ -14,8 +14,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/cluster"
 )
@@ -168,6 +174,11 @@ func (e *env) up(ctx context.Context) error {
 	if e.pprofAddr != "" {
 		m.Args = append(m.Args, "--pprof-bind-address="+e.pprofAddr)
 	}
+	env, err := shippedMemoryEnv("config/manager/manager.yaml")
+	if err != nil {
+		return err
+	}
+	m.Env = env
 	if err := m.Start(true); err != nil {
 		return err
 	}
@@ -241,4 +252,36 @@ whose tag ends in "invalid" never becomes ready.
 
 func step(format string, args ...any) {
 	fmt.Printf("==> "+format+"\n", args...)
+}
+
+// shippedMemoryEnv is the Go runtime's memory settings the shipped
+// Deployment gives the manager: the soft limit the manager sets itself from
+// its container's memory limit (internal/setup.SetMemoryLimit, 85% of it),
+// which a manager running on the host cannot read, and the container's own
+// GOGC or GOMEMLIMIT if it sets them. The dev manager, and the benchmarks
+// measuring it, run with the same.
+func shippedMemoryEnv(path string) ([]string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for doc := range strings.SplitSeq(string(raw), "\n---") {
+		var d appsv1.Deployment
+		if err := yaml.Unmarshal([]byte(doc), &d); err != nil || d.Kind != "Deployment" {
+			continue
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if c.Name != "manager" {
+				continue
+			}
+			env := []string{fmt.Sprintf("GOMEMLIMIT=%d", int64(float64(c.Resources.Limits.Memory().Value())*setup.MemoryLimitRatio))}
+			for _, v := range c.Env {
+				if v.Name == "GOGC" || v.Name == "GOMEMLIMIT" {
+					env = append(env, v.Name+"="+v.Value)
+				}
+			}
+			return env, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: no manager container", path)
 }
