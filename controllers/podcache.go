@@ -123,11 +123,11 @@ func (c *PodCache) annotations(m map[string]string) map[string]string {
 	if m == nil {
 		return nil
 	}
-	compact, ok := podstate.Compact(m)
+	compact, _ := podstate.Compact(m)
 	out := make(map[string]string, len(compact))
 	for k, v := range compact {
-		if ok && k == podstate.CachedKey {
-			out[podstate.CachedKey] = strings.Clone(v)
+		if k == podstate.CachedKey {
+			out[k] = strings.Clone(v) // the builder's buffer has room to spare
 			continue
 		}
 		out[c.str(k)] = c.str(v)

@@ -89,7 +89,7 @@ func encodeCached(s State) (string, bool) {
 	ok = ok && writeHashes(&b, s.HashesWithoutImage)
 	b.WriteByte(sepSection)
 	first := true
-	for _, name := range sortedKeys(s.InPlace) {
+	for _, name := range slices.Sorted(maps.Keys(s.InPlace)) {
 		e := s.InPlace[name]
 		if e == nil {
 			return "", false
@@ -102,7 +102,7 @@ func encodeCached(s State) (string, bool) {
 			continue
 		}
 		b.WriteByte('m')
-		for i, c := range sortedKeys(e.LastContainerStatuses) {
+		for i, c := range slices.Sorted(maps.Keys(e.LastContainerStatuses)) {
 			if i > 0 {
 				b.WriteByte(sepItem)
 			}
@@ -114,7 +114,7 @@ func encodeCached(s State) (string, bool) {
 	}
 	b.WriteByte(sepSection)
 	first = true
-	for _, name := range sortedKeys(s.WorkingHotUpgrade) {
+	for _, name := range slices.Sorted(maps.Keys(s.WorkingHotUpgrade)) {
 		entrySep(&b, &first)
 		ok = ok && fields(&b, name, s.WorkingHotUpgrade[name])
 	}
@@ -124,7 +124,7 @@ func encodeCached(s State) (string, bool) {
 func writeHashes(b *strings.Builder, h Hashes) bool {
 	ok := true
 	first := true
-	for _, name := range sortedKeys(h) {
+	for _, name := range slices.Sorted(maps.Keys(h)) {
 		e := h[name]
 		entrySep(b, &first)
 		ok = ok && fields(b, name, timeField(e.UpdateTimestamp), e.Hash, e.SidecarSetName)
@@ -189,15 +189,6 @@ func timeField(t metav1.Time) string {
 		s += "." + strconv.Itoa(ns)
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range maps.Keys(m) {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // readCached decodes the compact form back into the State Read returns for
