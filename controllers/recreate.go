@@ -156,13 +156,17 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 		pod.Namespace, pod.Name = e.Pod.Namespace, e.Pod.Name
 		uid := e.UID
 		eviction := &policyv1.Eviction{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
+		// The eviction dates from its request: the pod's controller may
+		// create the replacement before the response arrives, and a
+		// replacement older than the record would never be matched to it.
+		sent := r.now()
 		err := evict(ctx, r.Evictions, e.Pod, eviction)
 		now := r.now()
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
 		case err == nil:
-			r.recreations.evict(set, e.UID, rollout.Eviction{Owner: e.Owner, Since: now})
+			r.recreations.evict(set, e.UID, rollout.Eviction{Owner: e.Owner, Since: sent})
 			metrics.PodEvictions.WithLabelValues(set, "evicted").Inc()
 			r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, EventRecreating, "Evict",
 				"SidecarSet %s evicted the pod to have it recreated with its current sidecars: %s", set, e.Reason)
