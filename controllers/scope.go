@@ -1,11 +1,14 @@
 package controllers
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 )
 
 // EventScopeDegraded is the warning emitted when the pod webhooks' scope
@@ -19,6 +22,25 @@ func (r *SidecarSetReconciler) scopeDegraded(name string) (string, bool) {
 		return "", false
 	}
 	return r.Scope.Degraded(name)
+}
+
+// scopeSettled returns when the API server has had ScopeSettle to take in
+// the pod webhooks' scope holding the SidecarSet's generation: the pods
+// that lack its sidecars are recreated from then on. Zero when no scope is
+// kept, or when its last write predates the generation's.
+func (r *SidecarSetReconciler) scopeSettled(s *appsv1beta1.SidecarSet, now time.Time) time.Time {
+	if r.Scope == nil {
+		return time.Time{}
+	}
+	at, ok := r.Scope.WrittenAt(s.Name, s.Generation)
+	switch {
+	case !ok:
+		// Not written yet: look again a ScopeSettle later.
+		return now.Add(rollout.ScopeSettle)
+	case at.IsZero():
+		return time.Time{}
+	}
+	return at.Add(rollout.ScopeSettle)
 }
 
 // setScoped sets the Scoped condition False while the scope leaves the

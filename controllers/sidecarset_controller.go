@@ -293,7 +293,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		InFlight: r.inflight.snapshot(s.Name), Now: now,
 		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
 		Revisions: revisions, ResizeUnsupported: r.ResizeUnsupported, ResizeRefused: r.refusedResizes(hashes.Hash),
-		NotInjected: notInjected, Evictions: evictions, Refused: refusals,
+		NotInjected: notInjected, NotInjectedFrom: r.scopeSettled(s, now), Evictions: evictions, Refused: refusals,
 		Guards: guards, Progress: r.progressClock(s.Name),
 	})
 	if err != nil {

@@ -74,8 +74,9 @@ type PodWebhookScope struct {
 	// reports them); nil reports them in the log and metrics only.
 	State *scopestate.State
 
-	mu   sync.Mutex
-	last map[string]scope.Condition // by webhook name: what was last written and logged
+	mu        sync.Mutex
+	last      map[string]scope.Condition // by webhook name: what was last written and logged
+	writtenAt time.Time                  // when a write last changed a webhook configuration
 }
 
 // SetupWithManager watches the SidecarSets and the webhook configurations
@@ -142,8 +143,14 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 		sets[i] = &list.Items[i]
 	}
 	configs, err := r.configurations(ctx)
-	if err != nil || len(configs) == 0 {
-		return err // none installed (yet): their creation is an event
+	if err != nil {
+		return err
+	}
+	if len(configs) == 0 {
+		// None installed (yet): their creation is an event. Meanwhile no
+		// pod goes to a webhook, and no scope is awaited.
+		r.written(sets, time.Time{})
+		return nil
 	}
 	bestEffortInstalled := slices.ContainsFunc(configs, func(c *admissionregistrationv1.MutatingWebhookConfiguration) bool {
 		return slices.ContainsFunc(c.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == PodBestEffortWebhookName })
@@ -174,7 +181,24 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 		return err
 	}
 	r.report(ctx, want, why)
+	r.mu.Lock()
+	at := r.writtenAt
+	r.mu.Unlock()
+	r.written(sets, at)
 	return nil
+}
+
+// written hands the SidecarSets' generations the scope now holds, and when
+// the webhook configurations last changed, to the controller (State).
+func (r *PodWebhookScope) written(sets []*appsv1beta1.SidecarSet, at time.Time) {
+	if r.State == nil {
+		return
+	}
+	generations := make(map[string]int64, len(sets))
+	for _, s := range sets {
+		generations[s.Name] = s.Generation
+	}
+	r.State.Written(generations, at)
 }
 
 // The ScopeDegraded messages (the controller puts them in the condition).
@@ -198,7 +222,7 @@ type refusedError struct {
 func (e *refusedError) Error() string { return e.err.Error() }
 
 // write puts the conditions into the webhook configurations where they
-// differ.
+// differ, and records when one changed.
 func (r *PodWebhookScope) write(ctx context.Context, configs []*admissionregistrationv1.MutatingWebhookConfiguration, want map[string]scope.Condition) error {
 	found := false
 	for _, cfg := range configs {
@@ -237,6 +261,9 @@ func (r *PodWebhookScope) write(ctx context.Context, configs []*admissionregistr
 			}
 			return fmt.Errorf("writing the scope of the pod webhooks in %s: %w", cfg.Name, err)
 		}
+		r.mu.Lock()
+		r.writtenAt = time.Now()
+		r.mu.Unlock()
 	}
 	if !found {
 		return fmt.Errorf("no webhook configuration has the webhook %s", PodWebhookName)

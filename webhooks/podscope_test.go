@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -112,5 +113,60 @@ func TestScopeInputChanged_IgnoresStatusWrites(t *testing.T) {
 	}
 	if !scopeInputChanged.Create(event.CreateEvent{Object: old}) || !scopeInputChanged.Delete(event.DeleteEvent{Object: old}) {
 		t.Error("a creation or a deletion was filtered out")
+	}
+}
+
+// TestPodWebhookScope_RecordsWhenEachGenerationWasWritten: the controller
+// holds the recreation of pods that lack a SidecarSet's sidecars until the
+// API server has had time to take in the scope holding it, so Sync tells it
+// when each SidecarSet's generation reached the webhook configuration.
+func TestPodWebhookScope_RecordsWhenEachGenerationWasWritten(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := appsv1beta1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: PodWebhookName}, {Name: PodBestEffortWebhookName}},
+	}
+	mesh := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "mesh"}}
+	mesh.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg, mesh).Build()
+	state := &scopestate.State{}
+	r := &PodWebhookScope{Client: c, ConfigName: MutatingConfigName, State: state}
+	ctx := context.Background()
+
+	before := time.Now()
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, ok := state.WrittenAt("mesh", mesh.Generation)
+	if !ok || first.Before(before) || first.After(time.Now()) {
+		t.Fatalf("mesh: written at %v (%v), want the time of this sync's write", first, ok)
+	}
+
+	// Nothing changes: no write, and the time stays.
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := state.WrittenAt("mesh", mesh.Generation); !ok || !at.Equal(first) {
+		t.Fatalf("mesh: written at %v (%v) after a sync with nothing to write, want %v", at, ok, first)
+	}
+
+	// A new SidecarSet already covered by the written scope (the same
+	// selection) needs no write: it dates from the last one.
+	same := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "same"}}
+	same.Spec.Selector = mesh.Spec.Selector
+	if err := c.Create(ctx, same); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := state.WrittenAt("same", same.Generation); !ok || !at.Equal(first) {
+		t.Fatalf("same: written at %v (%v), want %v", at, ok, first)
 	}
 }

@@ -162,6 +162,10 @@ type podView struct {
 	// may be tried again; refusal is the API server's message.
 	refusedUntil time.Time
 	refusal      string
+	// scopeUntil is when a pod that lacks the sidecars may be recreated:
+	// until then the API server may not send its replacement to the pod
+	// webhooks (Input.NotInjectedFrom).
+	scopeUntil time.Time
 }
 
 // inPlace returns the SidecarSet's entry of the pod's in-place update state.

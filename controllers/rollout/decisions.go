@@ -164,6 +164,8 @@ func (s *setView) decide(v *podView, rolling bool, batch int) (Action, string) {
 		return ActionWait, detail + " (the update strategy is paused or NotUpdate)"
 	case !v.refusedUntil.IsZero():
 		return ActionBlocked, "its PodDisruptionBudget refused the eviction: " + v.refusal
+	case !v.scopeUntil.IsZero():
+		return ActionWait, detail + " (until the API server has the pod webhooks' new scope)"
 	case batch == 0:
 		return ActionWait, detail + " (held back by the partition)"
 	}

@@ -86,6 +86,11 @@ type Input struct {
 	// admitted without it); the planner recreates them when the SidecarSet
 	// allows it (recreate.go).
 	NotInjected []*corev1.Pod
+	// NotInjectedFrom is when the pods of NotInjected may be recreated:
+	// once the pod webhooks' scope holding the SidecarSet's generation has
+	// reached the API server (ScopeSettle after its write), so that their
+	// replacements are not admitted without the sidecars. Zero: now.
+	NotInjectedFrom time.Time
 	// Evictions are the pods the shell evicted and has not seen replaced.
 	Evictions map[types.UID]Eviction
 	// Refused are the pods whose last eviction the API server refused.
@@ -243,7 +248,14 @@ func Compute(in Input) (Plan, error) {
 				rec.notRecreatable = append(rec.notRecreatable, fmt.Sprintf("%s (lacks the sidecars; %s)", v.key, why))
 				continue
 			}
+			if in.Now.Before(in.NotInjectedFrom) {
+				v.scopeUntil = in.NotInjectedFrom
+				rec.scopeHeld++
+			}
 			all = append(all, v)
+		}
+		if rec.scopeHeld > 0 {
+			plan.RequeueAfter = earliest(plan.RequeueAfter, in.NotInjectedFrom.Sub(in.Now))
 		}
 	}
 	var evictionsExpired []types.UID
@@ -349,7 +361,7 @@ func Compute(in Input) (Plan, error) {
 				rec.refusal = v.refusal
 			}
 			switch {
-			case v.waiting() && !resetting[v] && v.refusedUntil.IsZero():
+			case v.waiting() && !resetting[v] && v.refusedUntil.IsZero() && v.scopeUntil.IsZero():
 				waiting = append(waiting, v)
 			case v.finishing && !v.done(hash):
 				sum.finishing++

@@ -27,7 +27,9 @@ import (
 // API server refuses an eviction that a PodDisruptionBudget does not allow
 // (HTTP 429), and the pod is tried again EvictionRetry later. The pod's
 // controller creates the replacement, into which the pod webhook injects
-// the current revision.
+// the current revision. The pods that lack the sidecars wait until the pod
+// webhooks' scope holding the SidecarSet has reached the API server
+// (ScopeSettle): a replacement admitted before would lack them too.
 //
 // Only pods whose controller recreates them are evicted: the pods of
 // ReplicaSets (Deployments), StatefulSets, DaemonSets and
@@ -43,11 +45,22 @@ import (
 // and each eviction takes a share of maxUnavailable, as long as the pod is
 // gone and its replacement not yet there, then as long as the replacement
 // is not ready (an updated pod that is not ready). An evicted pod counts
-// as replaced once its controller has a pod created since the eviction;
-// the record is dropped after RecreateTimeout (a controller scaled down
-// never replaces it). Percentages resolve against the matched pods, the
+// as replaced once its controller has a pod created since the eviction
+// that is ready or holds a share of its own; a replacement admitted
+// without the sidecars (created before the API server saw the pod
+// webhooks' new scope) keeps the eviction's share until it is ready, and
+// is recreated in turn. The record is dropped after RecreateTimeout (a
+// controller scaled down never replaces it). Percentages resolve against the matched pods, the
 // selected pods that lack the sidecars and the evicted pods not yet
 // replaced.
+
+// ScopeSettle is how long after the pod webhooks' scope was written the
+// pods that lack a SidecarSet's sidecars wait before they are recreated:
+// the API server sends pods to the webhooks by the configuration its own
+// cache holds, and a replacement it admits before that cache has the
+// SidecarSet's term comes back without the sidecars (and is recreated
+// again).
+const ScopeSettle = 5 * time.Second
 
 // RecreateTimeout is how long an evicted pod counts as unavailable while
 // its controller has not replaced it.
@@ -179,10 +192,10 @@ func applyRefusals(views []*podView, refused map[types.UID]Refusal, now time.Tim
 
 // settleEvictions sorts the shell's evictions: those to forget (the pod is
 // replaced, or the record expired), the expired subset, how many evicted
-// pods are gone and not yet replaced, and the views of evicted pods the
-// cache still shows (marked evicting). A replacement is a pod of the same
-// controller created since the eviction, each matched to one eviction,
-// oldest first.
+// pods are gone and not yet replaced by an available pod, and the views of
+// evicted pods the cache still shows (marked evicting). A replacement is a
+// pod of the same controller created since the eviction, each matched to
+// one eviction, oldest first.
 func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now time.Time) (forget, expired []types.UID, unreplaced int) {
 	byUID := make(map[types.UID]*podView, len(views))
 	for _, v := range views {
@@ -224,7 +237,16 @@ func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now tim
 				unreplaced++
 				continue
 			}
+			replacement := candidates[i]
 			candidates = slices.Delete(candidates, i, i+1)
+			if !replacement.ready && !replacement.unavailable() {
+				// Not ready, and nothing else counts it: a replacement
+				// admitted without the sidecars (the API server had not
+				// seen the pod webhooks' new scope yet). The eviction
+				// keeps its share until the replacement is ready.
+				unreplaced++
+				continue
+			}
 			forget = append(forget, r.uid)
 		}
 	}
@@ -256,6 +278,9 @@ type recreateSummary struct {
 	notRecreatable []string
 	// expired counts the evictions whose replacement never came.
 	expired int
+	// scopeHeld counts the pods that lack the sidecars and wait for the
+	// pod webhooks' new scope to reach the API server.
+	scopeHeld int
 }
 
 // recreateCondition returns the Recreated condition: False while pods wait
@@ -293,6 +318,9 @@ func recreateCondition(r recreateSummary, sum roundSummary, generation int64, no
 	}
 	if r.refused > 0 {
 		notes = append(notes, fmt.Sprintf("%d wait for their PodDisruptionBudget (%s)", r.refused, r.refusal))
+	}
+	if r.scopeHeld > 0 {
+		notes = append(notes, fmt.Sprintf("%d wait until the API server has the pod webhooks' new scope", r.scopeHeld))
 	}
 	if budgetHeld {
 		notes = append(notes, fmt.Sprintf("maxUnavailable %s is used up", describe(sum.maxUnavailable, sum.budget.maxUnavailable)))

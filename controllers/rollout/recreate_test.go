@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -163,6 +164,37 @@ func TestPlan_Recreate(t *testing.T) {
 		}
 	})
 
+	t.Run("a replacement admitted without the sidecars holds the eviction's share until it is ready", func(t *testing.T) {
+		t.Parallel()
+		// Right after a SidecarSet's creation, the API server may admit a
+		// replacement before it has seen the pod webhooks' new scope: the
+		// replacement lacks the sidecars, so no "updated and not ready"
+		// rule counts it. Its eviction's share must hold until it is ready.
+		set := v1.clone().annotate(appsv1beta1.RecreatePodsAnnotation, "true")
+		in := input(t, set.obj())
+		replacement := makePod("a2").ownedBy("ReplicaSet", "apps/v1", "rs-1").created(t0).notReady()
+		in.NotInjected = []*corev1.Pod{makePod("b").ownedBy("ReplicaSet", "apps/v1", "rs-1").obj(), replacement.obj()}
+		in.Evictions = map[types.UID]Eviction{"uid-a": {Owner: "rs-1", Since: t0.Add(-time.Second)}}
+		plan := compute(t, in)
+		if len(plan.Evictions) != 0 || len(plan.EvictionsDone) != 0 {
+			t.Fatalf("evicted %v, done %v: a's replacement is not ready, maxUnavailable 1 is used up",
+				evictedNames(plan.Evictions), plan.EvictionsDone)
+		}
+		c := findCondition(plan.Status.Conditions, appsv1beta1.SidecarSetConditionRecreated)
+		if c == nil || c.Message != "3 pods to recreate: 1 being replaced, 2 waiting; maxUnavailable 1 is used up" {
+			t.Errorf("Recreated %+v", c)
+		}
+
+		// Ready: the record is done and one pod goes, the replacement
+		// first (it still lacks the sidecars, and it is the newest).
+		in.NotInjected = []*corev1.Pod{makePod("b").ownedBy("ReplicaSet", "apps/v1", "rs-1").obj(),
+			makePod("a2").ownedBy("ReplicaSet", "apps/v1", "rs-1").created(t0).obj()}
+		plan = compute(t, in)
+		if !cmp.Equal(plan.EvictionsDone, []types.UID{"uid-a"}) || len(plan.Evictions) != 1 {
+			t.Fatalf("done %v, evicted %v: want a replaced and one eviction", plan.EvictionsDone, evictedNames(plan.Evictions))
+		}
+	})
+
 	t.Run("a pod older than the eviction is no replacement, and a record expires", func(t *testing.T) {
 		t.Parallel()
 		in := recreating(t, v2.clone().maxUnavailable(intstr.FromInt32(2)), deployed("b"))
@@ -229,6 +261,35 @@ func TestPlan_Recreate(t *testing.T) {
 		}
 		if len(plan.Upgradable) != 0 {
 			t.Errorf("pod conditions %v written on pods the SidecarSet never injected", plan.Upgradable)
+		}
+	})
+
+	t.Run("pods that lack the sidecars wait until the API server has the pod webhooks' new scope", func(t *testing.T) {
+		t.Parallel()
+		set := v1.clone().annotate(appsv1beta1.RecreatePodsAnnotation, "true").maxUnavailable(intstr.FromInt32(2))
+		in := input(t, set.obj())
+		in.NotInjected = []*corev1.Pod{makePod("a").ownedBy("ReplicaSet", "apps/v1", "rs-1").obj(),
+			makePod("b").ownedBy("ReplicaSet", "apps/v1", "rs-1").obj()}
+		in.NotInjectedFrom = t0.Add(3 * time.Second)
+		plan := compute(t, in)
+		if len(plan.Evictions) != 0 {
+			t.Fatalf("evicted %v before the scope settled", evictedNames(plan.Evictions))
+		}
+		if plan.RequeueAfter != 3*time.Second {
+			t.Errorf("requeue after %v, want 3s, when the scope has settled", plan.RequeueAfter)
+		}
+		c := findCondition(plan.Status.Conditions, appsv1beta1.SidecarSetConditionRecreated)
+		if c == nil || c.Reason != appsv1beta1.ReasonRecreating ||
+			c.Message != "2 pods to recreate: 0 being replaced, 2 waiting; 2 wait until the API server has the pod webhooks' new scope" {
+			t.Errorf("Recreated %+v", c)
+		}
+		if d := decisionOf(plan, "a"); d.Action != ActionWait || !strings.HasSuffix(d.Detail, "(until the API server has the pod webhooks' new scope)") {
+			t.Errorf("decision %+v", d)
+		}
+
+		in.Now = in.NotInjectedFrom
+		if plan = compute(t, in); !cmp.Equal(evictedNames(plan.Evictions), []string{"a", "b"}) {
+			t.Errorf("evicted %v once the scope settled, want [a b]", evictedNames(plan.Evictions))
 		}
 	})
 

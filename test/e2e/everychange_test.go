@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -179,6 +181,9 @@ var _ = ginkgo.Describe("Pods created before their SidecarSet", ginkgo.Label("re
 		ginkgo.AddReportEntry("recreation of 8 pods created before their SidecarSet", fmt.Sprintf("at most %d unavailable over %d pod events", most, events))
 		gomega.Expect(most).To(gomega.BeNumerically("<=", 2), "more pods unavailable than maxUnavailable allows")
 		gomega.Expect(most).To(gomega.BeNumerically(">", 0))
+		// Each pod recreated once: no replacement was admitted before the
+		// API server had the pod webhooks' new scope (then recreated again).
+		gomega.Expect(sampler.pods()).To(gomega.Equal(16), "pods sampled: the 8 pods and their 8 replacements")
 	})
 })
 
@@ -191,11 +196,13 @@ var deployLabels = map[string]string{"app": "web", "deploy": "web"}
 
 // unavailableSampler follows pods through a watch and records, at every
 // event, how many of the expected replicas are not available (missing, not
-// ready, or terminating).
+// ready, or terminating), and which pods were down at the worst moment.
 type unavailableSampler struct {
 	mu     sync.Mutex
 	max    int
+	worst  string
 	events int
+	seen   map[types.UID]bool // every pod sampled
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -208,12 +215,12 @@ func sampleUnavailable(ctx context.Context, ns string, podLabels map[string]stri
 	w, err := env.Clientset.CoreV1().Pods(ns).Watch(wctx, metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(podLabels).String(), ResourceVersion: list.ResourceVersion})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	available := map[types.UID]bool{}
+	pods := map[types.UID]*corev1.Pod{}
 	for i := range list.Items {
-		available[list.Items[i].UID] = podAvailable(&list.Items[i])
+		pods[list.Items[i].UID] = &list.Items[i]
 	}
-	s := &unavailableSampler{cancel: cancel, done: make(chan struct{})}
-	s.record(available, replicas)
+	s := &unavailableSampler{cancel: cancel, done: make(chan struct{}), seen: map[types.UID]bool{}}
+	s.record(pods, replicas)
 	go func() {
 		defer ginkgo.GinkgoRecover()
 		defer close(s.done)
@@ -224,37 +231,60 @@ func sampleUnavailable(ctx context.Context, ns string, podLabels map[string]stri
 				continue
 			}
 			if ev.Type == watch.Deleted {
-				delete(available, p.UID)
+				delete(pods, p.UID)
 			} else {
-				available[p.UID] = podAvailable(p)
+				pods[p.UID] = p
 			}
-			s.record(available, replicas)
+			s.record(pods, replicas)
 		}
 	}()
 	return s
 }
 
-func (s *unavailableSampler) record(available map[types.UID]bool, replicas int) {
+func (s *unavailableSampler) record(pods map[types.UID]*corev1.Pod, replicas int) {
 	n := 0
-	for _, ok := range available {
-		if ok {
+	var down []string
+	for _, p := range pods {
+		if podAvailable(p) {
 			n++
+			continue
 		}
+		state := "not ready"
+		if p.DeletionTimestamp != nil {
+			state = "terminating"
+		}
+		down = append(down, fmt.Sprintf("%s (%s, created %s, containers %v)", p.Name, state,
+			p.CreationTimestamp.Format(time.TimeOnly), containerNames(p.Spec.Containers)))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.events++
-	s.max = max(s.max, replicas-n)
+	for uid := range pods {
+		s.seen[uid] = true
+	}
+	if replicas-n > s.max {
+		slices.Sort(down)
+		s.max = replicas - n
+		s.worst = fmt.Sprintf("%d of %d available at %s; down: %s", n, replicas, time.Now().Format(time.TimeOnly), strings.Join(down, ", "))
+	}
 }
 
 // stop ends the sampling and returns the most unavailable pods seen and the
-// number of samples.
+// number of samples; the worst moment goes to the report.
 func (s *unavailableSampler) stop() (int, int) {
 	s.cancel()
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ginkgo.AddReportEntry("the worst moment", s.worst)
 	return s.max, s.events
+}
+
+// pods returns how many distinct pods were sampled (after stop).
+func (s *unavailableSampler) pods() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.seen)
 }
 
 func podAvailable(p *corev1.Pod) bool {
