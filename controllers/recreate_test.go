@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 
@@ -44,7 +44,7 @@ func TestApplyEvictions_RecordsTheRequestTime(t *testing.T) {
 	}))
 	defer srv.Close()
 	client, err := rest.RESTClientFor(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{
-		GroupVersion: &schema.GroupVersion{Group: "policy", Version: "v1"}, NegotiatedSerializer: scheme.Codecs.WithoutConversion()}})
+		GroupVersion: &schema.GroupVersion{Group: "policy", Version: "v1"}, NegotiatedSerializer: clientgoscheme.Codecs.WithoutConversion()}})
 	if err != nil {
 		t.Fatal(err)
 	}
