@@ -99,9 +99,10 @@ var _ = ginkgo.Describe("Pod injection of containers and init containers", func(
 		gomega.Expect(p.Annotations).To(gomega.BeEmpty())
 
 		ginkgo.By("resuming injection")
-		gomega.Expect(k8s.Get(ctx, keyOf(s.Name), s)).To(gomega.Succeed())
-		s.Spec.InjectionStrategy.Paused = false
-		gomega.Expect(k8s.Update(ctx, s)).To(gomega.Succeed())
+		// A merge patch: an update could conflict with the controller's
+		// status write for the pod it just found without the sidecars.
+		_, err = patchSidecarSet(ctx, s, func(s *appsv1beta1.SidecarSet) { s.Spec.InjectionStrategy.Paused = false })
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		resumed, _ := createInjected(ctx, pod(ns).Obj(), s.Name)
 		gomega.Expect(containerNames(resumed.Spec.Containers)).To(gomega.Equal([]string{"proxy", "main"}))
 	})
