@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // managerMemory reads a real process's /proc status: this test's own.
@@ -28,5 +30,31 @@ func TestManagerMemory_ReadsProcStatus(t *testing.T) {
 	}
 	if _, err := (&env{pidFile: filepath.Join(t.TempDir(), "missing")}).managerMemory(); err == nil {
 		t.Error("a missing PID file gives no error")
+	}
+}
+
+// A start that was not measured (the restart failed, or the manager never
+// became ready) is reported as such, never as a start within the target.
+func TestStartFigures_NotMeasuredIsMissed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		f    startFigures
+		want string
+		met  bool
+	}{
+		{startFigures{ready: 3400 * time.Millisecond, firstStatus: 3300 * time.Millisecond},
+			"webhooks serving after 3.4 s, first status written after 3.3 s", true},
+		{startFigures{ready: 12 * time.Second, firstStatus: 3 * time.Second},
+			"webhooks serving after 12.0 s, first status written after 3.0 s", false},
+		{startFigures{err: errors.New("open /proc/1/environ: no such file or directory")},
+			"not measured (open /proc/1/environ: no such file or directory)", false},
+		{startFigures{ready: time.Second}, "not measured (the manager did not become ready)", false},
+	} {
+		if got := tc.f.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.f, got, tc.want)
+		}
+		if got := tc.f.met(); got != tc.met {
+			t.Errorf("%+v: met %v, want %v", tc.f, got, tc.met)
+		}
 	}
 }
