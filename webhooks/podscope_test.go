@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/install"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
@@ -31,13 +33,7 @@ import (
 // The API server's refusal is simulated: no real limit short of 100 000
 // characters is known to refuse what MaxExpressionLength lets through.
 func TestPodWebhookScope_FallsBackWhenRefused(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := appsv1beta1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := scopeTestScheme()
 	condition := func(expr string) []admissionregistrationv1.MatchCondition {
 		return []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: expr}}
 	}
@@ -121,13 +117,7 @@ func TestScopeInputChanged_IgnoresStatusWrites(t *testing.T) {
 // API server has had time to take in the scope holding it, so Sync tells it
 // when each SidecarSet's generation reached the webhook configuration.
 func TestPodWebhookScope_RecordsWhenEachGenerationWasWritten(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := appsv1beta1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
+	scheme := scopeTestScheme()
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName},
 		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: PodWebhookName}, {Name: PodBestEffortWebhookName}},
@@ -169,4 +159,12 @@ func TestPodWebhookScope_RecordsWhenEachGenerationWasWritten(t *testing.T) {
 	if at, ok := state.WrittenAt("same", same.Generation); !ok || !at.Equal(first) {
 		t.Fatalf("same: written at %v (%v), want %v", at, ok, first)
 	}
+}
+
+// scopeTestScheme holds the built-in types and the SidecarSet API.
+func scopeTestScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	install.Install(scheme)
+	return scheme
 }

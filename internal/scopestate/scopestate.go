@@ -26,7 +26,7 @@ type State struct {
 // written is when a generation of a SidecarSet was in the scope written.
 type written struct {
 	generation int64
-	at         int64 // Unix nanoseconds; 0 when no write was needed
+	at         time.Time // zero when no write was needed
 }
 
 // OnChange registers the function called, outside the lock, with the name
@@ -75,10 +75,6 @@ func (s *State) Degraded(name string) (string, bool) {
 // time it was first recorded with; SidecarSets absent from generations are
 // forgotten.
 func (s *State) Written(generations map[string]int64, at time.Time) {
-	var nanos int64
-	if !at.IsZero() {
-		nanos = at.UnixNano()
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := make(map[string]written, len(generations))
@@ -87,7 +83,7 @@ func (s *State) Written(generations map[string]int64, at time.Time) {
 			next[name] = w
 			continue
 		}
-		next[name] = written{generation: gen, at: nanos}
+		next[name] = written{generation: gen, at: at}
 	}
 	s.written = next
 }
@@ -102,8 +98,5 @@ func (s *State) WrittenAt(name string, generation int64) (time.Time, bool) {
 	if !ok || w.generation != generation {
 		return time.Time{}, false
 	}
-	if w.at == 0 {
-		return time.Time{}, true
-	}
-	return time.Unix(0, w.at), true
+	return w.at, true
 }
