@@ -38,6 +38,10 @@ type PodCache struct {
 	labels  interned[map[string]string]
 	owners  interned[[]metav1.OwnerReference]
 	lists   interned[corev1.ResourceList]
+	// containerSets are the pods' container lists.
+	containerSets interned[[]corev1.Container]
+	// requirementSets are the pod's and the container statuses' resources.
+	requirementSets interned[*corev1.ResourceRequirements]
 }
 
 // maxInternedSets bounds the tables of shared label sets, owner
@@ -47,10 +51,12 @@ const maxInternedSets = 1 << 13
 // NewPodCache returns an empty transform sharing strings through in.
 func NewPodCache(in *Interner) *PodCache {
 	return &PodCache{
-		strings: in,
-		labels:  newInterned[map[string]string](maxInternedSets),
-		owners:  newInterned[[]metav1.OwnerReference](maxInternedSets),
-		lists:   newInterned[corev1.ResourceList](maxInternedSets),
+		strings:         in,
+		labels:          newInterned[map[string]string](maxInternedSets),
+		owners:          newInterned[[]metav1.OwnerReference](maxInternedSets),
+		lists:           newInterned[corev1.ResourceList](maxInternedSets),
+		containerSets:   newInterned[[]corev1.Container](maxInternedSets),
+		requirementSets: newInterned[*corev1.ResourceRequirements](maxInternedSets),
 	}
 }
 
@@ -197,20 +203,49 @@ func boolKey(b *bool) string {
 	return "f"
 }
 
+// containers keeps what the operator reads of a pod's containers, one
+// shared copy per content: the pods of a workload run the same containers,
+// and a corev1.Container is 408 bytes.
 func (c *PodCache) containers(in []corev1.Container) []corev1.Container {
 	if in == nil {
 		return nil
 	}
-	out := make([]corev1.Container, len(in))
+	var b strings.Builder
 	for i := range in {
-		out[i] = corev1.Container{
-			Name: c.str(in[i].Name), Image: c.str(in[i].Image),
-			ImagePullPolicy: corev1.PullPolicy(c.str(string(in[i].ImagePullPolicy))), RestartPolicy: in[i].RestartPolicy,
-			Resources: corev1.ResourceRequirements{Requests: c.resourceList(in[i].Resources.Requests), Limits: c.resourceList(in[i].Resources.Limits)},
+		restart := "-"
+		if in[i].RestartPolicy != nil {
+			restart = string(*in[i].RestartPolicy)
 		}
+		b.WriteString(in[i].Name + "\x00" + in[i].Image + "\x00" + string(in[i].ImagePullPolicy) + "\x00" + restart + "\x00" +
+			resourceListKey(in[i].Resources.Requests) + "\x01" + resourceListKey(in[i].Resources.Limits) + "\x02")
 	}
-	return out
+	return c.containerSets.intern(b.String(), in, func() []corev1.Container {
+		out := make([]corev1.Container, len(in))
+		for i := range in {
+			out[i] = corev1.Container{
+				Name: c.str(in[i].Name), Image: c.str(in[i].Image),
+				ImagePullPolicy: corev1.PullPolicy(c.str(string(in[i].ImagePullPolicy))), RestartPolicy: sharedRestartPolicy(in[i].RestartPolicy),
+				Resources: corev1.ResourceRequirements{Requests: c.resourceList(in[i].Resources.Requests), Limits: c.resourceList(in[i].Resources.Limits)},
+			}
+		}
+		return out
+	})
 }
+
+// sharedRestartPolicy points to a shared copy of a container's restart
+// policy, not to the decoded pod's.
+func sharedRestartPolicy(p *corev1.ContainerRestartPolicy) *corev1.ContainerRestartPolicy {
+	if p == nil {
+		return nil
+	}
+	if *p == corev1.ContainerRestartPolicyAlways {
+		return &restartAlways
+	}
+	v := *p
+	return &v
+}
+
+var restartAlways = corev1.ContainerRestartPolicyAlways
 
 func (c *PodCache) statuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	if in == nil {
@@ -232,25 +267,32 @@ func (c *PodCache) requirements(r *corev1.ResourceRequirements) *corev1.Resource
 	if r == nil {
 		return nil
 	}
-	return &corev1.ResourceRequirements{Requests: c.resourceList(r.Requests), Limits: c.resourceList(r.Limits)}
+	return c.requirementSets.intern(resourceListKey(r.Requests)+"\x01"+resourceListKey(r.Limits)+"\x02", nil, func() *corev1.ResourceRequirements {
+		return &corev1.ResourceRequirements{Requests: c.resourceList(r.Requests), Limits: c.resourceList(r.Limits)}
+	})
 }
 
 func (c *PodCache) resourceList(l corev1.ResourceList) corev1.ResourceList {
 	if l == nil {
 		return nil
 	}
-	var b strings.Builder
-	for _, name := range slices.Sorted(maps.Keys(l)) {
-		q := l[name]
-		b.WriteString(string(name) + "\x00" + q.String() + "\x00")
-	}
-	return c.lists.intern(b.String(), l, func() corev1.ResourceList {
+	return c.lists.intern(resourceListKey(l), l, func() corev1.ResourceList {
 		out := make(corev1.ResourceList, len(l))
 		for name, q := range l {
 			out[corev1.ResourceName(c.str(string(name)))] = q.DeepCopy()
 		}
 		return out
 	})
+}
+
+// resourceListKey is a resource list's content as one string.
+func resourceListKey(l corev1.ResourceList) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(l)) {
+		q := l[name]
+		b.WriteString(string(name) + "\x00" + q.String() + "\x00")
+	}
+	return b.String()
 }
 
 // conditions keeps the conditions the operator reads, without their probe

@@ -40,3 +40,50 @@ func TestTrimPod_KeepsWhatThePlannerReads(t *testing.T) {
 		t.Errorf("trimmed spec (-want +got):\n%s", diff)
 	}
 }
+
+// The pods of a workload run the same containers: the cache keeps one copy
+// of them, and of their resources, and a pod whose containers differ in
+// anything the operator reads gets its own.
+func TestTrimPod_SharesEqualContainers(t *testing.T) {
+	t.Parallel()
+	native := corev1.ContainerRestartPolicyAlways
+	pod := func(image, cpu string) *corev1.Pod {
+		return &corev1.Pod{
+			Spec: corev1.PodSpec{
+				InitContainers: []corev1.Container{{Name: "proxy", Image: "proxy:1", RestartPolicy: &native}},
+				Containers: []corev1.Container{{Name: "app", Image: image, Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}},
+			},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Resources: &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
+		}
+	}
+	c := NewPodCache(NewInterner())
+	trim := func(p *corev1.Pod) *corev1.Pod {
+		t.Helper()
+		got, err := c.Trim(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.(*corev1.Pod)
+	}
+	a, b := trim(pod("app:1", "100m")), trim(pod("app:1", "100m"))
+	if &a.Spec.Containers[0] != &b.Spec.Containers[0] || &a.Spec.InitContainers[0] != &b.Spec.InitContainers[0] {
+		t.Error("two pods with the same containers hold a copy each")
+	}
+	if a.Status.ContainerStatuses[0].Resources != b.Status.ContainerStatuses[0].Resources {
+		t.Error("two container statuses with the same resources hold a copy each")
+	}
+	if *a.Spec.InitContainers[0].RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Errorf("restart policy %v, want Always", *a.Spec.InitContainers[0].RestartPolicy)
+	}
+	for _, other := range []*corev1.Pod{trim(pod("app:2", "100m")), trim(pod("app:1", "200m"))} {
+		if &other.Spec.Containers[0] == &a.Spec.Containers[0] {
+			t.Errorf("a pod running %s with %v shares the containers of app:1 with 100m", other.Spec.Containers[0].Image,
+				other.Spec.Containers[0].Resources.Requests)
+		}
+	}
+	if got := trim(pod("app:1", "200m")).Status.ContainerStatuses[0].Resources.Requests.Cpu().String(); got != "200m" {
+		t.Errorf("status requests cpu %s, want 200m", got)
+	}
+}
