@@ -15,13 +15,17 @@ import (
 type Interner struct {
 	mu sync.Mutex
 	m  map[string]string
+	// maps are the string maps (labels, annotations, selectors' match
+	// labels) by content: a SidecarSet's revision carries its annotations,
+	// thousands of SidecarSets the same labels.
+	maps interned[reflect.Value]
 }
 
 const maxInternedStrings = 1 << 16
 
 // NewInterner returns an empty interner.
 func NewInterner() *Interner {
-	return &Interner{m: map[string]string{}}
+	return &Interner{m: map[string]string{}, maps: newInterned[reflect.Value](maxInternedSets)}
 }
 
 // String returns the shared copy of s.
@@ -88,23 +92,30 @@ func (in *Interner) walk(v reflect.Value) {
 	}
 }
 
-// walkMap interns a map of strings' keys and values; other maps' values.
+// walkMap replaces a map of strings by the shared map of the same content
+// (of the same type), made of shared strings; it interns other maps'
+// values.
 func (in *Interner) walkMap(v reflect.Value) {
 	if v.Len() == 0 {
 		return
 	}
 	t := v.Type()
 	if t.Key().Kind() == reflect.String && t.Elem().Kind() == reflect.String {
-		m := reflect.MakeMapWithSize(t, v.Len())
+		if !v.CanSet() {
+			return
+		}
+		pairs := make(map[string]string, v.Len())
 		iter := v.MapRange()
 		for iter.Next() {
-			k, e := iter.Key(), iter.Value()
-			m.SetMapIndex(reflect.ValueOf(in.stringLocked(k.String())).Convert(t.Key()),
-				reflect.ValueOf(in.stringLocked(e.String())).Convert(t.Elem()))
+			pairs[iter.Key().String()] = iter.Value().String()
 		}
-		if v.CanSet() {
-			v.Set(m)
-		}
+		v.Set(in.maps.intern(t.String()+"\x00"+pairsKey(pairs), v, func() reflect.Value {
+			m := reflect.MakeMapWithSize(t, len(pairs))
+			for k, e := range pairs {
+				m.SetMapIndex(reflect.ValueOf(in.stringLocked(k)).Convert(t.Key()), reflect.ValueOf(in.stringLocked(e)).Convert(t.Elem()))
+			}
+			return m
+		}))
 		return
 	}
 	iter := v.MapRange()

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -56,5 +57,35 @@ func TestInterner_SharesStringsAndChangesNothingElse(t *testing.T) {
 	rev := &appsv1.ControllerRevision{Data: runtime.RawExtension{Raw: []byte(`{"spec":{}}`)}}
 	if _, err := in.Transform(rev); err != nil || string(rev.Data.Raw) != `{"spec":{}}` {
 		t.Errorf("the revision's data changed: %q, %v", rev.Data.Raw, err)
+	}
+}
+
+// String maps of equal content are one shared map (a SidecarSet's
+// annotations and its revision's, thousands of SidecarSets' labels); maps
+// that differ are not.
+func TestInterner_SharesEqualMaps(t *testing.T) {
+	t.Parallel()
+	in := NewInterner()
+	annotations := func() map[string]string { return map[string]string{"kruise.io/sidecarset-hash": "abc"} }
+	a := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"team": "platform"}, Annotations: annotations()}}
+	b := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"team": "platform"}}}
+	c := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"team": "web"}}}
+	rev := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Annotations: annotations()}}
+	for _, obj := range []any{a, b, c, rev} {
+		if _, err := in.Transform(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(x, y map[string]string) bool {
+		return reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	}
+	if !same(a.Labels, b.Labels) {
+		t.Error("equal labels are not shared")
+	}
+	if !same(a.Annotations, rev.Annotations) {
+		t.Error("a SidecarSet's annotations and its revision's are not shared")
+	}
+	if same(a.Labels, c.Labels) || c.Labels["team"] != "web" {
+		t.Errorf("different labels are shared: %v", c.Labels)
 	}
 }

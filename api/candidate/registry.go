@@ -78,6 +78,7 @@ func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
 	if err != nil {
 		return err
 	}
+	hashes = sharedHashes(hashes, copied.Annotations)
 	e := &Entry{SidecarSet: copied, Hashes: hashes, Resources: resources.CompileSpec(&copied.Spec)}
 	if !match.IsEmpty(copied.Spec.Selector) {
 		e.Selector, e.SelectorError = metav1.LabelSelectorAsSelector(copied.Spec.Selector)
@@ -93,6 +94,19 @@ func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
 		r.buckets[k] = append(r.buckets[k], e)
 	}
 	return nil
+}
+
+// sharedHashes returns the hashes holding the SidecarSet's own copies of
+// them where its annotations record the same (the controller writes them
+// there): thousands of SidecarSets need not hold each hash twice.
+func sharedHashes(h appsv1beta1.Hashes, annotations map[string]string) appsv1beta1.Hashes {
+	if v := annotations[appsv1beta1.SidecarSetHashAnnotation]; v == h.Hash {
+		h.Hash = v
+	}
+	if v := annotations[appsv1beta1.SidecarSetHashWithoutImageAnnotation]; v == h.WithoutImage {
+		h.WithoutImage = v
+	}
+	return h
 }
 
 // Delete removes a SidecarSet by name.

@@ -2,7 +2,9 @@ package candidate
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -173,5 +175,45 @@ func BenchmarkCandidates(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// The controller records a SidecarSet's hashes in its annotations: the
+// entry holds those strings rather than copies, and its own computation
+// where an annotation is stale.
+func TestRegistry_EntrySharesTheRecordedHashes(t *testing.T) {
+	t.Parallel()
+	set := sidecarSet("s", matchLabels("app", "nginx"))
+	appsv1beta1.SetDefaults(set)
+	hashes, err := appsv1beta1.ComputeHashes(&set.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Annotations = map[string]string{
+		appsv1beta1.SidecarSetHashAnnotation:             strings.Clone(hashes.Hash),
+		appsv1beta1.SidecarSetHashWithoutImageAnnotation: "stale",
+	}
+	r := NewRegistry()
+	if err := r.Upsert(set); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := r.Get("s")
+	if e.Hashes != hashes {
+		t.Fatalf("hashes %+v, want %+v", e.Hashes, hashes)
+	}
+	if unsafe.StringData(e.Hashes.Hash) != unsafe.StringData(set.Annotations[appsv1beta1.SidecarSetHashAnnotation]) {
+		t.Error("the entry holds its own copy of the recorded hash")
+	}
+}
+
+// SidecarSets without resourcesPolicies (most) hold no compiled policies.
+func TestRegistry_NoPoliciesHoldNothing(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	if err := r.Upsert(sidecarSet("s", matchLabels("app", "nginx"))); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := r.Get("s"); e.Resources != nil {
+		t.Errorf("compiled policies %v for a SidecarSet without any", e.Resources)
 	}
 }

@@ -14,10 +14,13 @@ type Policies map[*appsv1beta1.SidecarContainer]*Policy
 // CompileSpec compiles the resourcesPolicy of every sidecar of a spec that
 // has one. The spec must not change afterwards.
 func CompileSpec(spec *appsv1beta1.SidecarSetSpec) Policies {
-	out := Policies{}
+	var out Policies // nil without policies: most SidecarSets have none
 	for _, list := range [][]appsv1beta1.SidecarContainer{spec.InitContainers, spec.Containers} {
 		for i := range list {
 			if sc := &list[i]; sc.ResourcesPolicy != nil {
+				if out == nil {
+					out = Policies{}
+				}
 				out[sc] = Compile(sc.ResourcesPolicy)
 			}
 		}
