@@ -48,17 +48,7 @@ func scalePodJSON(i int) []byte {
 // reconciler keeps about them (the decoded states).
 func podFootprint(t *testing.T, n int) float64 {
 	t.Helper()
-	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{
-		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
-		"field:" + fieldindex.PodBySidecarSet: func(obj any) ([]string, error) {
-			p := obj.(*corev1.Pod)
-			var keys []string
-			for _, s := range fieldindex.PodSidecarSets(p) {
-				keys = append(keys, p.Namespace+"/"+s, "__all_namespaces/"+s)
-			}
-			return keys, nil
-		},
-	})
+	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, withNamespaceIndex(fieldindex.CacheIndexers(&corev1.Pod{})))
 	cache := NewPodCache(NewInterner())
 	before := liveHeap()
 	for i := range n {
@@ -77,6 +67,13 @@ func podFootprint(t *testing.T, n int) float64 {
 	after := liveHeap()
 	runtime.KeepAlive(indexer)
 	return float64(after-before) / float64(n)
+}
+
+// withNamespaceIndex adds the namespace index every informer of the
+// manager's cache has.
+func withNamespaceIndex(indexers toolscache.Indexers) toolscache.Indexers {
+	indexers[toolscache.NamespaceIndex] = toolscache.MetaNamespaceIndexFunc
+	return indexers
 }
 
 func liveHeap() uint64 {

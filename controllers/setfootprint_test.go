@@ -55,17 +55,7 @@ func scaleRevisionJSON(i int) []byte {
 func setFootprint(t *testing.T, n int) float64 {
 	t.Helper()
 	sets := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
-	revs := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{
-		toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc,
-		"field:" + fieldindex.RevisionBySidecarSet: func(obj any) ([]string, error) {
-			r := obj.(*appsv1.ControllerRevision)
-			var keys []string
-			for _, s := range fieldindex.RevisionSidecarSet(r) {
-				keys = append(keys, r.Namespace+"/"+s, "__all_namespaces/"+s)
-			}
-			return keys, nil
-		},
-	})
+	revs := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, withNamespaceIndex(fieldindex.CacheIndexers(&appsv1.ControllerRevision{})))
 	in := NewInterner()
 	before := liveHeap()
 	for i := range n {

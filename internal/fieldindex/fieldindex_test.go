@@ -1,0 +1,98 @@
+package fieldindex
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+)
+
+// recordingCache is the part of the manager's cache Setup uses: it keeps
+// the indexers added to each informer.
+type recordingCache struct {
+	client.FieldIndexer
+	added map[string]toolscache.Indexers // by object type
+}
+
+type recordingInformer struct {
+	ctrlcache.Informer
+	into toolscache.Indexers
+}
+
+func (i recordingInformer) AddIndexers(indexers toolscache.Indexers) error {
+	for name, f := range indexers {
+		i.into[name] = f
+	}
+	return nil
+}
+
+func (c *recordingCache) GetInformer(_ context.Context, obj client.Object, _ ...ctrlcache.InformerGetOption) (ctrlcache.Informer, error) {
+	kind := map[bool]string{true: "pod", false: "revision"}[isPod(obj)]
+	if c.added[kind] == nil {
+		c.added[kind] = toolscache.Indexers{}
+	}
+	return recordingInformer{into: c.added[kind]}, nil
+}
+
+func isPod(obj client.Object) bool { _, ok := obj.(*corev1.Pod); return ok }
+
+// On the manager's cache each object is filed under the one key its lists
+// ask for: pods under the all-namespaces key of each SidecarSet they carry,
+// revisions under their namespace's key of their SidecarSet.
+func TestSetup_OneKeyPerValueOnTheManagersCache(t *testing.T) {
+	t.Parallel()
+	c := &recordingCache{added: map[string]toolscache.Indexers{}}
+	if err := Setup(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "p",
+		Annotations: map[string]string{appsv1beta1.SidecarSetListAnnotation: "a,b"}}}
+	rev := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "kruise-system", Name: "s-1",
+		Labels: map[string]string{appsv1beta1.SidecarSetNameLabel: "s"}}}
+	for _, tc := range []struct {
+		kind, index string
+		obj         client.Object
+		want        []string
+	}{
+		{"pod", "field:" + PodBySidecarSet, pod, []string{"__all_namespaces/a", "__all_namespaces/b"}},
+		{"revision", "field:" + RevisionBySidecarSet, rev, []string{"kruise-system/s"}},
+		{"revision", "field:" + RevisionBySidecarSet, &appsv1.ControllerRevision{}, []string{}},
+	} {
+		f := c.added[tc.kind][tc.index]
+		if f == nil {
+			t.Fatalf("no %s index on the %s informer: %v", tc.index, tc.kind, c.added)
+		}
+		got, err := f(tc.obj)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%s keys of %s: %q, %v; want %q", tc.index, tc.obj.GetName(), got, err, tc.want)
+		}
+	}
+}
+
+// A plain field indexer (the kubectl plugin's) gets every index through
+// IndexField, with the extractors.
+type fieldRecorder map[string]client.IndexerFunc
+
+func (r fieldRecorder) IndexField(_ context.Context, _ client.Object, field string, extract client.IndexerFunc) error {
+	r[field] = extract
+	return nil
+}
+
+func TestSetup_PlainIndexerGetsEveryField(t *testing.T) {
+	t.Parallel()
+	r := fieldRecorder{}
+	if err := Setup(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	if r[PodBySidecarSet] == nil || r[RevisionBySidecarSet] == nil || len(r) != 2 {
+		t.Errorf("indexed fields %v", r)
+	}
+}
