@@ -2,16 +2,18 @@ package controllers
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 )
 
-// Interner shares the strings many cached objects hold (namespaces, label
-// keys and values, images, condition messages): each object points to one
-// copy instead of its own. Cached objects are read-only, so sharing is
-// safe. The table is bounded: past maxInternedStrings it starts over (the
-// objects holding its strings keep them), so that strings no object holds
-// any more cannot pile up.
+// Interner shares what many cached objects hold alike: strings
+// (namespaces, label keys and values, images, condition messages), string
+// maps (labels, annotations) and raw data (revisions') of equal content.
+// Each object points to one copy instead of its own. Cached objects are
+// read-only, so sharing is safe. The tables are bounded: past their size
+// they start over (the objects holding their values keep them), so that
+// values no object holds any more cannot pile up.
 type Interner struct {
 	mu sync.Mutex
 	m  map[string]string
@@ -19,13 +21,16 @@ type Interner struct {
 	// labels) by content: a SidecarSet's revision carries its annotations,
 	// thousands of SidecarSets the same labels.
 	maps interned[reflect.Value]
+	// bytes are raw data by content.
+	bytes interned[[]byte]
 }
 
 const maxInternedStrings = 1 << 16
 
 // NewInterner returns an empty interner.
 func NewInterner() *Interner {
-	return &Interner{m: map[string]string{}, maps: newInterned[reflect.Value](maxInternedSets)}
+	return &Interner{m: map[string]string{}, maps: newInterned[reflect.Value](maxInternedSets),
+		bytes: newInterned[[]byte](maxInternedSets)}
 }
 
 // String returns the shared copy of s.
@@ -74,7 +79,8 @@ func (in *Interner) walk(v reflect.Value) {
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return // raw bytes (a revision's data), not strings
+			in.walkBytes(v)
+			return
 		}
 		for i := range v.Len() {
 			in.walk(v.Index(i))
@@ -91,6 +97,19 @@ func (in *Interner) walk(v reflect.Value) {
 		}
 	}
 }
+
+// walkBytes replaces raw bytes (a revision's data) by the shared copy of
+// the same content: SidecarSets stamped from one template record the same
+// data in each of their revisions.
+func (in *Interner) walkBytes(v reflect.Value) {
+	if v.Len() == 0 || !v.CanSet() || v.Type() != bytesType {
+		return
+	}
+	raw := v.Bytes()
+	v.SetBytes(in.bytes.intern(string(raw), raw, func() []byte { return slices.Clone(raw) }))
+}
+
+var bytesType = reflect.TypeFor[[]byte]()
 
 // walkMap replaces a map of strings by the shared map of the same content
 // (of the same type), made of shared strings; it interns other maps'

@@ -17,8 +17,8 @@ import (
 
 // Two objects decoded apart share their equal strings once interned, and
 // read the same as before: strings in fields, in slices, in maps (keys and
-// values) and behind pointers; raw bytes and quantities are left as they
-// are.
+// values) and behind pointers; raw bytes read the same, quantities are
+// left as they are.
 func TestInterner_SharesStringsAndChangesNothingElse(t *testing.T) {
 	t.Parallel()
 	set := func() *appsv1beta1.SidecarSet {
@@ -87,5 +87,27 @@ func TestInterner_SharesEqualMaps(t *testing.T) {
 	}
 	if same(a.Labels, c.Labels) || c.Labels["team"] != "web" {
 		t.Errorf("different labels are shared: %v", c.Labels)
+	}
+}
+
+// Revisions recording the same data (SidecarSets stamped from one
+// template) share one copy of it; different data stays apart, unchanged.
+func TestInterner_SharesEqualRevisionData(t *testing.T) {
+	t.Parallel()
+	in := NewInterner()
+	rev := func(data string) *appsv1.ControllerRevision {
+		return &appsv1.ControllerRevision{Data: runtime.RawExtension{Raw: []byte(data)}}
+	}
+	a, b, c := rev(`{"spec":{"containers":[]}}`), rev(`{"spec":{"containers":[]}}`), rev(`{"spec":{"volumes":[]}}`)
+	for _, r := range []*appsv1.ControllerRevision{a, b, c} {
+		if _, err := in.Transform(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if &a.Data.Raw[0] != &b.Data.Raw[0] {
+		t.Error("equal data is not shared")
+	}
+	if &a.Data.Raw[0] == &c.Data.Raw[0] || string(c.Data.Raw) != `{"spec":{"volumes":[]}}` || string(a.Data.Raw) != `{"spec":{"containers":[]}}` {
+		t.Errorf("different data shared or changed: %s, %s", a.Data.Raw, c.Data.Raw)
 	}
 }

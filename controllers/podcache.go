@@ -1,10 +1,12 @@
 package controllers
 
 import (
+	"crypto/sha256"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -321,14 +323,16 @@ func (c *PodCache) conditions(in []corev1.PodCondition) []corev1.PodCondition {
 }
 
 // interned is a table of shared values by content key, bounded: past max
-// entries it starts over.
+// entries it starts over. It files each value under the SHA-256 digest of
+// its key, not the key: a table of 8 192 revisions' data or label sets
+// would otherwise hold a second copy of each.
 type interned[V any] struct {
-	m   map[string]V
+	m   map[[sha256.Size]byte]V
 	max int
 }
 
 func newInterned[V any](maxEntries int) interned[V] {
-	return interned[V]{m: map[string]V{}, max: maxEntries}
+	return interned[V]{m: map[[sha256.Size]byte]V{}, max: maxEntries}
 }
 
 // intern returns the shared value for key, making it with fresh (from a
@@ -337,12 +341,13 @@ func (t *interned[V]) intern(key string, zero V, fresh func() V) V {
 	if key == "" {
 		return zero
 	}
-	if v, ok := t.m[key]; ok {
+	digest := sha256.Sum256(unsafe.Slice(unsafe.StringData(key), len(key)))
+	if v, ok := t.m[digest]; ok {
 		return v
 	}
 	t.makeRoom()
 	v := fresh()
-	t.m[strings.Clone(key)] = v
+	t.m[digest] = v
 	return v
 }
 
