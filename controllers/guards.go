@@ -32,14 +32,6 @@ const (
 	EventProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 )
 
-// progressClock returns the progress clock the last plan of a SidecarSet
-// returned (the zero clock if none).
-func (r *SidecarSetReconciler) progressClock(name string) rollout.ProgressClock {
-	v, _ := r.progress.Load(name)
-	clock, _ := v.(rollout.ProgressClock)
-	return clock
-}
-
 // pauseRollout sets updateStrategy.paused, and nothing else, on the
 // SidecarSet as it was planned from (the patch carries its
 // resourceVersion, so a SidecarSet changed meanwhile, for instance to a

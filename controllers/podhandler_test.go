@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 )
 
 // Pod updates reach a rolling SidecarSet at once, and a settled one (or a
@@ -24,8 +25,8 @@ func TestPodHandler_DelaysWhatOnlyMovesCounts(t *testing.T) {
 		}}
 	}
 	r := &SidecarSetReconciler{inflight: newInFlight()}
-	r.settled.Store("rolling", false)
-	r.settled.Store("settled", true)
+	r.lastPlans.store("rolling", false, rollout.ProgressClock{})
+	r.lastPlans.store("settled", true, rollout.ProgressClock{})
 	h := r.podHandler()
 	ctx := context.Background()
 
@@ -47,7 +48,7 @@ func TestPodHandler_DelaysWhatOnlyMovesCounts(t *testing.T) {
 	}
 
 	// A SidecarSet never planned is treated as rolling.
-	if r.isSettled("unknown") {
+	if r.lastPlans.settled("unknown") {
 		t.Error("a SidecarSet never planned counts as settled")
 	}
 }

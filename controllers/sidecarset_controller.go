@@ -110,8 +110,7 @@ type SidecarSetReconciler struct {
 	recreations    *recreations
 	resizeRefusals sync.Map // pod UID -> resizeRefusal
 	notes          sync.Map // SidecarSet name -> noteState: what was last announced by an event
-	settled        sync.Map // SidecarSet name -> true when its last plan was Settled
-	progress       sync.Map // SidecarSet name -> rollout.ProgressClock of its last plan
+	lastPlans      lastPlans
 	now            func() time.Time
 }
 
@@ -204,7 +203,7 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			reqs := append(podToSidecarSets(ctx, e.ObjectOld), podToSidecarSets(ctx, e.ObjectNew)...)
 			for _, req := range reqs {
-				if r.isSettled(req.Name) {
+				if r.lastPlans.settled(req.Name) {
 					q.AddAfter(req, statusBatchDelay)
 				} else {
 					q.Add(req)
@@ -220,13 +219,6 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 	}
 }
 
-// isSettled reports whether the SidecarSet's last plan was settled; one not
-// planned yet is not.
-func (r *SidecarSetReconciler) isSettled(name string) bool {
-	v, ok := r.settled.Load(name)
-	return ok && v.(bool)
-}
-
 // Reconcile records the revision, refreshes the status and issues this
 // round's in-place upgrades.
 func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -238,8 +230,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 			r.recreations.forgetSet(req.Name)
 			r.revisions.forget(req.Name)
 			r.notes.Delete(req.Name)
-			r.settled.Delete(req.Name)
-			r.progress.Delete(req.Name)
+			r.lastPlans.forget(req.Name)
 			forgetMetrics(req.Name)
 			forgetGuardMetrics(req.Name)
 			return reconcile.Result{}, nil
@@ -294,15 +285,14 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
 		Revisions: revisions, ResizeUnsupported: r.ResizeUnsupported, ResizeRefused: r.refusedResizes(hashes.Hash),
 		NotInjected: notInjected, NotInjectedFrom: r.scopeSettled(s, now), Evictions: evictions, Refused: refusals,
-		Guards: guards, Progress: r.progressClock(s.Name),
+		Guards: guards, Progress: r.lastPlans.progress(s.Name),
 	})
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
 	r.inflight.forget(s.Name, plan.Done...)
 	r.recreations.done(s.Name, plan.EvictionsDone...)
-	r.settled.Store(s.Name, plan.Settled)
-	r.progress.Store(s.Name, plan.Progress)
+	r.lastPlans.store(s.Name, plan.Settled, plan.Progress)
 
 	status := plan.Status
 	status.ObservedGeneration = obj.Generation
