@@ -67,6 +67,9 @@ func NewRegistry() *Registry {
 // defaulted copy of what injection reads (the metadata, the spec and the
 // latest revision recorded on pods).
 func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
+	if r.has(s) {
+		return nil // the webhook and the detector both follow the informer
+	}
 	copied := &appsv1beta1.SidecarSet{TypeMeta: s.TypeMeta, ObjectMeta: *s.ObjectMeta.DeepCopy(), Spec: *s.Spec.DeepCopy()}
 	copied.ManagedFields = nil
 	copied.Status.LatestRevision = s.Status.LatestRevision
@@ -94,6 +97,18 @@ func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
 		r.buckets[k] = append(r.buckets[k], e)
 	}
 	return nil
+}
+
+// has reports whether the registry holds this version of the SidecarSet
+// already.
+func (r *Registry) has(s *appsv1beta1.SidecarSet) bool {
+	if s.ResourceVersion == "" {
+		return false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.entries[s.Name]
+	return ok && e.SidecarSet.UID == s.UID && e.SidecarSet.ResourceVersion == s.ResourceVersion
 }
 
 // sharedHashes returns the hashes holding the SidecarSet's own copies of

@@ -217,3 +217,39 @@ func TestRegistry_NoPoliciesHoldNothing(t *testing.T) {
 		t.Errorf("compiled policies %v for a SidecarSet without any", e.Resources)
 	}
 }
+
+// The webhook and the detector both upsert each informer event: the second
+// upsert of a version already held keeps the entry as it is.
+func TestRegistry_UpsertOfAVersionHeldKeepsTheEntry(t *testing.T) {
+	t.Parallel()
+	r := NewRegistry()
+	set := sidecarSet("s", matchLabels("app", "nginx"))
+	set.UID, set.ResourceVersion = "u1", "7"
+	if err := r.Upsert(set); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := r.Get("s")
+	if err := r.Upsert(set.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := r.Get("s"); again != first {
+		t.Error("the same version was indexed again")
+	}
+	newer := set.DeepCopy()
+	newer.ResourceVersion = "8"
+	newer.Spec.Selector = matchLabels("app", "web")
+	if err := r.Upsert(newer); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := r.Get("s"); e == first || !e.Matches(map[string]string{"app": "web"}) {
+		t.Error("a new version did not replace the entry")
+	}
+	recreated := set.DeepCopy()
+	recreated.UID = "u2"
+	if err := r.Upsert(recreated); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := r.Get("s"); e.SidecarSet.UID != "u2" {
+		t.Error("a SidecarSet recreated under the same name did not replace the entry")
+	}
+}
