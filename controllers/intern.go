@@ -1,10 +1,16 @@
 package controllers
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // Interner shares what many cached objects hold alike: strings
@@ -23,6 +29,8 @@ type Interner struct {
 	maps interned[reflect.Value]
 	// bytes are raw data by content.
 	bytes interned[[]byte]
+	// sidecarLists are SidecarSets' sidecars by content.
+	sidecarLists interned[[]appsv1beta1.SidecarContainer]
 }
 
 const maxInternedStrings = 1 << 16
@@ -30,7 +38,7 @@ const maxInternedStrings = 1 << 16
 // NewInterner returns an empty interner.
 func NewInterner() *Interner {
 	return &Interner{m: map[string]string{}, maps: newInterned[reflect.Value](maxInternedSets),
-		bytes: newInterned[[]byte](maxInternedSets)}
+		bytes: newInterned[[]byte](maxInternedSets), sidecarLists: newInterned[[]appsv1beta1.SidecarContainer](maxInternedSets)}
 }
 
 // String returns the shared copy of s.
@@ -62,8 +70,31 @@ func (in *Interner) Transform(obj any) (any, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.walk(reflect.ValueOf(obj))
+	if s, ok := obj.(*appsv1beta1.SidecarSet); ok {
+		s.Spec.Containers = in.sidecars(s.Spec.Containers)
+		s.Spec.InitContainers = in.sidecars(s.Spec.InitContainers)
+	}
 	return obj, nil
 }
+
+// sidecars returns the shared copy of a SidecarSet's sidecar list of the
+// same content: SidecarSets stamped from one template (one per team or
+// namespace) declare the same sidecars, and a sidecar is 512 bytes.
+func (in *Interner) sidecars(list []appsv1beta1.SidecarContainer) []appsv1beta1.SidecarContainer {
+	if len(list) == 0 {
+		return list
+	}
+	key, err := json.Marshal(list)
+	if err != nil {
+		return list
+	}
+	return in.sidecarLists.intern(string(key), list, func() []appsv1beta1.SidecarContainer { return list })
+}
+
+var (
+	objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
+	uidType        = reflect.TypeFor[types.UID]()
+)
 
 func (in *Interner) walk(v reflect.Value) {
 	switch v.Kind() {
@@ -72,10 +103,14 @@ func (in *Interner) walk(v reflect.Value) {
 			in.walk(v.Elem())
 		}
 	case reflect.Struct:
-		for _, f := range v.Fields() {
-			if f.CanSet() {
-				in.walk(f)
+		meta := v.Type() == objectMetaType
+		for field, f := range v.Fields() {
+			// UIDs and resource versions are each object's own: sharing
+			// them would only fill the table.
+			if !f.CanSet() || f.Type() == uidType || meta && field.Name == "ResourceVersion" {
+				continue
 			}
+			in.walk(f)
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() == reflect.Uint8 {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
@@ -109,5 +110,40 @@ func TestInterner_SharesEqualRevisionData(t *testing.T) {
 	}
 	if &a.Data.Raw[0] == &c.Data.Raw[0] || string(c.Data.Raw) != `{"spec":{"volumes":[]}}` || string(a.Data.Raw) != `{"spec":{"containers":[]}}` {
 		t.Errorf("different data shared or changed: %s, %s", a.Data.Raw, c.Data.Raw)
+	}
+}
+
+// SidecarSets declaring the same sidecars (stamped from one template)
+// share one list; an object's UID and resource version, its own, are not
+// kept in the table of shared strings.
+func TestInterner_SharesEqualSidecarsNotUIDs(t *testing.T) {
+	t.Parallel()
+	in := NewInterner()
+	set := func(name, image string) *appsv1beta1.SidecarSet {
+		return &appsv1beta1.SidecarSet{
+			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), ResourceVersion: "rv-" + name},
+			Spec: appsv1beta1.SidecarSetSpec{Containers: []appsv1beta1.SidecarContainer{
+				{Container: corev1.Container{Name: "log", Image: image}}}},
+		}
+	}
+	a, b, c := set("a", "fluent:1"), set("b", "fluent:1"), set("c", "fluent:2")
+	for _, s := range []*appsv1beta1.SidecarSet{a, b, c} {
+		if _, err := in.Transform(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if &a.Spec.Containers[0] != &b.Spec.Containers[0] {
+		t.Error("equal sidecars are not shared")
+	}
+	if &a.Spec.Containers[0] == &c.Spec.Containers[0] || c.Spec.Containers[0].Image != "fluent:2" {
+		t.Errorf("different sidecars shared: %s", c.Spec.Containers[0].Image)
+	}
+	for _, own := range []string{"uid-a", "rv-a", "uid-c"} {
+		if _, ok := in.m[own]; ok {
+			t.Errorf("%q is kept in the table of shared strings", own)
+		}
+	}
+	if a.UID != "uid-a" || a.ResourceVersion != "rv-a" {
+		t.Errorf("UID %q, resource version %q changed", a.UID, a.ResourceVersion)
 	}
 }
