@@ -42,6 +42,8 @@ type PodCache struct {
 	lists   interned[corev1.ResourceList]
 	// containerSets are the pods' container lists.
 	containerSets interned[[]corev1.Container]
+	// annotationSets are the pods' compacted annotations.
+	annotationSets interned[map[string]string]
 	// requirementSets are the pod's and the container statuses' resources.
 	requirementSets interned[*corev1.ResourceRequirements]
 }
@@ -59,6 +61,7 @@ func NewPodCache(in *Interner) *PodCache {
 		lists:           newInterned[corev1.ResourceList](maxInternedSets),
 		containerSets:   newInterned[[]corev1.Container](maxInternedSets),
 		requirementSets: newInterned[*corev1.ResourceRequirements](maxInternedSets),
+		annotationSets:  newInterned[map[string]string](maxInternedSets),
 	}
 }
 
@@ -125,22 +128,26 @@ func (c *PodCache) stringMap(m map[string]string) map[string]string {
 }
 
 // annotations keeps the pod's annotations with their SidecarSet state
-// compacted. Keys and short values are shared; the compact state, which
-// holds timestamps, is the pod's own.
+// compacted, one shared copy per content: the pods of a workload injected
+// or upgraded in the same second hold the same state. Keys and short
+// values are shared strings; the compact state, which holds timestamps,
+// is not put in the string table.
 func (c *PodCache) annotations(m map[string]string) map[string]string {
 	if m == nil {
 		return nil
 	}
 	compact, _ := podstate.Compact(m)
-	out := make(map[string]string, len(compact))
-	for k, v := range compact {
-		if k == podstate.CachedKey {
-			out[k] = strings.Clone(v) // the builder's buffer has room to spare
-			continue
+	return c.annotationSets.intern(pairsKey(compact), compact, func() map[string]string {
+		out := make(map[string]string, len(compact))
+		for k, v := range compact {
+			if k == podstate.CachedKey {
+				out[k] = strings.Clone(v) // the builder's buffer has room to spare
+				continue
+			}
+			out[c.str(k)] = c.str(v)
 		}
-		out[c.str(k)] = c.str(v)
-	}
-	return out
+		return out
+	})
 }
 
 // pairsKey is a map's content as one string (sorted key and value pairs).

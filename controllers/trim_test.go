@@ -1,11 +1,16 @@
 package controllers
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 // The planner compares a pod's pull policies with the SidecarSet's (a pull
@@ -85,5 +90,39 @@ func TestTrimPod_SharesEqualContainers(t *testing.T) {
 	}
 	if got := trim(pod("app:1", "200m")).Status.ContainerStatuses[0].Resources.Requests.Cpu().String(); got != "200m" {
 		t.Errorf("status requests cpu %s, want 200m", got)
+	}
+}
+
+// Pods injected in the same second with the same SidecarSets hold equal
+// annotations once compacted: the cache keeps one map of them.
+func TestTrimPod_SharesEqualAnnotations(t *testing.T) {
+	t.Parallel()
+	c := NewPodCache(NewInterner())
+	pod := func(at string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+			appsv1beta1.SidecarSetHashAnnotation: `{"log":{"updateTimestamp":"` + at + `","hash":"h1","sidecarSetName":"log","sidecarList":["log"]}}`,
+			appsv1beta1.SidecarSetListAnnotation: "log",
+		}}}
+	}
+	trim := func(p *corev1.Pod) map[string]string {
+		t.Helper()
+		got, err := c.Trim(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.(*corev1.Pod).Annotations
+	}
+	a, b, other := trim(pod("2026-11-24T10:00:00Z")), trim(pod("2026-11-24T10:00:00Z")), trim(pod("2026-11-24T10:00:01Z"))
+	if _, ok := a[podstate.CachedKey]; !ok {
+		t.Fatalf("annotations not compacted: %v", a)
+	}
+	same := func(x, y map[string]string) bool {
+		return reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	}
+	if !same(a, b) {
+		t.Error("equal annotations are not shared")
+	}
+	if same(a, other) || other[podstate.CachedKey] == a[podstate.CachedKey] {
+		t.Error("annotations of a pod injected another second are shared")
 	}
 }
