@@ -42,8 +42,9 @@ type PodCache struct {
 	lists   interned[corev1.ResourceList]
 	// containerSets are the pods' container lists.
 	containerSets interned[[]corev1.Container]
-	// annotationSets are the pods' compacted annotations.
-	annotationSets interned[map[string]string]
+	// annotationSets are the pods' compacted annotations, by content;
+	// rawAnnotations the same, by the annotations they were compacted from.
+	annotationSets, rawAnnotations interned[map[string]string]
 	// requirementSets are the pod's and the container statuses' resources.
 	requirementSets interned[*corev1.ResourceRequirements]
 }
@@ -62,6 +63,7 @@ func NewPodCache(in *Interner) *PodCache {
 		containerSets:   newInterned[[]corev1.Container](maxInternedSets),
 		requirementSets: newInterned[*corev1.ResourceRequirements](maxInternedSets),
 		annotationSets:  newInterned[map[string]string](maxInternedSets),
+		rawAnnotations:  newInterned[map[string]string](maxInternedSets),
 	}
 }
 
@@ -136,6 +138,12 @@ func (c *PodCache) annotations(m map[string]string) map[string]string {
 	if m == nil {
 		return nil
 	}
+	// A pod's next events, and the pods injected with it, carry the same
+	// annotations: they are compacted once.
+	return c.rawAnnotations.intern(pairsKey(m), m, func() map[string]string { return c.compactAnnotations(m) })
+}
+
+func (c *PodCache) compactAnnotations(m map[string]string) map[string]string {
 	compact, _ := podstate.Compact(m)
 	return c.annotationSets.intern(pairsKey(compact), compact, func() map[string]string {
 		out := make(map[string]string, len(compact))
