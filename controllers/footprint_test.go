@@ -31,22 +31,23 @@ func scalePodJSON(i int) []byte {
 {"name":"extra-07","image":"busybox:1.36","resources":{},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File","imagePullPolicy":"IfNotPresent"}],
 "restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":"ClusterFirst","serviceAccountName":"default","nodeName":"kwok-node-%d","schedulerName":"default-scheduler"},
 "status":{"phase":"Running","conditions":[
-{"type":"Initialized","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:00:01Z"},
-{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:00:01Z"},
-{"type":"ContainersReady","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:00:01Z"},
-{"type":"PodScheduled","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:00:00Z"}],
-"hostIP":"10.0.0.%d","podIP":"10.0.%d.%d","startTime":"2026-11-24T10:00:01Z",
+{"type":"Initialized","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:@STARTED@"},
+{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:@STARTED@"},
+{"type":"ContainersReady","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:@STARTED@"},
+{"type":"PodScheduled","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-24T10:@INJECTED@"}],
+"hostIP":"10.0.0.%d","podIP":"10.0.%d.%d","startTime":"2026-11-24T10:@STARTED@",
 "containerStatuses":[
-{"name":"agent","state":{"running":{"startedAt":"2026-11-24T10:00:01Z"}},"lastState":{},"ready":true,"restartCount":0,"image":"busybox:1.1","imageID":"docker-pullable://busybox@sha256:4be429a5fbb2e71ae7958bfa558bc637cf3a61baf40a708cb8fff532b39e52d0","started":true},
-{"name":"app","state":{"running":{"startedAt":"2026-11-24T10:00:01Z"}},"lastState":{},"ready":true,"restartCount":0,"image":"nginx:1.25","imageID":"docker-pullable://nginx@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31","started":true},
-{"name":"extra-07","state":{"running":{"startedAt":"2026-11-24T10:00:01Z"}},"lastState":{},"ready":true,"restartCount":0,"image":"busybox:1.36","imageID":"docker-pullable://busybox@sha256:4be429a5fbb2e71ae7958bfa558bc637cf3a61baf40a708cb8fff532b39e52d0","started":true}],
+{"name":"agent","state":{"running":{"startedAt":"2026-11-24T10:@STARTED@"}},"lastState":{},"ready":true,"restartCount":0,"image":"busybox:1.1","imageID":"docker-pullable://busybox@sha256:4be429a5fbb2e71ae7958bfa558bc637cf3a61baf40a708cb8fff532b39e52d0","started":true},
+{"name":"app","state":{"running":{"startedAt":"2026-11-24T10:@STARTED@"}},"lastState":{},"ready":true,"restartCount":0,"image":"nginx:1.25","imageID":"docker-pullable://nginx@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31","started":true},
+{"name":"extra-07","state":{"running":{"startedAt":"2026-11-24T10:@STARTED@"}},"lastState":{},"ready":true,"restartCount":0,"image":"busybox:1.36","imageID":"docker-pullable://busybox@sha256:4be429a5fbb2e71ae7958bfa558bc637cf3a61baf40a708cb8fff532b39e52d0","started":true}],
 "qosClass":"BestEffort"}}`, i, i%100, i, 1000+i, i%50, i%100, i%100, i/250, i%250)
-	return []byte(strings.ReplaceAll(pod, "@INJECTED@", injectedAt(i)))
+	pod = strings.ReplaceAll(pod, "@INJECTED@", injectedAt(i))
+	return []byte(strings.ReplaceAll(pod, "@STARTED@", injectedAt(i+100))) // a second later
 }
 
 // injectedAt is the minute and second the i-th pod was injected at: the
-// bench creates about 100 pods a second, and a pod's SidecarSet state
-// records the second.
+// bench creates about 100 pods a second, and a pod's SidecarSet state, its
+// containers' start and its conditions record the second.
 func injectedAt(i int) string {
 	return fmt.Sprintf("%02d:%02dZ", i/100/60, i/100%60)
 }

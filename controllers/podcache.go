@@ -2,8 +2,10 @@ package controllers
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -42,6 +44,10 @@ type PodCache struct {
 	lists   interned[corev1.ResourceList]
 	// containerSets are the pods' container lists.
 	containerSets interned[[]corev1.Container]
+	// statusSets and conditionSets are the pods' container statuses and
+	// read conditions.
+	statusSets    interned[[]corev1.ContainerStatus]
+	conditionSets interned[[]corev1.PodCondition]
 	// annotationSets are the pods' compacted annotations, by content;
 	// rawAnnotations the same, by the annotations they were compacted from.
 	annotationSets, rawAnnotations interned[map[string]string]
@@ -64,6 +70,8 @@ func NewPodCache(in *Interner) *PodCache {
 		requirementSets: newInterned[*corev1.ResourceRequirements](maxInternedSets),
 		annotationSets:  newInterned[map[string]string](maxInternedSets),
 		rawAnnotations:  newInterned[map[string]string](maxInternedSets),
+		statusSets:      newInterned[[]corev1.ContainerStatus](maxInternedSets),
+		conditionSets:   newInterned[[]corev1.PodCondition](maxInternedSets),
 	}
 }
 
@@ -264,18 +272,56 @@ func sharedRestartPolicy(p *corev1.ContainerRestartPolicy) *corev1.ContainerRest
 
 var restartAlways = corev1.ContainerRestartPolicyAlways
 
+// statuses keeps what the operator reads of the container statuses, one
+// shared copy per content: the pods of a workload started in the same
+// second report the same.
 func (c *PodCache) statuses(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	if in == nil {
 		return nil
 	}
-	out := make([]corev1.ContainerStatus, len(in))
+	var b strings.Builder
 	for i := range in {
-		out[i] = corev1.ContainerStatus{
-			Name: c.str(in[i].Name), Image: c.str(in[i].Image), ImageID: c.str(in[i].ImageID), Ready: in[i].Ready,
-			RestartCount: in[i].RestartCount, Started: sharedBool(in[i].Started), State: in[i].State, Resources: c.requirements(in[i].Resources),
+		st := &in[i]
+		var res string
+		if st.Resources != nil {
+			res = resourceListKey(st.Resources.Requests) + "\x01" + resourceListKey(st.Resources.Limits)
 		}
+		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%t\x00%d\x00%s\x00%s\x00%s\x02", st.Name, st.Image, st.ImageID, st.Ready, st.RestartCount,
+			boolKey(st.Started), stateKey(st.State), res)
 	}
-	return out
+	return c.statusSets.intern(b.String(), in, func() []corev1.ContainerStatus {
+		out := make([]corev1.ContainerStatus, len(in))
+		for i := range in {
+			out[i] = corev1.ContainerStatus{
+				Name: c.str(in[i].Name), Image: c.str(in[i].Image), ImageID: c.str(in[i].ImageID), Ready: in[i].Ready,
+				RestartCount: in[i].RestartCount, Started: sharedBool(in[i].Started), State: *in[i].State.DeepCopy(),
+				Resources: c.requirements(in[i].Resources),
+			}
+		}
+		return out
+	})
+}
+
+// stateKey is a container state's content as one string.
+func stateKey(s corev1.ContainerState) string {
+	switch {
+	case s.Running != nil:
+		return "R" + timeKey(s.Running.StartedAt)
+	case s.Waiting != nil:
+		return "W" + s.Waiting.Reason + "\x00" + s.Waiting.Message
+	case s.Terminated != nil:
+		t := s.Terminated
+		return fmt.Sprintf("T%d\x00%d\x00%s\x00%s\x00%s\x00%s\x00%s", t.ExitCode, t.Signal, t.Reason, t.Message,
+			timeKey(t.StartedAt), timeKey(t.FinishedAt), t.ContainerID)
+	}
+	return "-"
+}
+
+func timeKey(t metav1.Time) string {
+	if t.IsZero() {
+		return "0"
+	}
+	return strconv.FormatInt(t.UnixNano(), 10)
 }
 
 // requirements keeps requests and limits (resize and resourcesPolicy read
@@ -324,17 +370,28 @@ func (c *PodCache) conditions(in []corev1.PodCondition) []corev1.PodCondition {
 	if n == 0 {
 		return nil
 	}
-	out := make([]corev1.PodCondition, 0, n)
-	for _, cond := range in {
-		if slices.Contains(readConditions, cond.Type) {
-			out = append(out, corev1.PodCondition{
-				Type: corev1.PodConditionType(c.str(string(cond.Type))), Status: corev1.ConditionStatus(c.str(string(cond.Status))),
-				ObservedGeneration: cond.ObservedGeneration, LastTransitionTime: cond.LastTransitionTime,
-				Reason: c.str(cond.Reason), Message: cond.Message,
-			})
+	var b strings.Builder
+	for i := range in {
+		if cond := &in[i]; slices.Contains(readConditions, cond.Type) {
+			fmt.Fprintf(&b, "%s\x00%s\x00%d\x00%s\x00%s\x00%s\x02", cond.Type, cond.Status, cond.ObservedGeneration,
+				timeKey(cond.LastTransitionTime), cond.Reason, cond.Message)
 		}
 	}
-	return out
+	// One shared copy per content: the pods of a workload that became
+	// ready in the same second hold the same.
+	return c.conditionSets.intern(b.String(), nil, func() []corev1.PodCondition {
+		out := make([]corev1.PodCondition, 0, n)
+		for _, cond := range in {
+			if slices.Contains(readConditions, cond.Type) {
+				out = append(out, corev1.PodCondition{
+					Type: corev1.PodConditionType(c.str(string(cond.Type))), Status: corev1.ConditionStatus(c.str(string(cond.Status))),
+					ObservedGeneration: cond.ObservedGeneration, LastTransitionTime: cond.LastTransitionTime,
+					Reason: c.str(cond.Reason), Message: strings.Clone(cond.Message),
+				})
+			}
+		}
+		return out
+	})
 }
 
 // interned is a table of shared values by content key, bounded: past max
