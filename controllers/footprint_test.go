@@ -95,13 +95,14 @@ func liveHeap() uint64 {
 }
 
 // maxBytesPerPod bounds what a pod of the scale bench costs the pod cache.
-// It is 2 534 bytes with pods injected in the same second sharing their
-// compacted annotations (3 209 when every pod's differ); it was 3 184
-// with each pod holding its own, 4 541 with its own containers, 6 744 with
-// the JSON annotations kept, and 9 536 with the reconciler's memo of
-// decoded states beside the cache; the operator-wide figure is make
-// bench-scale's live heap growth per 1 000 pods.
-const maxBytesPerPod = 2800
+// It is 1 703 bytes with the pods injected, started and ready in the same
+// second sharing their annotations, container statuses and conditions
+// (3 210 when every pod's times differ); it was 3 184 with each pod holding
+// its own, 4 541 with its own containers, 6 744 with the JSON annotations
+// kept, and 9 536 with the reconciler's memo of decoded states beside the
+// cache; the operator-wide figure is make bench-scale's live heap growth
+// per 1 000 pods.
+const maxBytesPerPod = 2000
 
 // TestPodFootprint is not parallel: it measures the live heap.
 func TestPodFootprint(t *testing.T) {
