@@ -3,6 +3,7 @@ package controllers
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -126,3 +127,49 @@ func TestTrimPod_SharesEqualAnnotations(t *testing.T) {
 		t.Error("annotations of a pod injected another second are shared")
 	}
 }
+
+// Pods started and ready in the same second report the same container
+// statuses and conditions: the cache keeps one copy of each list; a pod
+// started another second, or whose container waits, keeps its own.
+func TestTrimPod_SharesEqualStatuses(t *testing.T) {
+	t.Parallel()
+	c := NewPodCache(NewInterner())
+	at := func(sec int) metav1.Time { return metav1.NewTime(time.Date(2026, 11, 24, 10, 0, sec, 0, time.UTC)) }
+	pod := func(started int, state corev1.ContainerState) *corev1.Pod {
+		if state == (corev1.ContainerState{}) {
+			state.Running = &corev1.ContainerStateRunning{StartedAt: at(started)}
+		}
+		return &corev1.Pod{Status: corev1.PodStatus{
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: at(started)},
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Image: "app:1", Ready: true, State: state}},
+		}}
+	}
+	trim := func(p *corev1.Pod) *corev1.PodStatus {
+		t.Helper()
+		got, err := c.Trim(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &got.(*corev1.Pod).Status
+	}
+	a, b := trim(pod(1, corev1.ContainerState{})), trim(pod(1, corev1.ContainerState{}))
+	if &a.ContainerStatuses[0] != &b.ContainerStatuses[0] || &a.Conditions[0] != &b.Conditions[0] {
+		t.Error("equal statuses or conditions are not shared")
+	}
+	if len(a.Conditions) != 1 || a.Conditions[0].Type != corev1.PodReady {
+		t.Errorf("conditions %v, want Ready only", a.Conditions)
+	}
+	later := trim(pod(2, corev1.ContainerState{}))
+	waiting := trim(pod(1, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}))
+	if &later.ContainerStatuses[0] == &a.ContainerStatuses[0] || &later.Conditions[0] == &a.Conditions[0] ||
+		!later.ContainerStatuses[0].State.Running.StartedAt.Equal(ptr(at(2))) {
+		t.Errorf("a pod started a second later shares the statuses: %+v", later.ContainerStatuses[0].State)
+	}
+	if &waiting.ContainerStatuses[0] == &a.ContainerStatuses[0] || waiting.ContainerStatuses[0].State.Waiting == nil ||
+		waiting.ContainerStatuses[0].State.Waiting.Reason != "CrashLoopBackOff" {
+		t.Errorf("a waiting container shares a running one's status: %+v", waiting.ContainerStatuses[0].State)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
