@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -413,7 +412,7 @@ func (t *interned[V]) intern(key string, zero V, fresh func() V) V {
 	if key == "" {
 		return zero
 	}
-	digest := sha256.Sum256(unsafe.Slice(unsafe.StringData(key), len(key)))
+	digest := sha256.Sum256([]byte(key))
 	if v, ok := t.m[digest]; ok {
 		return v
 	}

@@ -163,7 +163,7 @@ func TestTrimPod_SharesEqualStatuses(t *testing.T) {
 	later := trim(pod(2, corev1.ContainerState{}))
 	waiting := trim(pod(1, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}))
 	if &later.ContainerStatuses[0] == &a.ContainerStatuses[0] || &later.Conditions[0] == &a.Conditions[0] ||
-		!later.ContainerStatuses[0].State.Running.StartedAt.Equal(ptr(at(2))) {
+		!later.ContainerStatuses[0].State.Running.StartedAt.Equal(new(at(2))) {
 		t.Errorf("a pod started a second later shares the statuses: %+v", later.ContainerStatuses[0].State)
 	}
 	if &waiting.ContainerStatuses[0] == &a.ContainerStatuses[0] || waiting.ContainerStatuses[0].State.Waiting == nil ||
@@ -171,5 +171,3 @@ func TestTrimPod_SharesEqualStatuses(t *testing.T) {
 		t.Errorf("a waiting container shares a running one's status: %+v", waiting.ContainerStatuses[0].State)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

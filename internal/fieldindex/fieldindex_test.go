@@ -2,6 +2,7 @@ package fieldindex
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -28,9 +29,7 @@ type recordingInformer struct {
 }
 
 func (i recordingInformer) AddIndexers(indexers toolscache.Indexers) error {
-	for name, f := range indexers {
-		i.into[name] = f
-	}
+	maps.Copy(i.into, indexers)
 	return nil
 }
 
