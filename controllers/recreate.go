@@ -166,7 +166,7 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 		defer mu.Unlock()
 		switch {
 		case err == nil:
-			r.recreations.evict(set, e.UID, rollout.Eviction{Owner: e.Owner, Since: sent})
+			r.recreations.evict(set, e.UID, rollout.Eviction{Owner: e.Owner, Since: sent, NotReplacements: e.Siblings})
 			metrics.PodEvictions.WithLabelValues(set, "evicted").Inc()
 			r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, EventRecreating, "Evict",
 				"SidecarSet %s evicted the pod to have it recreated with its current sidecars: %s", set, e.Reason)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -52,7 +53,8 @@ func TestApplyEvictions_RecordsTheRequestTime(t *testing.T) {
 		recreations: newRecreations(), now: now}
 
 	r.applyEvictions(context.Background(), "mesh", []rollout.PodEviction{{
-		Pod: types.NamespacedName{Namespace: "ns", Name: "a"}, UID: "uid-a", Owner: "rs-1", Reason: "env changed"}})
+		Pod: types.NamespacedName{Namespace: "ns", Name: "a"}, UID: "uid-a", Owner: "rs-1", Reason: "env changed",
+		Siblings: []types.UID{"uid-b2"}}})
 
 	if want := []string{"POST /api/v1/namespaces/ns/pods/a/eviction"}; len(paths) != 1 || paths[0] != want[0] {
 		t.Fatalf("requests %v, want %v", paths, want)
@@ -62,7 +64,7 @@ func TestApplyEvictions_RecordsTheRequestTime(t *testing.T) {
 	if !ok {
 		t.Fatalf("no eviction recorded: %v", evicted)
 	}
-	if !e.Since.Equal(t0) || e.Owner != "rs-1" {
-		t.Errorf("recorded %+v, want since %v (the request), owner rs-1", e, t0)
+	if !e.Since.Equal(t0) || e.Owner != "rs-1" || !slices.Equal(e.NotReplacements, []types.UID{"uid-b2"}) {
+		t.Errorf("recorded %+v, want since %v (the request), owner rs-1, uid-b2 no replacement", e, t0)
 	}
 }

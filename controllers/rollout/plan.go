@@ -373,6 +373,7 @@ func Compute(in Input) (Plan, error) {
 		sum.batch = sum.budget.pick(ordered, func(v *podView) bool {
 			return set.act(&plan, v, in.Now, in.LatestRevision, hash)
 		})
+		markSiblings(plan.Evictions, all, in.Now)
 		retries := 0
 		for _, v := range sum.batch.chosen {
 			upgrading[v] = true

@@ -45,8 +45,9 @@ import (
 // and each eviction takes a share of maxUnavailable, as long as the pod is
 // gone and its replacement not yet there, then as long as the replacement
 // is not ready (an updated pod that is not ready). An evicted pod counts
-// as replaced once its controller has a pod created since the eviction
-// that is ready or holds a share of its own; a replacement admitted
+// as replaced once its controller has a pod created since the eviction,
+// not seen when the eviction was planned (creation times are to the
+// second), that is ready or holds a share of its own; a replacement admitted
 // without the sidecars (created before the API server saw the pod
 // webhooks' new scope) keeps the eviction's share until it is ready, and
 // is recreated in turn. The record is dropped after RecreateTimeout (a
@@ -80,6 +81,11 @@ type Eviction struct {
 	Owner types.UID
 	// Since is when the eviction was accepted.
 	Since time.Time
+	// NotReplacements are pods of the controller that existed when the
+	// eviction was planned (PodEviction.Siblings): a replacement already
+	// credited to an earlier eviction, ready within the same second, must
+	// not be credited to this one too.
+	NotReplacements []types.UID
 }
 
 // Refusal is an eviction the API server refused: a PodDisruptionBudget
@@ -102,6 +108,11 @@ type PodEviction struct {
 	Owner types.UID
 	// Reason says why the pod is recreated, for its event.
 	Reason string
+	// Siblings are the pods of the same controller the round saw created
+	// in its second or later: none of them is the replacement, though
+	// their creation time (to the second) cannot tell. The shell keeps
+	// them in the eviction's record (Eviction.NotReplacements).
+	Siblings []types.UID
 }
 
 // recreatableKinds are the controllers known to recreate an evicted pod.
@@ -231,7 +242,8 @@ func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now tim
 		for _, r := range records {
 			// Creation times have a one-second resolution.
 			i := slices.IndexFunc(candidates, func(v *podView) bool {
-				return !v.pod.CreationTimestamp.Before(&metav1.Time{Time: r.e.Since.Truncate(time.Second)})
+				return !v.pod.CreationTimestamp.Before(&metav1.Time{Time: r.e.Since.Truncate(time.Second)}) &&
+					!slices.Contains(r.e.NotReplacements, v.pod.UID)
 			})
 			if i < 0 {
 				unreplaced++
@@ -253,6 +265,25 @@ func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now tim
 	slices.Sort(forget)
 	slices.Sort(expired)
 	return forget, expired, unreplaced
+}
+
+// markSiblings records, on each eviction, the pods of its controller
+// created in the round's second or later (views: every pod the round saw).
+func markSiblings(evictions []PodEviction, views []*podView, now time.Time) {
+	second := metav1.NewTime(now.Truncate(time.Second))
+	for i := range evictions {
+		e := &evictions[i]
+		if e.Siblings != nil || e.Owner == "" {
+			continue
+		}
+		e.Siblings = []types.UID{}
+		for _, v := range views {
+			if ref := metav1.GetControllerOf(v.pod); ref != nil && ref.UID == e.Owner && v.pod.UID != e.UID &&
+				!v.pod.CreationTimestamp.Before(&second) {
+				e.Siblings = append(e.Siblings, v.pod.UID)
+			}
+		}
+	}
 }
 
 // buildEviction builds a pod's eviction.

@@ -195,6 +195,43 @@ func TestPlan_Recreate(t *testing.T) {
 		}
 	})
 
+	t.Run("a replacement already credited to an eviction is no replacement of the next one in the same second", func(t *testing.T) {
+		t.Parallel()
+		// a was evicted and a2 replaced it, ready: a's record is done. In
+		// the same second b is evicted. Creation times have a one-second
+		// resolution, so a2 looks created since b's eviction: it must not
+		// count as b's replacement, or b's share is freed before b's
+		// replacement exists and c goes too (e2e: 3 of 8 unavailable with
+		// maxUnavailable 2).
+		set := v1.clone().annotate(appsv1beta1.RecreatePodsAnnotation, "true")
+		a2 := makePod("a2").injected(t, set.obj()).ownedBy("ReplicaSet", "apps/v1", "rs-1").created(t0)
+		in := input(t, set.obj(), a2.obj())
+		in.NotInjected = []*corev1.Pod{makePod("b").ownedBy("ReplicaSet", "apps/v1", "rs-1").obj(),
+			makePod("c").ownedBy("ReplicaSet", "apps/v1", "rs-1").obj()}
+		in.Now = t0.Add(300 * time.Millisecond)
+		plan := compute(t, in)
+		if len(plan.Evictions) != 1 {
+			t.Fatalf("evicted %v, want one pod (maxUnavailable 1)", evictedNames(plan.Evictions))
+		}
+		first := plan.Evictions[0]
+
+		// The next round, in the same second: the evicted pod is gone, its
+		// replacement not created yet.
+		in.Evictions = map[types.UID]Eviction{first.UID: evictionOf(first, t0.Add(400*time.Millisecond))}
+		for i, p := range in.NotInjected {
+			if p.UID == first.UID {
+				in.NotInjected = append(in.NotInjected[:i:i], in.NotInjected[i+1:]...)
+				break
+			}
+		}
+		in.Now = t0.Add(800 * time.Millisecond)
+		plan = compute(t, in)
+		if len(plan.Evictions) != 0 || len(plan.EvictionsDone) != 0 {
+			t.Fatalf("evicted %v, done %v: %s's replacement does not exist yet, maxUnavailable 1 is used up",
+				evictedNames(plan.Evictions), plan.EvictionsDone, first.Pod.Name)
+		}
+	})
+
 	t.Run("a pod older than the eviction is no replacement, and a record expires", func(t *testing.T) {
 		t.Parallel()
 		in := recreating(t, v2.clone().maxUnavailable(intstr.FromInt32(2)), deployed("b"))
@@ -332,4 +369,10 @@ func TestPlan_NoResizeOrRecreateConditions(t *testing.T) {
 	if len(plan.Updates) != 1 {
 		t.Errorf("updates %v", updatedNames(plan.Updates))
 	}
+}
+
+// evictionOf is the record the shell keeps of an eviction the API server
+// accepted at since.
+func evictionOf(e PodEviction, since time.Time) Eviction {
+	return Eviction{Owner: e.Owner, Since: since, NotReplacements: e.Siblings}
 }
