@@ -91,6 +91,19 @@ func (r *recreations) done(set string, uids ...types.UID) {
 	}
 }
 
+// replaced notes the replacement credited to each eviction whose record
+// stays (rollout.Eviction.ReplacedBy).
+func (r *recreations) replaced(set string, by map[types.UID]types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for uid, replacement := range by {
+		if e, ok := r.evicted[set][uid]; ok {
+			e.ReplacedBy = replacement
+			r.evicted[set][uid] = e
+		}
+	}
+}
+
 // forgetPod drops a deleted pod's refusals.
 func (r *recreations) forgetPod(uid types.UID) {
 	r.mu.Lock()

@@ -68,3 +68,20 @@ func TestApplyEvictions_RecordsTheRequestTime(t *testing.T) {
 		t.Errorf("recorded %+v, want since %v (the request), owner rs-1, uid-b2 no replacement", e, t0)
 	}
 }
+
+// A replacement credited to an eviction is noted on its record, which
+// stays until the planner forgets it.
+func TestRecreations_NotesTheReplacement(t *testing.T) {
+	t.Parallel()
+	r := newRecreations()
+	r.evict("mesh", "uid-a", rollout.Eviction{Owner: "rs-1", Since: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)})
+	r.replaced("mesh", map[types.UID]types.UID{"uid-a": "uid-a2", "uid-gone": "uid-x"})
+	evicted, _ := r.snapshot("mesh")
+	if len(evicted) != 1 || evicted["uid-a"].ReplacedBy != "uid-a2" {
+		t.Errorf("records %+v, want a replaced by a2 and nothing else", evicted)
+	}
+	r.done("mesh", "uid-a")
+	if evicted, _ := r.snapshot("mesh"); len(evicted) != 0 {
+		t.Errorf("records %+v after done", evicted)
+	}
+}

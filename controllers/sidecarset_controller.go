@@ -292,6 +292,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	}
 	r.inflight.forget(s.Name, plan.Done...)
 	r.recreations.done(s.Name, plan.EvictionsDone...)
+	r.recreations.replaced(s.Name, plan.EvictionsReplaced)
 	r.lastPlans.store(s.Name, plan.Settled, plan.Progress)
 
 	status := plan.Status

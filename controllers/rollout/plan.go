@@ -145,6 +145,9 @@ type Plan struct {
 	// EvictionsDone are the evictions to forget: the pod was replaced, or
 	// the record expired after RecreateTimeout. Sorted.
 	EvictionsDone []types.UID
+	// EvictionsReplaced are the evictions replaced this round whose record
+	// stays, by the replacement to note on it (Eviction.ReplacedBy).
+	EvictionsReplaced map[types.UID]types.UID
 	// Decisions say, per pod, what this round decided and why, in the
 	// rollout's order (decisions.go).
 	Decisions []Decision
@@ -260,7 +263,7 @@ func Compute(in Input) (Plan, error) {
 	}
 	var evictionsExpired []types.UID
 	var unreplaced int
-	plan.EvictionsDone, evictionsExpired, unreplaced = settleEvictions(in.Evictions, all, in.Now)
+	plan.EvictionsDone, evictionsExpired, plan.EvictionsReplaced, unreplaced = settleEvictions(in.Evictions, all, in.Now)
 	rec.expired = len(evictionsExpired)
 	plan.RequeueAfter = earliest(plan.RequeueAfter, applyRefusals(all, in.Refused, in.Now))
 	guard := set.checkGuards(in, views)

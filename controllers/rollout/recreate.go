@@ -46,8 +46,9 @@ import (
 // gone and its replacement not yet there, then as long as the replacement
 // is not ready (an updated pod that is not ready). An evicted pod counts
 // as replaced once its controller has a pod created since the eviction,
-// not seen when the eviction was planned (creation times are to the
-// second), that is ready or holds a share of its own; a replacement admitted
+// not seen when the eviction was planned and credited to no other
+// eviction (creation times are to the second), that is ready or holds a
+// share of its own; a replacement admitted
 // without the sidecars (created before the API server saw the pod
 // webhooks' new scope) keeps the eviction's share until it is ready, and
 // is recreated in turn. The record is dropped after RecreateTimeout (a
@@ -86,6 +87,11 @@ type Eviction struct {
 	// credited to an earlier eviction, ready within the same second, must
 	// not be credited to this one too.
 	NotReplacements []types.UID
+	// ReplacedBy is the replacement credited to this eviction
+	// (Plan.EvictionsReplaced). The record then takes no share; it is kept
+	// while another eviction of the controller waits, so that its
+	// replacement is credited to no other.
+	ReplacedBy types.UID
 }
 
 // Refusal is an eviction the API server refused: a PodDisruptionBudget
@@ -202,12 +208,16 @@ func applyRefusals(views []*podView, refused map[types.UID]Refusal, now time.Tim
 }
 
 // settleEvictions sorts the shell's evictions: those to forget (the pod is
-// replaced, or the record expired), the expired subset, how many evicted
-// pods are gone and not yet replaced by an available pod, and the views of
+// replaced and no other eviction of its controller waits, or the record
+// expired), the expired subset, those replaced this round whose record
+// stays (another eviction of the controller waits), how many evicted pods
+// are gone and not yet replaced by an available pod, and the views of
 // evicted pods the cache still shows (marked evicting). A replacement is a
-// pod of the same controller created since the eviction, each matched to
-// one eviction, oldest first.
-func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now time.Time) (forget, expired []types.UID, unreplaced int) {
+// pod of the same controller created since the eviction, neither seen when
+// it was planned nor credited to another eviction, each matched to one
+// eviction, oldest first.
+func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now time.Time) (
+	forget, expired []types.UID, replaced map[types.UID]types.UID, unreplaced int) {
 	byUID := make(map[types.UID]*podView, len(views))
 	for _, v := range views {
 		byUID[v.pod.UID] = v
@@ -217,22 +227,30 @@ func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now tim
 		e   Eviction
 	}
 	byOwner := map[types.UID][]record{}
+	credited := map[types.UID]bool{} // replacements of earlier rounds
+	waiting := map[types.UID]bool{}  // controllers with an eviction not replaced
 	for uid, e := range evictions {
 		switch v, present := byUID[uid]; {
 		case now.Sub(e.Since) >= RecreateTimeout:
 			forget = append(forget, uid)
-			expired = append(expired, uid)
+			if e.ReplacedBy == "" {
+				expired = append(expired, uid)
+			}
+		case e.ReplacedBy != "":
+			credited[e.ReplacedBy] = true
 		case present:
 			v.evicting = true
+			waiting[e.Owner] = true
 		default:
 			byOwner[e.Owner] = append(byOwner[e.Owner], record{uid, e})
 		}
 	}
+	replaced = map[types.UID]types.UID{}
 	for owner, records := range byOwner {
 		slices.SortFunc(records, func(a, b record) int { return cmp.Or(a.e.Since.Compare(b.e.Since), cmp.Compare(a.uid, b.uid)) })
 		var candidates []*podView
 		for _, v := range views {
-			if ref := metav1.GetControllerOf(v.pod); ref != nil && ref.UID == owner && !v.evicting {
+			if ref := metav1.GetControllerOf(v.pod); ref != nil && ref.UID == owner && !v.evicting && !credited[v.pod.UID] {
 				candidates = append(candidates, v)
 			}
 		}
@@ -247,6 +265,7 @@ func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now tim
 			})
 			if i < 0 {
 				unreplaced++
+				waiting[owner] = true
 				continue
 			}
 			replacement := candidates[i]
@@ -257,14 +276,23 @@ func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now tim
 				// seen the pod webhooks' new scope yet). The eviction
 				// keeps its share until the replacement is ready.
 				unreplaced++
+				waiting[owner] = true
 				continue
 			}
-			forget = append(forget, r.uid)
+			replaced[r.uid] = replacement.pod.UID
+		}
+	}
+	// A replaced eviction is forgotten once no other eviction of its
+	// controller waits: then no other can be credited its replacement.
+	for uid, e := range evictions {
+		if _, thisRound := replaced[uid]; (thisRound || e.ReplacedBy != "") && !waiting[e.Owner] && !slices.Contains(forget, uid) {
+			forget = append(forget, uid)
+			delete(replaced, uid)
 		}
 	}
 	slices.Sort(forget)
 	slices.Sort(expired)
-	return forget, expired, unreplaced
+	return forget, expired, replaced, unreplaced
 }
 
 // markSiblings records, on each eviction, the pods of its controller

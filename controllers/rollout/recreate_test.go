@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -232,6 +233,44 @@ func TestPlan_Recreate(t *testing.T) {
 		}
 	})
 
+	t.Run("a replacement is credited to one eviction only, even when another one of its second waits", func(t *testing.T) {
+		t.Parallel()
+		// a and b were evicted in the same second; a2, a's replacement,
+		// appears after both evictions were planned and is ready at once.
+		// It is a's, not b's too: b's share holds until b's own
+		// replacement exists, and c waits.
+		set := v1.clone().annotate(appsv1beta1.RecreatePodsAnnotation, "true").maxUnavailable(intstr.FromInt32(2))
+		a2 := makePod("a2").injected(t, set.obj()).ownedBy("ReplicaSet", "apps/v1", "rs-1").created(t0)
+		in := input(t, set.obj(), a2.obj())
+		in.NotInjected = []*corev1.Pod{makePod("c").ownedBy("ReplicaSet", "apps/v1", "rs-1").obj()}
+		in.Evictions = map[types.UID]Eviction{
+			"uid-a": {Owner: "rs-1", Since: t0.Add(200 * time.Millisecond)},
+			"uid-b": {Owner: "rs-1", Since: t0.Add(600 * time.Millisecond)},
+		}
+		in.Now = t0.Add(800 * time.Millisecond)
+		for round := 1; round <= 2; round++ {
+			plan := compute(t, in)
+			if len(plan.Evictions) != 1 {
+				// a2 is ready: a's share is free, b's holds: one more pod.
+				t.Fatalf("round %d: evicted %v, want c only (b's replacement does not exist yet)", round, evictedNames(plan.Evictions))
+			}
+			in.Evictions = settledRecords(in.Evictions, plan)
+			if _, ok := in.Evictions["uid-b"]; !ok {
+				t.Fatalf("round %d: b's eviction forgotten, records %v", round, in.Evictions)
+			}
+			in.Now = in.Now.Add(100 * time.Millisecond)
+		}
+
+		// b's replacement appears: every record is done.
+		b2 := makePod("b2").injected(t, set.obj()).ownedBy("ReplicaSet", "apps/v1", "rs-1").created(t0.Add(time.Second)).notReady()
+		in.Pods = pods(a2, b2)
+		in.NotInjected = nil
+		plan := compute(t, in)
+		if !cmp.Equal(plan.EvictionsDone, []types.UID{"uid-a", "uid-b"}) {
+			t.Errorf("done %v, want both records", plan.EvictionsDone)
+		}
+	})
+
 	t.Run("a pod older than the eviction is no replacement, and a record expires", func(t *testing.T) {
 		t.Parallel()
 		in := recreating(t, v2.clone().maxUnavailable(intstr.FromInt32(2)), deployed("b"))
@@ -375,4 +414,19 @@ func TestPlan_NoResizeOrRecreateConditions(t *testing.T) {
 // accepted at since.
 func evictionOf(e PodEviction, since time.Time) Eviction {
 	return Eviction{Owner: e.Owner, Since: since, NotReplacements: e.Siblings}
+}
+
+// settledRecords applies a round's outcome to the eviction records, as the
+// shell does.
+func settledRecords(records map[types.UID]Eviction, plan Plan) map[types.UID]Eviction {
+	out := maps.Clone(records)
+	for _, uid := range plan.EvictionsDone {
+		delete(out, uid)
+	}
+	for uid, by := range plan.EvictionsReplaced {
+		e := out[uid]
+		e.ReplacedBy = by
+		out[uid] = e
+	}
+	return out
 }
