@@ -117,6 +117,12 @@ func benchScale(ctx context.Context, e *env, o scaleOptions) (bool, error) {
 			return false, fmt.Errorf("admission: %w", err)
 		}
 		printAdmission(o.webhook, pairings)
+		// The admission's SidecarSets are deleted as it ends, thousands of
+		// them, which takes the API server minutes: measured beside them,
+		// the manager's memory would hold them too.
+		if err := e.waitBenchSidecarSetsGone(ctx); err != nil {
+			return false, err
+		}
 	}
 
 	defer e.cleanScale(context.WithoutCancel(ctx), o)
@@ -589,6 +595,24 @@ func (e *env) cleanScale(ctx context.Context, o scaleOptions) {
 	for i := range o.namespaces {
 		_ = e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf(scaleNamespace, i)}})
 	}
+}
+
+// waitBenchSidecarSetsGone waits until the admission's SidecarSets are
+// gone.
+func (e *env) waitBenchSidecarSetsGone(ctx context.Context) error {
+	start := time.Now()
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var sets appsv1beta1.SidecarSetList
+		if err := e.client.List(ctx, &sets, client.HasLabels{benchLabel}); err != nil {
+			return false, err
+		}
+		return len(sets.Items) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the admission's SidecarSets to be deleted: %w", err)
+	}
+	fmt.Printf("bench: the admission's SidecarSets deleted after %.0f s more\n", time.Since(start).Seconds())
+	return nil
 }
 
 // removeScaleLeftovers deletes what an interrupted run left and waits until
