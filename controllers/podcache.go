@@ -241,7 +241,7 @@ func (c *PodCache) containers(in []corev1.Container) []corev1.Container {
 			restart = string(*in[i].RestartPolicy)
 		}
 		b.WriteString(in[i].Name + "\x00" + in[i].Image + "\x00" + string(in[i].ImagePullPolicy) + "\x00" + restart + "\x00" +
-			resourceListKey(in[i].Resources.Requests) + "\x01" + resourceListKey(in[i].Resources.Limits) + "\x02")
+			requirementsKey(in[i].Resources.Requests, in[i].Resources.Limits) + "\x02")
 	}
 	return c.containerSets.intern(b.String(), in, func() []corev1.Container {
 		out := make([]corev1.Container, len(in))
@@ -283,7 +283,7 @@ func (c *PodCache) statuses(in []corev1.ContainerStatus) []corev1.ContainerStatu
 		st := &in[i]
 		var res string
 		if st.Resources != nil {
-			res = resourceListKey(st.Resources.Requests) + "\x01" + resourceListKey(st.Resources.Limits)
+			res = requirementsKey(st.Resources.Requests, st.Resources.Limits)
 		}
 		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%t\x00%d\x00%s\x00%s\x00%s\x02", st.Name, st.Image, st.ImageID, st.Ready, st.RestartCount,
 			boolKey(st.Started), stateKey(st.State), res)
@@ -329,7 +329,7 @@ func (c *PodCache) requirements(r *corev1.ResourceRequirements) *corev1.Resource
 	if r == nil {
 		return nil
 	}
-	return c.requirementSets.intern(resourceListKey(r.Requests)+"\x01"+resourceListKey(r.Limits)+"\x02", nil, func() *corev1.ResourceRequirements {
+	return c.requirementSets.intern(requirementsKey(r.Requests, r.Limits), nil, func() *corev1.ResourceRequirements {
 		return &corev1.ResourceRequirements{Requests: c.resourceList(r.Requests), Limits: c.resourceList(r.Limits)}
 	})
 }
@@ -345,6 +345,11 @@ func (c *PodCache) resourceList(l corev1.ResourceList) corev1.ResourceList {
 		}
 		return out
 	})
+}
+
+// requirementsKey is requests' and limits' content as one string.
+func requirementsKey(requests, limits corev1.ResourceList) string {
+	return resourceListKey(requests) + "\x01" + resourceListKey(limits)
 }
 
 // resourceListKey is a resource list's content as one string.

@@ -301,10 +301,9 @@ func markSiblings(evictions []PodEviction, views []*podView, now time.Time) {
 	second := metav1.NewTime(now.Truncate(time.Second))
 	for i := range evictions {
 		e := &evictions[i]
-		if e.Siblings != nil || e.Owner == "" {
+		if e.Owner == "" {
 			continue
 		}
-		e.Siblings = []types.UID{}
 		for _, v := range views {
 			if ref := metav1.GetControllerOf(v.pod); ref != nil && ref.UID == e.Owner && v.pod.UID != e.UID &&
 				!v.pod.CreationTimestamp.Before(&second) {
