@@ -105,7 +105,7 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 	if namespace == "" {
 		namespace = req.Namespace
 	}
-	d, err := h.Decide(ctx, pod, namespace)
+	d, err := h.decide(ctx, pod, namespace, true)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err), "error"
 	}
@@ -153,6 +153,12 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 // injector. The error is a failure to read the inputs; a refusal of the pod
 // is Decision.Denied.
 func (h *PodInjector) Decide(ctx context.Context, pod *corev1.Pod, namespace string) (Decision, error) {
+	return h.decide(ctx, pod, namespace, false)
+}
+
+// decide is Decide; with patchOnly, the decision has no injected pod (the
+// webhook answers with the patch).
+func (h *PodInjector) decide(ctx context.Context, pod *corev1.Pod, namespace string, patchOnly bool) (Decision, error) {
 	var entries []*candidate.Entry
 	if h.EverySidecarSet {
 		entries = h.Registry.All()
@@ -163,6 +169,7 @@ func (h *PodInjector) Decide(ctx context.Context, pod *corev1.Pod, namespace str
 		Pod:       pod,
 		Namespace: inject.Namespace{Name: namespace},
 		Options:   h.Options,
+		PatchOnly: patchOnly,
 	}
 	if len(entries) == 0 {
 		return Decision{Input: in}, nil

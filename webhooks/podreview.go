@@ -1,17 +1,19 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 
 	jsoniter "github.com/json-iterator/go"
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
@@ -63,7 +65,7 @@ func decodePodReview(r *http.Request) (*podRequest, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		return nil, fmt.Errorf("content type %q: want application/json", ct)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxPodReviewBytes))
+	body, err := readBody(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading the AdmissionReview: %w", err)
 	}
@@ -80,13 +82,41 @@ func decodePodReview(r *http.Request) (*podRequest, error) {
 	return review.Request, nil
 }
 
+// readBody reads the request's body, at most maxPodReviewBytes, in one
+// buffer when the request says its length (the API server does; growing the
+// buffer was a seventh of the webhook's allocations).
+func readBody(r *http.Request) ([]byte, error) {
+	limited := io.LimitReader(r.Body, maxPodReviewBytes)
+	if r.ContentLength <= 0 || r.ContentLength > maxPodReviewBytes {
+		return io.ReadAll(limited)
+	}
+	body := make([]byte, r.ContentLength)
+	n, err := io.ReadFull(limited, body)
+	if err != nil {
+		return nil, err
+	}
+	// A body longer than it said is read whole, as without the length.
+	rest, err := io.ReadAll(limited)
+	return append(body[:n], rest...), err
+}
+
 // writePodReview answers with the response in an AdmissionReview, the
-// patch encoded (admission.Response.Complete).
+// patch encoded by encodePatch.
 func writePodReview(ctx context.Context, w http.ResponseWriter, req *podRequest, resp admission.Response) {
 	var uid types.UID
 	if req != nil {
 		uid = req.UID
 	}
+	if len(resp.Patches) > 0 {
+		patch, err := encodePatch(resp.Patches)
+		if err != nil {
+			resp = admission.Errored(http.StatusInternalServerError, err)
+		} else {
+			resp.Patch, resp.Patches = patch, nil
+			resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
+		}
+	}
+	// Sets the UID and the status code; with no Patches left, encodes nothing.
 	if err := resp.Complete(admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UID: uid}}); err != nil {
 		resp = admission.Errored(http.StatusInternalServerError, err)
 		resp.UID = uid
@@ -94,7 +124,41 @@ func writePodReview(ctx context.Context, w http.ResponseWriter, req *podRequest,
 	review := admissionv1.AdmissionReview{Response: &resp.AdmissionResponse}
 	review.APIVersion, review.Kind = admissionv1.SchemeGroupVersion.String(), "AdmissionReview"
 	w.Header().Set("Content-Type", "application/json")
-	if err := json.NewEncoder(w).Encode(review); err != nil {
+	if err := reviewJSON.NewEncoder(w).Encode(review); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Writing the admission response")
 	}
+}
+
+// encodePatch writes a JSON patch as encoding/json writes it through
+// jsonpatch.Operation's MarshalJSON (a value always for add and replace,
+// never a nil one otherwise), in one pass: encoding/json marshals each
+// operation on its own and then scans the result again to compact it, which
+// was a sixth of the webhook's CPU.
+func encodePatch(ops []jsonpatch.Operation) ([]byte, error) {
+	stream := reviewJSON.BorrowStream(nil)
+	defer reviewJSON.ReturnStream(stream)
+	stream.WriteArrayStart()
+	for i := range ops {
+		op := &ops[i]
+		if i > 0 {
+			stream.WriteMore()
+		}
+		stream.WriteObjectStart()
+		stream.WriteObjectField("op")
+		stream.WriteStringWithHTMLEscaped(op.Operation)
+		stream.WriteMore()
+		stream.WriteObjectField("path")
+		stream.WriteStringWithHTMLEscaped(op.Path)
+		if op.Value != nil || op.Operation == "add" || op.Operation == "replace" {
+			stream.WriteMore()
+			stream.WriteObjectField("value")
+			stream.WriteVal(op.Value)
+		}
+		stream.WriteObjectEnd()
+	}
+	stream.WriteArrayEnd()
+	if stream.Error != nil {
+		return nil, fmt.Errorf("encoding the patch: %w", stream.Error)
+	}
+	return bytes.Clone(stream.Buffer()), nil
 }

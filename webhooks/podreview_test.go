@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -10,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -119,5 +122,106 @@ func TestDecodePodReview_AsEncodingJSON(t *testing.T) {
 	}
 	if !apiequality.Semantic.DeepEqual(got.Object, pod) {
 		t.Errorf("the decoded pod differs from the one sent")
+	}
+}
+
+// The one-pass patch encoder writes what encoding/json writes through
+// jsonpatch.Operation's MarshalJSON, byte for byte: the API types' own
+// encoders (quantities, int-or-strings), HTML-escaped strings, a null value
+// for an add or replace without one, no value for a remove.
+func TestEncodePatch_AsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	registry := candidate.NewRegistry()
+	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
+	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	s.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "agent:1.0",
+		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")}},
+		Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+		LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Path: "/healthz?a=<b>&c", Port: intstr.FromString("http")}}}}}}
+	s.Spec.Volumes = []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	if err := registry.Upsert(s); err != nil {
+		t.Fatal(err)
+	}
+	h := &PodInjector{Registry: registry, Namespace: "kruise-system"}
+	d, err := h.Decide(context.Background(), deploymentPod(), "default")
+	if err != nil || len(d.Output.Patch) == 0 {
+		t.Fatalf("Decide: %v, %d ops: want an injection", err, len(d.Output.Patch))
+	}
+	ops := append(d.Output.Patch,
+		jsonpatch.NewOperation("add", "/metadata/annotations/a~1<b>&c", "x\u2028y\"z"),
+		jsonpatch.NewOperation("add", "/metadata/labels", map[string]string{"b": "2", "a": "<1>"}),
+		jsonpatch.NewOperation("replace", "/spec/x", nil),
+		jsonpatch.NewOperation("remove", "/spec/imagePullSecrets/1", nil),
+		jsonpatch.NewOperation("add", "/spec/y", ""))
+	got, err := encodePatch(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("patch:\n ours          %s\n encoding/json %s", got, want)
+	}
+}
+
+// The answer is the AdmissionReview encoding/json would write, byte for
+// byte (the patch in base64, the status, the warnings).
+func TestPodInjector_ServeHTTP_AnswersAsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	registry := candidate.NewRegistry()
+	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
+	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	s.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "agent:1.0"}}}
+	if err := registry.Upsert(s); err != nil {
+		t.Fatal(err)
+	}
+	for name, h := range map[string]*PodInjector{
+		"injected":  {Registry: registry, Namespace: "kruise-system"},
+		"unchanged": {Registry: candidate.NewRegistry(), Namespace: "kruise-system"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest(http.MethodPost, PodInjectionPath, bytes.NewReader(admissionReviewBody(t, deploymentPod())))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			var review admissionv1.AdmissionReview
+			if err := json.Unmarshal(rec.Body.Bytes(), &review); err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(review)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := bytes.TrimSuffix(rec.Body.Bytes(), []byte("\n")); !bytes.Equal(got, want) {
+				t.Errorf("answer:\n ours          %s\n encoding/json %s", got, want)
+			}
+			if (name == "injected") != (review.Response.PatchType != nil && len(review.Response.Patch) > 0) {
+				t.Errorf("patch type %v, patch %q", review.Response.PatchType, review.Response.Patch)
+			}
+		})
+	}
+}
+
+// The body is read whole whether or not the request says its length, and a
+// body shorter than it said is an error.
+func TestReadBody(t *testing.T) {
+	t.Parallel()
+	body := admissionReviewBody(t, deploymentPod())
+	for name, length := range map[string]int64{"length said": int64(len(body)), "length unknown": -1, "said shorter": 10} {
+		req := httptest.NewRequest(http.MethodPost, PodInjectionPath, bytes.NewReader(body))
+		req.ContentLength = length
+		got, err := readBody(req)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Errorf("%s: read %d bytes, %v: want the %d bytes sent", name, len(got), err, len(body))
+		}
+	}
+	req := httptest.NewRequest(http.MethodPost, PodInjectionPath, bytes.NewReader(body))
+	req.ContentLength = int64(len(body)) + 1
+	if _, err := readBody(req); err == nil {
+		t.Errorf("a body shorter than its length was read without an error")
 	}
 }

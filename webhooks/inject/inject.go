@@ -119,6 +119,9 @@ type Input struct {
 	Options Options
 	// Whitelist decides the keys patchPodMetadata may write.
 	Whitelist podmeta.Whitelist
+	// PatchOnly is set by a caller that reads only Output.Patch (the pod
+	// webhook): Output.Pod is left nil, the pod is not copied.
+	PatchOnly bool
 }
 
 // Output is the result of an injection decision.
@@ -126,7 +129,8 @@ type Output struct {
 	// Patch is a minimal RFC 6902 patch against Input.Pod; empty when
 	// nothing changes.
 	Patch []jsonpatch.Operation
-	// Pod is Input.Pod with Patch applied (a copy).
+	// Pod is Input.Pod with Patch applied (a copy); nil with
+	// Input.PatchOnly.
 	Pod *corev1.Pod
 	// Injected names the SidecarSets that injected at least one container,
 	// in processing (name) order.
@@ -212,13 +216,16 @@ func Inject(in Input) (Output, error) {
 		return Output{}, err
 	}
 	pod := in.Pod
-	out := Output{Pod: pod.DeepCopy()}
+	var out Output
 	matched, skips, unknown, state, stateErr := matchCandidates(cands, pod, in.Namespace)
 	out.Skipped = append(out.Skipped, skips...)
 	for _, u := range unknown {
 		out.fail(u.c.SidecarSet, fmt.Errorf("SidecarSet %q: %s", u.c.SidecarSet.Name, u.message))
 	}
 	if len(matched) == 0 {
+		if !in.PatchOnly {
+			out.Pod = pod.DeepCopy()
+		}
 		return out, out.denial()
 	}
 
@@ -299,7 +306,7 @@ func Inject(in Input) (Output, error) {
 		}
 		recordInjection(b.annotations, state, b.plans, listed, in.Now)
 	}
-	out.Pod, out.Patch = apply(pod, m, b.annotations)
+	out.Pod, out.Patch = apply(pod, m, b.annotations, !in.PatchOnly)
 	slices.SortStableFunc(out.Skipped, func(a, b Skip) int { return strings.Compare(a.SidecarSet, b.SidecarSet) })
 	return out, out.denial()
 }

@@ -120,6 +120,7 @@ func FuzzInject(f *testing.F) {
 		if diff := cmp.Diff(before, pod); diff != "" {
 			t.Fatalf("Inject modified its input (-before +after):\n%s", diff)
 		}
+		assertPatchOnlySame(t, in, out, err)
 		if err != nil {
 			return
 		}
@@ -128,6 +129,21 @@ func FuzzInject(f *testing.F) {
 		assertSamePod(t, applyPatch(t, raw, out.Patch), out.Pod)
 		assertIdempotent(t, in, out.Pod)
 	})
+}
+
+// assertPatchOnlySame checks that the webhook's PatchOnly decides the same,
+// without the injected pod.
+func assertPatchOnlySame(t *testing.T, in Input, want Output, wantErr error) {
+	t.Helper()
+	in.PatchOnly = true
+	got, err := Inject(in)
+	if got.Pod != nil {
+		t.Fatalf("PatchOnly returned a pod")
+	}
+	got.Pod = want.Pod
+	if diff := cmp.Diff(want, got); diff != "" || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+		t.Fatalf("PatchOnly decides otherwise (error %v, want %v; -without +with):\n%s", err, wantErr, diff)
+	}
 }
 
 // assertOwnContainersUntouched checks that the pod's containers are a

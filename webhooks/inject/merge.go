@@ -249,12 +249,17 @@ func mergePullSecrets(podSecrets []corev1.LocalObjectReference, plans []*plan) (
 	return dups, added
 }
 
-// apply returns the mutated pod and the minimal JSON patch that turns the
-// original into it: one op per added container, volume, pull secret and
-// annotation (a whole list or map when the pod had none), never a
-// re-serialization of fields injection does not touch.
-func apply(pod *corev1.Pod, m merged, annotations map[string]string) (*corev1.Pod, []jsonpatch.Operation) {
-	out := pod.DeepCopy()
+// apply returns the minimal JSON patch that turns the pod into the injected
+// one (one op per added container, volume, pull secret and annotation, a
+// whole list or map when the pod had none, never a re-serialization of
+// fields injection does not touch) and, withPod, the injected pod.
+func apply(pod *corev1.Pod, m merged, annotations map[string]string, withPod bool) (*corev1.Pod, []jsonpatch.Operation) {
+	// Without the pod, the lists and annotations are written into a shallow
+	// copy that is dropped: the ops are the same.
+	out := new(*pod)
+	if withPod {
+		out = pod.DeepCopy()
+	}
 	var ops []jsonpatch.Operation
 	var annOps []jsonpatch.Operation
 	out.Annotations, annOps = annotationOps(pod.Annotations, annotations)
@@ -268,6 +273,9 @@ func apply(pod *corev1.Pod, m merged, annotations map[string]string) (*corev1.Po
 	ops = append(ops, listOps...)
 	out.Spec.ImagePullSecrets, listOps = pullSecretOps(out.Spec.ImagePullSecrets, m.dupSecrets, m.pullSecrets)
 	ops = append(ops, listOps...)
+	if !withPod {
+		return nil, ops
+	}
 	return out, ops
 }
 
