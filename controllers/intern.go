@@ -14,7 +14,7 @@ import (
 )
 
 // Interner shares what many cached objects hold alike: strings
-// (namespaces, label keys and values, images, condition messages), string
+// (namespaces, label and annotation keys, images, condition messages), string
 // maps (labels, annotations) and raw data (revisions') of equal content.
 // Each object points to one copy instead of its own. Cached objects are
 // read-only, so sharing is safe. The tables are bounded: past their size
@@ -26,7 +26,7 @@ type Interner struct {
 	// maps are the string maps (labels, annotations, selectors' match
 	// labels) by content: a SidecarSet's revision carries its annotations,
 	// thousands of SidecarSets the same labels.
-	maps interned[reflect.Value]
+	maps interned[any]
 	// bytes are raw data by content.
 	bytes interned[[]byte]
 	// sidecarLists are SidecarSets' sidecars by content.
@@ -37,7 +37,7 @@ const maxInternedStrings = 1 << 16
 
 // NewInterner returns an empty interner.
 func NewInterner() *Interner {
-	return &Interner{m: map[string]string{}, maps: newInterned[reflect.Value](maxInternedSets),
+	return &Interner{m: map[string]string{}, maps: newInterned[any](maxInternedSets),
 		bytes: newInterned[[]byte](maxInternedSets), sidecarLists: newInterned[[]appsv1beta1.SidecarContainer](maxInternedSets)}
 }
 
@@ -91,10 +91,17 @@ func (in *Interner) sidecars(list []appsv1beta1.SidecarContainer) []appsv1beta1.
 	return in.sidecarLists.intern(string(key), list, func() []appsv1beta1.SidecarContainer { return list })
 }
 
-var (
-	objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
-	uidType        = reflect.TypeFor[types.UID]()
-)
+var uidType = reflect.TypeFor[types.UID]()
+
+// ownFields are the string fields each object holds for itself (its name,
+// its resource version, the name of the one object it points to): another
+// object holds the same string once or twice at most, and a table entry
+// costs more than the copies it would save.
+var ownFields = map[reflect.Type][]string{
+	reflect.TypeFor[metav1.ObjectMeta]():            {"Name", "ResourceVersion"},
+	reflect.TypeFor[metav1.OwnerReference]():        {"Name"},
+	reflect.TypeFor[appsv1beta1.SidecarSetStatus](): {"LatestRevision"},
+}
 
 func (in *Interner) walk(v reflect.Value) {
 	switch v.Kind() {
@@ -103,11 +110,10 @@ func (in *Interner) walk(v reflect.Value) {
 			in.walk(v.Elem())
 		}
 	case reflect.Struct:
-		meta := v.Type() == objectMetaType
+		own := ownFields[v.Type()]
 		for field, f := range v.Fields() {
-			// UIDs and resource versions are each object's own: sharing
-			// them would only fill the table.
-			if !f.CanSet() || f.Type() == uidType || meta && field.Name == "ResourceVersion" {
+			// UIDs are each object's own too.
+			if !f.CanSet() || f.Type() == uidType || slices.Contains(own, field.Name) {
 				continue
 			}
 			in.walk(f)
@@ -147,8 +153,10 @@ func (in *Interner) walkBytes(v reflect.Value) {
 var bytesType = reflect.TypeFor[[]byte]()
 
 // walkMap replaces a map of strings by the shared map of the same content
-// (of the same type), made of shared strings; it interns other maps'
-// values.
+// (of the same type), with shared keys; its values are not interned: the
+// map is already held once per content, and a value held by several
+// different maps is short (a label's "true", a SidecarSet's name), cheaper
+// to copy than to file. It interns other maps' values.
 func (in *Interner) walkMap(v reflect.Value) {
 	if v.Len() == 0 {
 		return
@@ -163,13 +171,13 @@ func (in *Interner) walkMap(v reflect.Value) {
 		for iter.Next() {
 			pairs[iter.Key().String()] = iter.Value().String()
 		}
-		v.Set(in.maps.intern(t.String()+"\x00"+pairsKey(pairs), v, func() reflect.Value {
+		v.Set(reflect.ValueOf(in.maps.intern(t.String()+"\x00"+pairsKey(pairs), nil, func() any {
 			m := reflect.MakeMapWithSize(t, len(pairs))
 			for k, e := range pairs {
-				m.SetMapIndex(reflect.ValueOf(in.stringLocked(k)).Convert(t.Key()), reflect.ValueOf(in.stringLocked(e)).Convert(t.Elem()))
+				m.SetMapIndex(reflect.ValueOf(in.stringLocked(k)).Convert(t.Key()), reflect.ValueOf(e).Convert(t.Elem()))
 			}
-			return m
-		}))
+			return m.Interface()
+		})))
 		return
 	}
 	iter := v.MapRange()

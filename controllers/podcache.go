@@ -409,16 +409,22 @@ func (c *PodCache) conditions(in []corev1.PodCondition) []corev1.PodCondition {
 }
 
 // interned is a table of shared values by content key, bounded: past max
-// entries it starts over. It files each value under the SHA-256 digest of
-// its key, not the key: a table of 8 192 revisions' data or label sets
-// would otherwise hold a second copy of each.
+// entries it starts over. It files each value under a digest of its key
+// (the first 128 bits of its SHA-256), not the key: a table of 8 192
+// revisions' data or label sets would otherwise hold a second copy of
+// each. A table entry is paid for every distinct value, shared or not:
+// half the digest is a third less per entry.
 type interned[V any] struct {
-	m   map[[sha256.Size]byte]V
+	m   map[digest]V
 	max int
 }
 
+// digest is a key's SHA-256, cut to 128 bits: two keys of a table share one
+// with a chance of about 2^-102.
+type digest [16]byte
+
 func newInterned[V any](maxEntries int) interned[V] {
-	return interned[V]{m: map[[sha256.Size]byte]V{}, max: maxEntries}
+	return interned[V]{m: map[digest]V{}, max: maxEntries}
 }
 
 // intern returns the shared value for key, making it with fresh (from a
@@ -427,13 +433,14 @@ func (t *interned[V]) intern(key string, zero V, fresh func() V) V {
 	if key == "" {
 		return zero
 	}
-	digest := sha256.Sum256([]byte(key))
-	if v, ok := t.m[digest]; ok {
+	sum := sha256.Sum256([]byte(key))
+	d := digest(sum[:len(digest{})])
+	if v, ok := t.m[d]; ok {
 		return v
 	}
 	t.makeRoom()
 	v := fresh()
-	t.m[digest] = v
+	t.m[d] = v
 	return v
 }
 
