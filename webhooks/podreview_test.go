@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -148,7 +149,7 @@ func TestEncodePatch_AsEncodingJSON(t *testing.T) {
 	if err != nil || len(d.Output.Patch) == 0 {
 		t.Fatalf("Decide: %v, %d ops: want an injection", err, len(d.Output.Patch))
 	}
-	ops := append(d.Output.Patch,
+	ops := append(slices.Clone(d.Output.Patch),
 		jsonpatch.NewOperation("add", "/metadata/annotations/a~1<b>&c", "x\u2028y\"z"),
 		jsonpatch.NewOperation("add", "/metadata/labels", map[string]string{"b": "2", "a": "<1>"}),
 		jsonpatch.NewOperation("replace", "/spec/x", nil),
