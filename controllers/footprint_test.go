@@ -52,32 +52,50 @@ func injectedAt(i int) string {
 	return fmt.Sprintf("%02d:%02dZ", i/100/60, i/100%60)
 }
 
+// cachedPods is the pod cache as the manager builds it: the transform,
+// and the namespace and injected-list indexes.
+type cachedPods struct {
+	indexer toolscache.Indexer
+	cache   *PodCache
+}
+
+func newCachedPods() *cachedPods {
+	return &cachedPods{
+		indexer: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, withNamespaceIndex(fieldindex.CacheIndexers(&corev1.Pod{}))),
+		cache:   NewPodCache(NewInterner()),
+	}
+}
+
+// put decodes a version of a pod and files it, as the informer does.
+func (c *cachedPods) put(t *testing.T, raw []byte) {
+	t.Helper()
+	p := &corev1.Pod{}
+	if err := json.Unmarshal(raw, p); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := c.cache.Trim(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.indexer.Update(obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // podFootprint is the live heap, in bytes per pod, that n pods of the
-// scale bench cost in the pod cache as the manager builds it (the
-// transform, the namespace and injected-list indexes) and in what the
-// reconciler keeps about them (the decoded states).
+// scale bench cost in the pod cache as the manager builds it, its tables
+// of shared values included.
 func podFootprint(t *testing.T, n int) float64 {
 	t.Helper()
-	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, withNamespaceIndex(fieldindex.CacheIndexers(&corev1.Pod{})))
-	cache := NewPodCache(NewInterner())
+	pods := newCachedPods()
 	before := liveHeap()
 	for i := range n {
-		p := &corev1.Pod{}
-		if err := json.Unmarshal(scalePodJSON(i), p); err != nil {
-			t.Fatal(err)
-		}
-		obj, err := cache.Trim(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := indexer.Add(obj); err != nil {
-			t.Fatal(err)
-		}
+		pods.put(t, scalePodJSON(i))
 	}
 	after := liveHeap()
-	// The manager keeps both for its lifetime: so does the measure.
-	runtime.KeepAlive(indexer)
-	runtime.KeepAlive(cache)
+	// The manager keeps the cache and its tables for its lifetime: so does
+	// the measure.
+	runtime.KeepAlive(pods)
 	return float64(after-before) / float64(n)
 }
 
@@ -132,35 +150,20 @@ func rolledPodJSON(i, rollout, step int) []byte {
 // parallel: it measures the live heap.
 func TestPodFootprint_AfterRollouts(t *testing.T) {
 	const n, rollouts, steps = 5000, 3, 3
-	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, withNamespaceIndex(fieldindex.CacheIndexers(&corev1.Pod{})))
-	cache := NewPodCache(NewInterner())
+	pods := newCachedPods()
 	before := liveHeap()
-	version := func(i int, raw []byte) {
-		p := &corev1.Pod{}
-		if err := json.Unmarshal(raw, p); err != nil {
-			t.Fatal(err)
-		}
-		obj, err := cache.Trim(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := indexer.Update(obj); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for i := range n {
-		version(i, scalePodJSON(i))
+		pods.put(t, scalePodJSON(i))
 	}
 	for r := range rollouts {
 		for s := range steps {
 			for i := range n {
-				version(i, rolledPodJSON(i, r, s))
+				pods.put(t, rolledPodJSON(i, r, s))
 			}
 		}
 	}
 	perPod := float64(liveHeap()-before) / n
-	runtime.KeepAlive(indexer)
-	runtime.KeepAlive(cache)
+	runtime.KeepAlive(pods)
 	t.Logf("%.0f bytes per pod after %d rollouts of %d steps", perPod, rollouts, steps)
 	if perPod > maxBytesPerPod {
 		t.Errorf("a pod costs the cache %.0f bytes after its rollouts, more than %d", perPod, maxBytesPerPod)

@@ -41,8 +41,9 @@ func serve(t *testing.T, h http.Handler, method, contentType string, body []byte
 	return *review.Response
 }
 
-func TestPodInjector_ServeHTTP_InjectsFromOneDecode(t *testing.T) {
-	t.Parallel()
+// agentRegistry holds one SidecarSet, agent, selecting app=web.
+func agentRegistry(t *testing.T) *candidate.Registry {
+	t.Helper()
 	registry := candidate.NewRegistry()
 	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
 	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
@@ -50,6 +51,12 @@ func TestPodInjector_ServeHTTP_InjectsFromOneDecode(t *testing.T) {
 	if err := registry.Upsert(s); err != nil {
 		t.Fatal(err)
 	}
+	return registry
+}
+
+func TestPodInjector_ServeHTTP_InjectsFromOneDecode(t *testing.T) {
+	t.Parallel()
+	registry := agentRegistry(t)
 	h := &PodInjector{Registry: registry, Namespace: "kruise-system"}
 	resp := serve(t, h, http.MethodPost, "application/json", admissionReviewBody(t, deploymentPod()))
 	if !resp.Allowed || resp.UID != "4b9e3f0c-1d2a-4e5f-9a8b-7c6d5e4f3a2b" || resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
@@ -172,13 +179,7 @@ func TestEncodePatch_AsEncodingJSON(t *testing.T) {
 // byte (the patch in base64, the status, the warnings).
 func TestPodInjector_ServeHTTP_AnswersAsEncodingJSON(t *testing.T) {
 	t.Parallel()
-	registry := candidate.NewRegistry()
-	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
-	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
-	s.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "agent:1.0"}}}
-	if err := registry.Upsert(s); err != nil {
-		t.Fatal(err)
-	}
+	registry := agentRegistry(t)
 	for name, h := range map[string]*PodInjector{
 		"injected":  {Registry: registry, Namespace: "kruise-system"},
 		"unchanged": {Registry: candidate.NewRegistry(), Namespace: "kruise-system"},
