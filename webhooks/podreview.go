@@ -90,14 +90,22 @@ func readBody(r *http.Request) ([]byte, error) {
 	if r.ContentLength <= 0 || r.ContentLength > maxPodReviewBytes {
 		return io.ReadAll(limited)
 	}
-	body := make([]byte, r.ContentLength)
-	n, err := io.ReadFull(limited, body)
-	if err != nil {
+	body := make([]byte, r.ContentLength, r.ContentLength+1)
+	if _, err := io.ReadFull(limited, body); err != nil {
 		return nil, err
 	}
-	// A body longer than it said is read whole, as without the length.
+	// net/http's server ends the body at its length; a body longer than it
+	// said (another caller's) is read whole, as without the length. The
+	// probe reads into the buffer's spare byte: nothing more to allocate.
+	n, err := limited.Read(body[len(body):cap(body)])
+	if n == 0 && errors.Is(err, io.EOF) {
+		return body, nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
 	rest, err := io.ReadAll(limited)
-	return append(body[:n], rest...), err
+	return append(body[:len(body)+n], rest...), err
 }
 
 // writePodReview answers with the response in an AdmissionReview, the

@@ -254,29 +254,24 @@ func mergePullSecrets(podSecrets []corev1.LocalObjectReference, plans []*plan) (
 // whole list or map when the pod had none, never a re-serialization of
 // fields injection does not touch) and, withPod, the injected pod.
 func apply(pod *corev1.Pod, m merged, annotations map[string]string, withPod bool) (*corev1.Pod, []jsonpatch.Operation) {
-	// Without the pod, the lists and annotations are written into a shallow
-	// copy that is dropped: the ops are the same.
-	out := new(*pod)
+	// The injected pod's lists are built from its own copy, so that it
+	// shares nothing with the input; the ops are the same either way.
+	src := pod
 	if withPod {
-		out = pod.DeepCopy()
+		src = pod.DeepCopy()
 	}
-	var ops []jsonpatch.Operation
-	var annOps []jsonpatch.Operation
-	out.Annotations, annOps = annotationOps(pod.Annotations, annotations)
-	ops = append(ops, annOps...)
-	var listOps []jsonpatch.Operation
-	out.Spec.InitContainers, listOps = placeList("/spec/initContainers", out.Spec.InitContainers, m.initBefore, m.initAfter)
-	ops = append(ops, listOps...)
-	out.Spec.Containers, listOps = placeList("/spec/containers", out.Spec.Containers, m.before, m.after)
-	ops = append(ops, listOps...)
-	out.Spec.Volumes, listOps = placeList("/spec/volumes", out.Spec.Volumes, nil, m.volumes)
-	ops = append(ops, listOps...)
-	out.Spec.ImagePullSecrets, listOps = pullSecretOps(out.Spec.ImagePullSecrets, m.dupSecrets, m.pullSecrets)
-	ops = append(ops, listOps...)
+	annots, annOps := annotationOps(pod.Annotations, annotations)
+	inits, initOps := placeList("/spec/initContainers", src.Spec.InitContainers, m.initBefore, m.initAfter)
+	containers, containerOps := placeList("/spec/containers", src.Spec.Containers, m.before, m.after)
+	volumes, volumeOps := placeList("/spec/volumes", src.Spec.Volumes, nil, m.volumes)
+	secrets, secretOps := pullSecretOps(src.Spec.ImagePullSecrets, m.dupSecrets, m.pullSecrets)
+	ops := slices.Concat(annOps, initOps, containerOps, volumeOps, secretOps)
 	if !withPod {
 		return nil, ops
 	}
-	return out, ops
+	src.Annotations, src.Spec.InitContainers, src.Spec.Containers, src.Spec.Volumes, src.Spec.ImagePullSecrets =
+		annots, inits, containers, volumes, secrets
+	return src, ops
 }
 
 // annotationOps returns the final annotations and the ops writing the
