@@ -134,6 +134,7 @@ func main() {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
+	sidecarSetWatches := webhooks.NewSidecarSetWatches()
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS, restConfig.Burst = float32(o.apiQPS), o.apiBurst
 	// The watch streams of every pod would be gzipped by the API server and
@@ -146,7 +147,7 @@ func main() {
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: o.webhookHost, Port: o.webhookPort, CertDir: o.certs.Dir, TLSOpts: tlsOpts,
 		}),
-		Cache:                         setup.CacheOptions(o.namespace),
+		Cache:                         setup.CacheOptions(o.namespace, sidecarSetWatches),
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
@@ -175,6 +176,7 @@ func main() {
 		ScopedWebhookConfig:          scopedConfig,
 		ScopeOLMWebhooks:             scopeOLM,
 		InstallAuthoringPolicy:       o.installAuthoringPolicy,
+		SidecarSetWatches:            sidecarSetWatches,
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to set up the operator")

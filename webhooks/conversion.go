@@ -3,7 +3,9 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 )
 
 // The manager keeps the SidecarSet CRD's conversion webhook pointing at its
@@ -50,6 +53,43 @@ type ConversionConfig struct {
 	// MutatingConfig names the MutatingWebhookConfiguration of the
 	// SidecarSet defaulting webhook.
 	MutatingConfig string
+	// Watches follows the SidecarSet informer's watches (nil: not
+	// followed): after a write of the CRD, ReadyCheck waits until the watch
+	// is reopened on the CRD's new storage.
+	Watches *SidecarSetWatches
+
+	synced atomic.Bool // a Sync found or made the CRD right
+	ready  atomic.Bool // ReadyCheck passed once
+}
+
+// ReadyCheck fails until the CRD's conversion webhook points at this
+// operator (before that, the API server refuses every v1alpha1 request of a
+// SidecarSet) and, when this manager wrote it, until the SidecarSet watch is
+// reopened on the storage the write replaced (SidecarSetWatches). Once it
+// passes it stays passed: a later rewrite (by another installer) does not
+// take a serving replica out of its Service.
+func (c *ConversionConfig) ReadyCheck() healthz.Checker {
+	return func(*http.Request) error {
+		if c.ready.Load() {
+			return nil
+		}
+		if !c.synced.Load() {
+			return fmt.Errorf("the conversion webhook of CustomResourceDefinition %s is not set yet", SidecarSetCRDName)
+		}
+		if c.Watches != nil {
+			live, waited := c.Watches.Live(time.Now())
+			if !live {
+				return fmt.Errorf("the SidecarSet watch is not yet reopened on the storage of CustomResourceDefinition %s (written %s ago)",
+					SidecarSetCRDName, waited.Round(time.Millisecond))
+			}
+			if waited > 0 && !c.ready.Load() {
+				ctrl.Log.WithName("crd-conversion").Info("The SidecarSet watch was reopened on the CRD's new storage",
+					"crd", SidecarSetCRDName, "afterWrite", waited.Round(time.Millisecond).String())
+			}
+		}
+		c.ready.Store(true)
+		return nil
+	}
 }
 
 // NeedLeaderElection is false: every replica serves the conversion webhook.
@@ -110,6 +150,7 @@ func (c *ConversionConfig) Sync(ctx context.Context) (changed bool, err error) {
 		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", SidecarSetCRDName, err)
 	}
 	if equality.Semantic.DeepEqual(crd.Spec.Conversion, want) {
+		c.synced.Store(true)
 		return false, nil
 	}
 	patch := client.MergeFromWithOptions(crd.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -117,6 +158,10 @@ func (c *ConversionConfig) Sync(ctx context.Context) (changed bool, err error) {
 	if err := c.Client.Patch(ctx, crd, patch, client.FieldOwner("sidecarset-operator")); err != nil {
 		return false, fmt.Errorf("writing the conversion webhook of CustomResourceDefinition %s: %w", SidecarSetCRDName, err)
 	}
+	if c.Watches != nil {
+		c.Watches.StorageReplaced(time.Now())
+	}
+	c.synced.Store(true)
 	return true, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +19,7 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 )
 
 // CacheOptions shape the manager's cache to what the operator reads: managed
@@ -28,7 +31,10 @@ import (
 // ControllerRevisions share their strings (controllers.Interner), as the
 // pods do, so that thousands of them hold one copy of each label, image or
 // condition message.
-func CacheOptions(namespace string) cache.Options {
+//
+// watches, when not nil, follows the SidecarSet informer's watches (the
+// ready check after a write of the CRD, webhooks.SidecarSetWatches).
+func CacheOptions(namespace string, watches *webhooks.SidecarSetWatches) cache.Options {
 	in := controllers.NewInterner()
 	shared := func(obj any) (any, error) {
 		obj, err := cache.TransformStripManagedFields()(obj)
@@ -38,6 +44,12 @@ func CacheOptions(namespace string) cache.Options {
 		return in.Transform(obj)
 	}
 	return cache.Options{
+		NewInformer: func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+			if _, ok := obj.(*appsv1beta1.SidecarSet); ok && watches != nil {
+				lw = watches.Wrap(lw)
+			}
+			return toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
+		},
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&appsv1beta1.SidecarSet{}: {Transform: shared},

@@ -54,6 +54,9 @@ type Options struct {
 	// InstallAuthoringPolicy installs the SidecarSet authoring policy and its
 	// binding at start (OLM, whose bundles cannot carry them).
 	InstallAuthoringPolicy bool
+	// SidecarSetWatches is the tracker given to CacheOptions (nil: none):
+	// the ready check waits on it after a write of the CRD.
+	SidecarSetWatches *webhooks.SidecarSetWatches
 	// ScopedWebhookConfig names the MutatingWebhookConfiguration whose pod
 	// webhooks are narrowed to the pods the SidecarSets select.
 	ScopedWebhookConfig string
@@ -139,9 +142,16 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	}
 	// The CRD's conversion webhook follows the SidecarSet webhook's Service
 	// or URL and CA bundle; under OLM (no configuration named), OLM writes it.
+	// The manager is ready once it is set and the SidecarSet watch survived
+	// the write.
 	if o.Certs.MutatingConfig != "" {
-		if err := mgr.Add(&webhooks.ConversionConfig{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), MutatingConfig: o.Certs.MutatingConfig}); err != nil {
+		conv := &webhooks.ConversionConfig{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(),
+			MutatingConfig: o.Certs.MutatingConfig, Watches: o.SidecarSetWatches}
+		if err := mgr.Add(conv); err != nil {
 			return nil, fmt.Errorf("setting up the CRD conversion webhook: %w", err)
+		}
+		if err := mgr.AddReadyzCheck("sidecarset-crd", conv.ReadyCheck()); err != nil {
+			return nil, fmt.Errorf("setting up the CRD conversion ready check: %w", err)
 		}
 	}
 	if o.InstallAuthoringPolicy {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/install"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/apiserver"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 )
 
 // Scheme knows the built-in types and the SidecarSet API.
@@ -45,6 +46,10 @@ type Env struct {
 	// ManagerCache is the cache of the operator that StartManager runs
 	// (nil before): what its webhooks and controller see.
 	ManagerCache client.Reader
+	// SidecarSetWatches follows the watches of ManagerCache's SidecarSet
+	// informer: a spec that writes the CRD waits on it, so that the next
+	// spec does not meet an operator whose watch the API server just ended.
+	SidecarSetWatches *webhooks.SidecarSetWatches
 
 	// stopManager stops the operator StartManager runs and waits for it.
 	stopManager func() error

@@ -50,13 +50,14 @@ type ManagerOptions struct {
 // context, or call StopManager, to stop it.
 func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	wio := &e.TestEnv.WebhookInstallOptions
+	watches := webhooks.NewSidecarSetWatches()
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:  Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
 		}),
-		Cache:                  setup.CacheOptions(OperatorNamespace),
+		Cache:                  setup.CacheOptions(OperatorNamespace, watches),
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: new(true), RecoverPanic: new(false)},
 	})
@@ -70,11 +71,12 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 		// As main does: the pod webhook is narrowed to the SidecarSets'
 		// selectors, so every suite also proves the narrowing loses no pod.
 		ScopedWebhookConfig: webhooks.MutatingConfigName,
+		SidecarSetWatches:   watches,
 	}
 	if o.Mutate != nil {
 		o.Mutate(&opts)
 	}
-	e.ManagerCache = mgr.GetCache()
+	e.ManagerCache, e.SidecarSetWatches = mgr.GetCache(), watches
 	ctx, cancel := context.WithCancel(ctx)
 	server, err := setup.All(ctx, mgr, opts)
 	if err != nil {
