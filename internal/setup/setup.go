@@ -154,6 +154,11 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 			return nil, fmt.Errorf("setting up the CRD conversion ready check: %w", err)
 		}
 	}
+	// The heap's free pages go back to the system after a burst, not
+	// minutes later (MemoryReturner).
+	if err := mgr.Add(&MemoryReturner{}); err != nil {
+		return nil, fmt.Errorf("setting up the memory returner: %w", err)
+	}
 	if o.InstallAuthoringPolicy {
 		if err := mgr.Add(&webhooks.AuthoringPolicyInstaller{Client: mgr.GetClient()}); err != nil {
 			return nil, fmt.Errorf("setting up the authoring policy installer: %w", err)

@@ -69,8 +69,11 @@ type sizeRun struct {
 // idleFigures is the manager at rest with the pods and SidecarSets.
 type idleFigures struct {
 	anon, file, heap float64 // MiB
-	cpu              time.Duration
-	window           time.Duration
+	// held is what the Go heap held free, not returned to the system, when
+	// the anonymous RSS was highest (MiB).
+	held   float64
+	cpu    time.Duration
+	window time.Duration
 }
 
 // startFigures is the manager's start at the largest size.
@@ -425,7 +428,15 @@ func (e *env) idleFigures(ctx context.Context, o scaleOptions, pods int) (idleFi
 		if err != nil {
 			return f, err
 		}
-		f.anon, f.file = max(f.anon, m["RssAnon"]), max(f.file, m["RssFile"])
+		if m["RssAnon"] > f.anon {
+			f.anon = m["RssAnon"]
+			if s, err := e.managerScrape(ctx); err == nil {
+				idle, _ := s.Sum("go_memstats_heap_idle_bytes", nil)
+				released, _ := s.Sum("go_memstats_heap_released_bytes", nil)
+				f.held = (idle - released) / (1 << 20)
+			}
+		}
+		f.file = max(f.file, m["RssFile"])
 		time.Sleep(time.Second)
 	}
 	f.cpu = e.cpuSnapshot().since(cpu0)["manager"]
@@ -679,8 +690,8 @@ func printSize(r sizeRun) {
 		fmt.Printf("bench: %d pods, maxUnavailable %s: operator %.1f s, floor %.1f s (%.2f×), %.2f pod writes per pod\n",
 			r.pods, ro.maxUnavailable, ro.ours.Seconds(), ro.floor.Seconds(), ro.ours.Seconds()/ro.floor.Seconds(), ro.writesPerPod)
 	}
-	fmt.Printf("bench: %d pods at rest: RSS %.0f + %.0f MiB, live heap %.1f MiB, CPU %s over %s, %.1f API requests per reconcile\n",
-		r.pods, r.idle.anon, r.idle.file, r.idle.heap, r.idle.cpu, r.idle.window, r.calls)
+	fmt.Printf("bench: %d pods at rest: RSS %.0f + %.0f MiB (the Go heap holding %.0f MiB free), live heap %.1f MiB, CPU %s over %s, %.1f API requests per reconcile\n",
+		r.pods, r.idle.anon, r.idle.file, r.idle.held, r.idle.heap, r.idle.cpu, r.idle.window, r.calls)
 }
 
 // printScale prints the scale run's tables and the targets' verdicts, and
