@@ -82,7 +82,7 @@ func (c *ConversionConfig) ReadyCheck() healthz.Checker {
 				return fmt.Errorf("the SidecarSet watch is not yet reopened on the storage of CustomResourceDefinition %s (written %s ago)",
 					SidecarSetCRDName, waited.Round(time.Millisecond))
 			}
-			if waited > 0 && !c.ready.Load() {
+			if c.ready.CompareAndSwap(false, true) && waited > 0 {
 				ctrl.Log.WithName("crd-conversion").Info("The SidecarSet watch was reopened on the CRD's new storage",
 					"crd", SidecarSetCRDName, "afterWrite", waited.Round(time.Millisecond).String())
 			}

@@ -37,6 +37,7 @@ type SidecarSetWatches struct {
 	open       map[uint64]struct{} // watches whose stream has not ended
 	stale      uint64              // watches up to this number were opened before the write
 	replacedAt time.Time           // when the CRD was written; zero: never
+	blind      bool                // Wrap met a ListerWatcher it cannot follow: Live never waits
 }
 
 // NewSidecarSetWatches returns a tracker with no watch yet.
@@ -53,7 +54,7 @@ func (s *SidecarSetWatches) Wrap(lw toolscache.ListerWatcher) toolscache.ListerW
 	in, ok := lw.(*toolscache.ListWatch)
 	if !ok || in.WatchFuncWithContext == nil {
 		s.mu.Lock()
-		s.open = nil
+		s.blind = true
 		s.mu.Unlock()
 		return lw
 	}
@@ -72,9 +73,7 @@ func (s *SidecarSetWatches) track(w watch.Interface, err error) (watch.Interface
 	s.mu.Lock()
 	s.opened++
 	id := s.opened
-	if s.open != nil {
-		s.open[id] = struct{}{}
-	}
+	s.open[id] = struct{}{}
 	s.mu.Unlock()
 	t := &trackedWatch{Interface: w, out: make(chan watch.Event), done: make(chan struct{})}
 	go t.forward(func() {
@@ -100,7 +99,7 @@ func (s *SidecarSetWatches) StorageReplaced(now time.Time) {
 func (s *SidecarSetWatches) Live(now time.Time) (live bool, waited time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.replacedAt.IsZero() || s.open == nil {
+	if s.replacedAt.IsZero() || s.blind {
 		return true, 0
 	}
 	waited = now.Sub(s.replacedAt)

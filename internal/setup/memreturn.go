@@ -30,25 +30,13 @@ const heapFreeMetric = "/memory/classes/heap/free:bytes"
 
 // MemoryReturner returns the heap's free pages to the system after a
 // burst. It runs on every replica.
-type MemoryReturner struct {
-	// Free reads the heap's free, unreturned bytes (nil: the runtime's).
-	Free func() uint64
-	// Return returns them (nil: debug.FreeOSMemory).
-	Return func()
-}
+type MemoryReturner struct{}
 
 // NeedLeaderElection is false: every replica has its own heap.
-func (m *MemoryReturner) NeedLeaderElection() bool { return false }
+func (MemoryReturner) NeedLeaderElection() bool { return false }
 
 // Start checks until the context ends.
-func (m *MemoryReturner) Start(ctx context.Context) error {
-	free, release := m.Free, m.Return
-	if free == nil {
-		free = heapFree
-	}
-	if release == nil {
-		release = debug.FreeOSMemory
-	}
+func (MemoryReturner) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("memory")
 	var last time.Time
 	tick := time.NewTicker(memoryCheckInterval)
@@ -58,11 +46,11 @@ func (m *MemoryReturner) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case now := <-tick.C:
-			held := free()
+			held := heapFree()
 			if !worthReturning(held, now, last) {
 				continue
 			}
-			release()
+			debug.FreeOSMemory()
 			last = now
 			log.Info("Returned the heap's free memory to the system", "bytes", held, "took", time.Since(now).String())
 		}

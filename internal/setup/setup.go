@@ -156,7 +156,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	}
 	// The heap's free pages go back to the system after a burst, not
 	// minutes later (MemoryReturner).
-	if err := mgr.Add(&MemoryReturner{}); err != nil {
+	if err := mgr.Add(MemoryReturner{}); err != nil {
 		return nil, fmt.Errorf("setting up the memory returner: %w", err)
 	}
 	if o.InstallAuthoringPolicy {
