@@ -9,18 +9,26 @@ import (
 
 func TestWorthReturning(t *testing.T) {
 	now := time.Now()
+	// quiet is a rate at which the heap would reuse a threshold's worth of
+	// held pages only after more than a gap; busy, within one.
+	perGap := uint64(memoryReturnGap / memoryCheckInterval)
+	quiet := memoryReturnThreshold/perGap - 1
+	busy := memoryReturnThreshold/perGap + 1
 	for _, c := range []struct {
-		name string
-		held uint64
-		last time.Time
-		want bool
+		name      string
+		held      uint64
+		allocated uint64
+		last      time.Time
+		want      bool
 	}{
-		{"little held", memoryReturnThreshold - 1, time.Time{}, false},
-		{"much held, never returned", memoryReturnThreshold, time.Time{}, true},
-		{"much held, returned a moment ago", 4 * memoryReturnThreshold, now.Add(-memoryReturnGap + time.Second), false},
-		{"much held, returned long ago", memoryReturnThreshold, now.Add(-memoryReturnGap), true},
+		{"little held", memoryReturnThreshold - 1, 0, time.Time{}, false},
+		{"much held, quiet, never returned", memoryReturnThreshold, quiet, time.Time{}, true},
+		{"much held, quiet, returned a moment ago", 4 * memoryReturnThreshold, 0, now.Add(-memoryReturnGap + time.Second), false},
+		{"much held, quiet, returned a gap ago", memoryReturnThreshold, quiet, now.Add(-memoryReturnGap), true},
+		{"much held, during a burst", memoryReturnThreshold, busy, time.Time{}, false},
+		{"more held than a burst reuses in a gap", 64 * memoryReturnThreshold, busy, time.Time{}, true},
 	} {
-		if got := worthReturning(c.held, now, c.last); got != c.want {
+		if got := worthReturning(c.held, c.allocated, now, c.last); got != c.want {
 			t.Errorf("%s: worthReturning = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -37,11 +45,11 @@ func TestHeapFree_ReturnedByFreeOSMemory(t *testing.T) {
 		runtime.KeepAlive(keep)
 	}()
 	runtime.GC()
-	if held := heapFree(); held < 32<<20 {
+	if held, _ := heapFigures(); held < 32<<20 {
 		t.Fatalf("after freeing 64 MiB the heap holds %d free bytes, want at least 32 MiB", held)
 	}
 	debug.FreeOSMemory()
-	if held := heapFree(); held >= 8<<20 {
+	if held, _ := heapFigures(); held >= 8<<20 {
 		t.Fatalf("after the return the heap still holds %d free bytes", held)
 	}
 }

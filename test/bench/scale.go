@@ -81,6 +81,8 @@ type startFigures struct {
 	ready, firstStatus time.Duration
 	// err is why the start was not measured.
 	err error
+	// profile is the CPU profile of the start, if one was taken.
+	profile string
 }
 
 // String says what was measured, or why nothing was.
@@ -171,7 +173,7 @@ func benchScale(ctx context.Context, e *env, o scaleOptions) (bool, error) {
 	if o.memorySettings, err = e.managerMemorySettings(); err != nil {
 		return false, err
 	}
-	start, err := e.restartManager(ctx, o)
+	start, err := e.restartManager(ctx, o, runs[len(runs)-1].pods)
 	if err != nil {
 		fmt.Printf("bench: restarting the manager: %v\n", err)
 		start.err = err
@@ -444,6 +446,27 @@ func (e *env) idleFigures(ctx context.Context, o scaleOptions, pods int) (idleFi
 	return f, nil
 }
 
+// startProfileSeconds is the length of the CPU profile of a manager's
+// start: past the 10 s target, to the first status write.
+const startProfileSeconds = 15
+
+// startProfile takes a CPU profile of the manager starting, retrying until
+// its pprof endpoint listens; the returned function waits for it to be
+// written to path.
+func (e *env) startProfile(ctx context.Context, o scaleOptions, path string) func() {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var raw []byte
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			var err error
+			raw, err = e.managerPprof(ctx, o, fmt.Sprintf("profile?seconds=%d", startProfileSeconds))
+			return err == nil, nil
+		})
+		writeProfile(path, raw, err)
+	})
+	return wg.Wait
+}
+
 // managerPprof reads one of the manager's pprof endpoints.
 func (e *env) managerPprof(ctx context.Context, o scaleOptions, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.pprofAddr+"/debug/pprof/"+path, nil)
@@ -522,8 +545,10 @@ func (e *env) managerMemorySettings() (string, error) {
 // restartManager stops the dev manager, makes a SidecarSet's status stale
 // while none runs, starts it again with the same command line, and
 // measures the time until it is ready (webhooks serving) and until that
-// SidecarSet's status is current again (its first status write).
-func (e *env) restartManager(ctx context.Context, o scaleOptions) (startFigures, error) {
+// SidecarSet's status is current again (its first status write). A CPU
+// profile of the manager's first startProfileSeconds, from as soon as its
+// pprof endpoint answers, goes to the profile directory.
+func (e *env) restartManager(ctx context.Context, o scaleOptions, pods int) (startFigures, error) {
 	var f startFigures
 	data, err := os.ReadFile(e.pidFile)
 	if err != nil {
@@ -577,6 +602,11 @@ func (e *env) restartManager(ctx context.Context, o scaleOptions) (startFigures,
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return f, err
+	}
+	if o.pprofAddr != "" {
+		f.profile = fmt.Sprintf("%s/start-%d-pods.cpu.pprof", o.profileDir, pods)
+		profiled := e.startProfile(ctx, o, f.profile)
+		defer profiled()
 	}
 	if err := os.WriteFile(e.pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
 		return f, err
@@ -741,38 +771,50 @@ func printScale(o scaleOptions, pairings []pairing, runs []sizeRun, start startF
 		return time.Duration(median(byCount[label].runs, func(c creation) float64 { return float64(c.cpu[component]) / float64(len(c.latencies)) }))
 	}
 
+	// A target's profile is the one that explains a miss.
 	type target struct {
-		what string
-		ok   bool
+		what    string
+		ok      bool
+		profile string
+	}
+	heapProfile := func(r sizeRun) string {
+		if o.profileDir == "" {
+			return ""
+		}
+		return fmt.Sprintf("%s/idle-%d-pods.heap.pprof", o.profileDir, r.pods)
 	}
 	var targets []target
 	for _, ro := range largest.rollouts {
 		ratio := ro.ours.Seconds() / ro.floor.Seconds()
-		targets = append(targets, target{fmt.Sprintf("rollout of %d pods at %s ≤ 1.2× the floor: %.2f×", largest.pods, ro.maxUnavailable, ratio), ratio <= 1.2})
+		targets = append(targets, target{fmt.Sprintf("rollout of %d pods at %s ≤ 1.2× the floor: %.2f×", largest.pods, ro.maxUnavailable, ratio), ratio <= 1.2, ""})
 	}
 	if len(o.webhook.counts) > 0 {
 		one, most := "1 SidecarSets", fmt.Sprintf("%d SidecarSets", o.webhook.counts[len(o.webhook.counts)-1])
 		admission := rate(most) / rate(one)
 		targets = append(targets,
-			target{fmt.Sprintf("admission with %s within 10%% of 1 SidecarSet: %.0f vs %.0f pods/s (%.2f×)", most, rate(most), rate(one), admission), admission >= 0.9},
-			target{fmt.Sprintf("operator CPU per injected pod ≤ 0.5 ms: %s (the API server: %s)", ms(perPod(one, "manager")), ms(perPod(one, "kube-apiserver"))), perPod(one, "manager") <= 500*time.Microsecond})
+			target{fmt.Sprintf("admission with %s within 10%% of 1 SidecarSet: %.0f vs %.0f pods/s (%.2f×)", most, rate(most), rate(one), admission), admission >= 0.9, ""},
+			target{fmt.Sprintf("operator CPU per injected pod ≤ 0.5 ms: %s (the API server: %s)", ms(perPod(one, "manager")), ms(perPod(one, "kube-apiserver"))), perPod(one, "manager") <= 500*time.Microsecond, ""})
 	}
 	growth := heapGrowth(runs[0], largest)
 	podIndependent := runs[0].idle.heap - growth*float64(runs[0].pods)/1000
 	targets = append(targets,
 		target{fmt.Sprintf("live heap per 1000 pods ≤ 4 MiB (its growth from %d to %d pods; the SidecarSets' share is the same at every size): %.2f MiB",
-			runs[0].pods, largest.pods, growth), len(runs) > 1 && growth <= 4},
+			runs[0].pods, largest.pods, growth), len(runs) > 1 && growth <= 4, heapProfile(largest)},
 		target{fmt.Sprintf("live heap independent of the pods with %d SidecarSets ≤ 35 MiB (the live heap at %d pods less their growth): %.1f MiB",
-			o.sidecarSets, runs[0].pods, podIndependent), len(runs) > 1 && podIndependent <= 35},
-		target{fmt.Sprintf("live heap with %d pods and %d SidecarSets ≤ 80 MiB: %.1f MiB", largest.pods, o.sidecarSets, largest.idle.heap), largest.idle.heap <= 80},
+			o.sidecarSets, runs[0].pods, podIndependent), len(runs) > 1 && podIndependent <= 35, heapProfile(runs[0])},
+		target{fmt.Sprintf("live heap with %d pods and %d SidecarSets ≤ 80 MiB: %.1f MiB", largest.pods, o.sidecarSets, largest.idle.heap), largest.idle.heap <= 80, heapProfile(largest)},
 		target{fmt.Sprintf("manager RSS with %d pods and %d SidecarSets ≤ 200 MiB, with the shipped memory settings (%s): %.0f MiB",
-			largest.pods, o.sidecarSets, o.memorySettings, largest.idle.anon+largest.idle.file), largest.idle.anon+largest.idle.file <= 200},
-		target{fmt.Sprintf("manager ready ≤ 10 s after start: %s", start), start.met()},
+			largest.pods, o.sidecarSets, o.memorySettings, largest.idle.anon+largest.idle.file), largest.idle.anon+largest.idle.file <= 200, heapProfile(largest)},
+		target{fmt.Sprintf("manager ready ≤ 10 s after start: %s", start), start.met(), start.profile},
 	)
 	fmt.Printf("\nTargets\n\n")
 	ok := true
 	for _, t := range targets {
-		fmt.Printf("- %s: %s\n", t.what, verdict(t.ok))
+		if !t.ok && t.profile != "" {
+			fmt.Printf("- %s: %s (profile: %s)\n", t.what, verdict(t.ok), t.profile)
+		} else {
+			fmt.Printf("- %s: %s\n", t.what, verdict(t.ok))
+		}
 		ok = ok && t.ok
 	}
 	return ok
