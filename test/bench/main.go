@@ -108,9 +108,14 @@ func run() int {
 		so.sizes = append(so.sizes, n)
 	}
 	so.writers, so.webhook = ro.writers, wo
-	// The scale run profiles the manager at rest only, not its admissions.
+	// The scale run profiles the manager at rest, at its start, and
+	// admitting pods in one creation after the measured ones, not during
+	// them.
 	so.pprofAddr, so.profileDir = prof.managerAddr, prof.dir
 	so.webhook.profile = &profiler{}
+	if prof.dir != "" && prof.managerAddr != "" {
+		so.webhook.afterward = prof
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 

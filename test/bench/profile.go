@@ -30,12 +30,11 @@ func (p *profiler) start(ctx context.Context, e *env, label string) func() {
 		fmt.Fprintf(os.Stderr, "bench: profiles: %v\n", err)
 		return func() {}
 	}
-	name := strings.NewReplacer(" ", "-", "(", "", ")", "", ",", "").Replace(label)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		raw, err := e.clientset.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
 			Param("seconds", fmt.Sprint(p.seconds)).DoRaw(ctx)
-		p.write(filepath.Join(p.dir, name+".apiserver.pprof"), raw, err)
+		p.write(p.path(label, "apiserver"), raw, err)
 	})
 	if p.managerAddr != "" {
 		wg.Go(func() {
@@ -50,10 +49,20 @@ func (p *profiler) start(ctx context.Context, e *env, label string) func() {
 					_ = resp.Body.Close()
 				}
 			}
-			p.write(filepath.Join(p.dir, name+".manager.pprof"), raw, err)
+			p.write(p.path(label, "manager"), raw, err)
 		})
 	}
 	return wg.Wait
+}
+
+// path is where the profile of a process (apiserver, manager) during the
+// measurement label goes; empty when profiles are not taken.
+func (p *profiler) path(label, process string) string {
+	if p == nil || p.dir == "" {
+		return ""
+	}
+	name := strings.NewReplacer(" ", "-", "(", "", ")", "", ",", "").Replace(label)
+	return filepath.Join(p.dir, name+"."+process+".pprof")
 }
 
 func (p *profiler) write(path string, raw []byte, err error) {
