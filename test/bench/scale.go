@@ -450,18 +450,21 @@ func (e *env) idleFigures(ctx context.Context, o scaleOptions, pods int) (idleFi
 // start: past the 10 s target, to the first status write.
 const startProfileSeconds = 15
 
-// startProfile takes a CPU profile of the manager starting, retrying until
-// its pprof endpoint listens; the returned function waits for it to be
-// written to path.
-func (e *env) startProfile(ctx context.Context, o scaleOptions, path string) func() {
+// startProfile takes a CPU profile of seconds of the manager starting,
+// once its pprof endpoint listens (it is asked for its command line until
+// it answers, for at most listen); the returned function waits for the
+// profile to be written to path.
+func (e *env) startProfile(ctx context.Context, o scaleOptions, path string, seconds int, listen time.Duration) func() {
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		var raw []byte
-		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-			var err error
-			raw, err = e.managerPprof(ctx, o, fmt.Sprintf("profile?seconds=%d", startProfileSeconds))
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, listen, true, func(ctx context.Context) (bool, error) {
+			_, err := e.managerPprof(ctx, o, "cmdline")
 			return err == nil, nil
 		})
+		var raw []byte
+		if err == nil {
+			raw, err = e.managerPprof(ctx, o, fmt.Sprintf("profile?seconds=%d", seconds))
+		}
 		writeProfile(path, raw, err)
 	})
 	return wg.Wait
@@ -605,7 +608,7 @@ func (e *env) restartManager(ctx context.Context, o scaleOptions, pods int) (sta
 	}
 	if o.pprofAddr != "" {
 		f.profile = fmt.Sprintf("%s/start-%d-pods.cpu.pprof", o.profileDir, pods)
-		profiled := e.startProfile(ctx, o, f.profile)
+		profiled := e.startProfile(ctx, o, f.profile, startProfileSeconds, 10*time.Second)
 		defer profiled()
 	}
 	if err := os.WriteFile(e.pidFile, []byte(strconv.Itoa(cmd.Process.Pid)), 0o644); err != nil {
