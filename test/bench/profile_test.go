@@ -14,10 +14,10 @@ import (
 // The profile of a start outlasts the wait for the pprof endpoint to
 // listen: it is written whole, not cut by that wait's deadline.
 func TestStartProfile_OutlastsTheWaitToListen(t *testing.T) {
-	var asked string
+	asked := make(chan string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/profile") {
-			asked = r.URL.RawQuery
+			asked <- r.URL.RawQuery
 			time.Sleep(300 * time.Millisecond) // longer than the wait below
 		}
 		_, _ = w.Write([]byte("profile of " + r.URL.Path))
@@ -30,7 +30,7 @@ func TestStartProfile_OutlastsTheWaitToListen(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no profile written: %v", err)
 	}
-	if string(raw) != "profile of /debug/pprof/profile" || asked != "seconds=7" {
-		t.Fatalf("wrote %q after asking for %q", raw, asked)
+	if query := <-asked; string(raw) != "profile of /debug/pprof/profile" || query != "seconds=7" {
+		t.Fatalf("wrote %q after asking for %q", raw, query)
 	}
 }
