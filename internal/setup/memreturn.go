@@ -19,8 +19,8 @@ import (
 // the heap allocated since the last check. Past memoryReturnThreshold
 // held free, when at that allocation rate the held pages would still be
 // unused after memoryReturnGap, it returns them all (debug.FreeOSMemory:
-// one garbage collection and the scavenge, which holds the heap's lock
-// for up to a second on two busy cores).
+// one garbage collection, then the scavenge with the heap's lock held:
+// 0.1-1.0 s in all on two busy cores).
 //
 // During a burst the rate is high and it does nothing: the heap reuses the
 // pages within seconds, and a return would only stall the webhooks. A
