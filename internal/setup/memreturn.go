@@ -68,7 +68,6 @@ func (MemoryReturner) Start(ctx context.Context) error {
 			}
 			debug.FreeOSMemory()
 			last = now
-			_, allocs = heapFigures()
 			log.Info("Returned the heap's free memory to the system", "bytes", held, "took", time.Since(now).String())
 		}
 	}

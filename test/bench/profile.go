@@ -38,21 +38,27 @@ func (p *profiler) start(ctx context.Context, e *env, label string) func() {
 	})
 	if p.managerAddr != "" {
 		wg.Go(func() {
-			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.managerAddr, p.seconds)
-			client := &http.Client{Timeout: time.Duration(p.seconds+30) * time.Second}
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			var raw []byte
-			if err == nil {
-				var resp *http.Response
-				if resp, err = client.Do(req); err == nil {
-					raw, err = io.ReadAll(resp.Body)
-					_ = resp.Body.Close()
-				}
-			}
+			ctx, cancel := context.WithTimeout(ctx, time.Duration(p.seconds+30)*time.Second)
+			defer cancel()
+			raw, err := readPprof(ctx, p.managerAddr, fmt.Sprintf("profile?seconds=%d", p.seconds))
 			p.write(p.path(label, "manager"), raw, err)
 		})
 	}
 	return wg.Wait
+}
+
+// readPprof reads one of the manager's pprof endpoints, served at addr.
+func readPprof(ctx context.Context, addr, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/"+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("the manager's pprof %s: %w", path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	return io.ReadAll(resp.Body)
 }
 
 // path is where the profile of a process (apiserver, manager) during the

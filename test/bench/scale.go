@@ -74,6 +74,8 @@ type idleFigures struct {
 	held   float64
 	cpu    time.Duration
 	window time.Duration
+	// heapProfile is where the heap profile taken at rest went.
+	heapProfile string
 }
 
 // startFigures is the manager's start at the largest size.
@@ -410,7 +412,8 @@ func (e *env) idleFigures(ctx context.Context, o scaleOptions, pods int) (idleFi
 	if err != nil {
 		return f, err
 	}
-	writeProfile(fmt.Sprintf("%s/idle-%d-pods.heap.pprof", o.profileDir, pods), heap, nil)
+	f.heapProfile = fmt.Sprintf("%s/idle-%d-pods.heap.pprof", o.profileDir, pods)
+	writeProfile(f.heapProfile, heap, nil)
 	s, err := e.managerScrape(ctx)
 	if err != nil {
 		return f, err
@@ -472,16 +475,7 @@ func (e *env) startProfile(ctx context.Context, o scaleOptions, path string, sec
 
 // managerPprof reads one of the manager's pprof endpoints.
 func (e *env) managerPprof(ctx context.Context, o scaleOptions, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.pprofAddr+"/debug/pprof/"+path, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("the manager's pprof %s: %w", path, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	return io.ReadAll(resp.Body)
+	return readPprof(ctx, o.pprofAddr, path)
 }
 
 // callsPerReconcile touches every selecting SidecarSet (an annotation,
@@ -780,12 +774,6 @@ func printScale(o scaleOptions, pairings []pairing, runs []sizeRun, start startF
 		ok      bool
 		profile string
 	}
-	heapProfile := func(r sizeRun) string {
-		if o.profileDir == "" {
-			return ""
-		}
-		return fmt.Sprintf("%s/idle-%d-pods.heap.pprof", o.profileDir, r.pods)
-	}
 	var targets []target
 	for _, ro := range largest.rollouts {
 		ratio := ro.ours.Seconds() / ro.floor.Seconds()
@@ -802,22 +790,22 @@ func printScale(o scaleOptions, pairings []pairing, runs []sizeRun, start startF
 	podIndependent := runs[0].idle.heap - growth*float64(runs[0].pods)/1000
 	targets = append(targets,
 		target{fmt.Sprintf("live heap per 1000 pods ≤ 4 MiB (its growth from %d to %d pods; the SidecarSets' share is the same at every size): %.2f MiB",
-			runs[0].pods, largest.pods, growth), len(runs) > 1 && growth <= 4, heapProfile(largest)},
+			runs[0].pods, largest.pods, growth), len(runs) > 1 && growth <= 4, largest.idle.heapProfile},
 		target{fmt.Sprintf("live heap independent of the pods with %d SidecarSets ≤ 35 MiB (the live heap at %d pods less their growth): %.1f MiB",
-			o.sidecarSets, runs[0].pods, podIndependent), len(runs) > 1 && podIndependent <= 35, heapProfile(runs[0])},
-		target{fmt.Sprintf("live heap with %d pods and %d SidecarSets ≤ 80 MiB: %.1f MiB", largest.pods, o.sidecarSets, largest.idle.heap), largest.idle.heap <= 80, heapProfile(largest)},
+			o.sidecarSets, runs[0].pods, podIndependent), len(runs) > 1 && podIndependent <= 35, runs[0].idle.heapProfile},
+		target{fmt.Sprintf("live heap with %d pods and %d SidecarSets ≤ 80 MiB: %.1f MiB", largest.pods, o.sidecarSets, largest.idle.heap), largest.idle.heap <= 80, largest.idle.heapProfile},
 		target{fmt.Sprintf("manager RSS with %d pods and %d SidecarSets ≤ 200 MiB, with the shipped memory settings (%s): %.0f MiB",
-			largest.pods, o.sidecarSets, o.memorySettings, largest.idle.anon+largest.idle.file), largest.idle.anon+largest.idle.file <= 200, heapProfile(largest)},
+			largest.pods, o.sidecarSets, o.memorySettings, largest.idle.anon+largest.idle.file), largest.idle.anon+largest.idle.file <= 200, largest.idle.heapProfile},
 		target{fmt.Sprintf("manager ready ≤ 10 s after start: %s", start), start.met(), start.profile},
 	)
 	fmt.Printf("\nTargets\n\n")
 	ok := true
 	for _, t := range targets {
+		explained := ""
 		if !t.ok && t.profile != "" {
-			fmt.Printf("- %s: %s (profile: %s)\n", t.what, verdict(t.ok), t.profile)
-		} else {
-			fmt.Printf("- %s: %s\n", t.what, verdict(t.ok))
+			explained = " (profile: " + t.profile + ")"
 		}
+		fmt.Printf("- %s: %s%s\n", t.what, verdict(t.ok), explained)
 		ok = ok && t.ok
 	}
 	return ok
