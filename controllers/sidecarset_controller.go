@@ -32,6 +32,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
@@ -162,7 +163,9 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&appsv1beta1.SidecarSet{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&appsv1.ControllerRevision{}).
-		Watches(&corev1.Pod{}, r.podHandler(), builder.WithPredicates(podChanged)).
+		// The pod index is added when this watch starts (the pod list then
+		// gates the controller's workers only, not the webhooks).
+		WatchesRawSource(fieldindex.Watch(mgr.GetCache(), &corev1.Pod{}, r.podHandler(), podChanged)).
 		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToSidecarSets),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers, RateLimiter: r.RateLimiter}).

@@ -13,10 +13,12 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
@@ -106,20 +109,27 @@ func (s *Server) Start(ctx context.Context) error {
 	if registry == nil {
 		registry = candidate.NewRegistry()
 	}
-	synced, err := s.watchSidecarSets(ctx, registry)
+	registrySynced, err := s.watchSidecarSets(ctx, registry)
 	if err != nil {
 		return err
 	}
+	synced := []toolscache.InformerSynced{registrySynced}
+	// Start the informers of what the handlers read now, so that the first
+	// request does not wait for them, and wait for those alone: not for the
+	// whole cache, whose pod informer (started by the controller, on the
+	// leader) lists every pod and serves no webhook.
+	reads := []client.Object{&appsv1.ControllerRevision{}, lookup.NamespaceMetadata()}
 	if s.opts.Authoring != nil {
-		// Start the informers of the policy and its binding now, so that the
-		// first SidecarSet request does not wait for them.
-		for _, obj := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
-			if _, err := s.mgr.GetCache().GetInformer(ctx, obj); err != nil {
-				return err
-			}
-		}
+		reads = append(reads, &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
 	}
-	if !s.mgr.GetCache().WaitForCacheSync(ctx) || !toolscache.WaitForCacheSync(ctx.Done(), synced) {
+	for _, obj := range reads {
+		informer, err := s.mgr.GetCache().GetInformer(ctx, obj, ctrlcache.BlockUntilSynced(false))
+		if err != nil {
+			return err
+		}
+		synced = append(synced, informer.HasSynced)
+	}
+	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
 		return errors.New("the cache did not sync")
 	}
 	// Likewise the whitelist: the watcher may not have loaded it yet, and a

@@ -13,8 +13,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -37,10 +42,16 @@ type index struct {
 	// allNamespaces: the index is listed across namespaces (pods by
 	// SidecarSet), not within one (revisions, in the operator's namespace).
 	allNamespaces bool
+	// atWatch: on the manager's cache the index is added when the
+	// controller's watch of its type starts (Watch), not by Setup. The
+	// manager waits for every informer its cache has at start before it
+	// starts the webhooks; the pod informer lists every pod of the cluster
+	// (5 s for 10 000) and no webhook reads it.
+	atWatch bool
 }
 
 var indexes = []index{
-	{obj: &corev1.Pod{}, field: PodBySidecarSet, extract: PodSidecarSets, allNamespaces: true},
+	{obj: &corev1.Pod{}, field: PodBySidecarSet, extract: PodSidecarSets, allNamespaces: true, atWatch: true},
 	{obj: &appsv1.ControllerRevision{}, field: RevisionBySidecarSet, extract: RevisionSidecarSet},
 }
 
@@ -56,14 +67,15 @@ type informers interface {
 // under the all-namespaces key): with 10 000 pods and 5 000 revisions the
 // keys never asked for cost megabytes. Pods must then be listed by
 // PodBySidecarSet across namespaces, revisions by RevisionBySidecarSet
-// within a namespace.
+// within a namespace. The pod index is left to the controller's watch of
+// pods (Watch) on the manager's cache; a plain indexer gets every index.
 func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 	for _, ix := range indexes {
 		var err error
-		if c, ok := indexer.(informers); ok {
-			err = addIndex(ctx, c, ix)
-		} else {
+		if c, ok := indexer.(informers); !ok {
 			err = indexer.IndexField(ctx, ix.obj, ix.field, ix.extract)
+		} else if !ix.atWatch {
+			err = addIndex(ctx, c, ix)
 		}
 		if err != nil {
 			return fmt.Errorf("indexing %T by %s: %w", ix.obj, ix.field, err)
@@ -72,12 +84,39 @@ func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 	return nil
 }
 
+// addIndex adds ix to its informer, without waiting for the informer to
+// sync (the cache may already be started).
 func addIndex(ctx context.Context, c informers, ix index) error {
-	informer, err := c.GetInformer(ctx, ix.obj)
+	informer, err := c.GetInformer(ctx, ix.obj, ctrlcache.BlockUntilSynced(false))
 	if err != nil {
 		return err
 	}
 	return informer.AddIndexers(toolscache.Indexers{"field:" + ix.field: ix.keys})
+}
+
+// Watch is a controller's watch of obj's type through the manager's cache
+// (a Kind source) that, when the controller starts it, first adds the
+// indexes Setup left to it: the controller's workers, which list by them,
+// start only after its sources started and synced.
+func Watch(c ctrlcache.Cache, obj client.Object, h handler.EventHandler, predicates ...predicate.Predicate) source.SyncingSource {
+	return indexedWatch{SyncingSource: source.Kind(c, obj, h, predicates...), cache: c, obj: obj}
+}
+
+type indexedWatch struct {
+	source.SyncingSource
+	cache informers
+	obj   client.Object
+}
+
+func (w indexedWatch) Start(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	for _, ix := range indexes {
+		if ix.atWatch && reflect.TypeOf(ix.obj) == reflect.TypeOf(w.obj) {
+			if err := addIndex(ctx, w.cache, ix); err != nil {
+				return fmt.Errorf("indexing %T by %s: %w", ix.obj, ix.field, err)
+			}
+		}
+	}
+	return w.SyncingSource.Start(ctx, q)
 }
 
 // CacheIndexers are the indexes Setup adds to the manager's informer of

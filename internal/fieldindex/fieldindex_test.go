@@ -10,8 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
@@ -43,6 +46,52 @@ func (c *recordingCache) GetInformer(_ context.Context, obj client.Object, _ ...
 
 func isPod(obj client.Object) bool { _, ok := obj.(*corev1.Pod); return ok }
 
+// startRecorder is the Kind source a Watch starts: it records the pod
+// indexes present on the cache when it is started.
+type startRecorder struct {
+	source.SyncingSource
+	cache      *recordingCache
+	atStart    []string
+	startCalls int
+}
+
+func (s *startRecorder) Start(context.Context, workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	s.startCalls++
+	s.atStart = slices.Sorted(maps.Keys(s.cache.added["pod"]))
+	return nil
+}
+
+// The manager waits for every informer its cache has at start before it
+// starts the webhooks: Setup must not start the pod informer (listing every
+// pod of the cluster); the controller's watch of pods adds the pod index
+// before its source starts, so before its workers list by it.
+func TestSetup_LeavesThePodInformerToTheControllersWatch(t *testing.T) {
+	t.Parallel()
+	c := &recordingCache{added: map[string]toolscache.Indexers{}}
+	if err := Setup(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.added["pod"]; ok {
+		t.Fatalf("Setup got the pod informer (indexes %v); the manager would wait for every pod before serving", slices.Collect(maps.Keys(c.added["pod"])))
+	}
+	src := &startRecorder{cache: c}
+	w := indexedWatch{SyncingSource: src, cache: c, obj: &corev1.Pod{}}
+	if err := w.Start(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if src.startCalls != 1 || !slices.Equal(src.atStart, []string{"field:" + PodBySidecarSet}) {
+		t.Errorf("the pod source started %d times with the pod indexes %v; want once with [field:%s]", src.startCalls, src.atStart, PodBySidecarSet)
+	}
+	// A watch of another type adds no index.
+	other := indexedWatch{SyncingSource: &startRecorder{cache: c}, cache: c, obj: &appsv1.ControllerRevision{}}
+	if err := other.Start(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.added["revision"]) != 1 {
+		t.Errorf("revision indexes after a revision watch: %v", slices.Collect(maps.Keys(c.added["revision"])))
+	}
+}
+
 // On the manager's cache each object is filed under the one key its lists
 // ask for: pods under the all-namespaces key of each SidecarSet they carry,
 // revisions under their namespace's key of their SidecarSet.
@@ -50,6 +99,9 @@ func TestSetup_OneKeyPerValueOnTheManagersCache(t *testing.T) {
 	t.Parallel()
 	c := &recordingCache{added: map[string]toolscache.Indexers{}}
 	if err := Setup(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	if err := (indexedWatch{SyncingSource: &startRecorder{cache: c}, cache: c, obj: &corev1.Pod{}}).Start(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "p",

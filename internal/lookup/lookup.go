@@ -30,8 +30,7 @@ import (
 // API server (the cache may lag a new namespace), the controller counts the
 // namespace as having no labels (its pods are on their way out).
 func NamespaceLabels(ctx context.Context, reader client.Reader, name string) (map[string]string, error) {
-	ns := &metav1.PartialObjectMetadata{}
-	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	ns := NamespaceMetadata()
 	if err := reader.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
 		return nil, err
 	}
@@ -88,4 +87,12 @@ func ServesPodResize(d discovery.DiscoveryInterface) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// NamespaceMetadata is an empty namespace as metadata: the object through
+// which the cache reads namespaces (the informer NamespaceLabels reads).
+func NamespaceMetadata() *metav1.PartialObjectMetadata {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	return ns
 }
