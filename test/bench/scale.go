@@ -138,6 +138,12 @@ func benchScale(ctx context.Context, e *env, o scaleOptions) (bool, error) {
 	if err := e.createScaleObjects(ctx, o); err != nil {
 		return false, err
 	}
+	// The manager at rest with the SidecarSets and no pod: what does not
+	// depend on the pods, measured rather than extrapolated.
+	noPods, err := e.idleFigures(ctx, o, 0)
+	if err != nil {
+		return false, err
+	}
 	w, err := e.watchPods(ctx, informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = scaleLabel + "=true" }))
 	if err != nil {
 		return false, err
@@ -180,7 +186,7 @@ func benchScale(ctx context.Context, e *env, o scaleOptions) (bool, error) {
 		fmt.Printf("bench: restarting the manager: %v\n", err)
 		start.err = err
 	}
-	return printScale(o, pairings, runs, start), nil
+	return printScale(o, pairings, noPods, runs, start), nil
 }
 
 // requireNodes fails unless the cluster has room for the pods (110 each).
@@ -729,7 +735,7 @@ func heapGrowth(from, to sizeRun) float64 {
 	return (to.idle.heap - from.idle.heap) / (float64(to.pods-from.pods) / 1000)
 }
 
-func printScale(o scaleOptions, pairings []pairing, runs []sizeRun, start startFigures) bool {
+func printScale(o scaleOptions, pairings []pairing, noPods idleFigures, runs []sizeRun, start startFigures) bool {
 	largest := runs[len(runs)-1]
 	fmt.Printf("\nScale: %d SidecarSets (%d selecting pods), pods in %d namespaces (Deployments); rollouts of the sidecar every pod carries, against a client patching the same pods at the same parallelism (%d) and window\n\n",
 		o.sidecarSets, o.selecting, o.namespaces, o.writers)
@@ -745,14 +751,18 @@ func printScale(o scaleOptions, pairings []pairing, runs []sizeRun, start startF
 	fmt.Printf("\nThe manager at rest, by number of pods (RSS: the most seen over %s, anonymous + file-backed; live heap: allocated right after a forced garbage collection; CPU over the same window; heap and CPU profiles in %s)\n\n",
 		runs[0].idle.window, o.profileDir)
 	rows = nil
-	for i, r := range runs {
-		growth := "-"
-		if i > 0 {
-			growth = fmt.Sprintf("%.2f MiB", heapGrowth(runs[i-1], r))
+	// The first row is the manager with the SidecarSets and no pod (no
+	// rollout ran, no reconcile is counted).
+	prev := sizeRun{idle: noPods}
+	for _, r := range append([]sizeRun{prev}, runs...) {
+		growth, calls := "-", "-"
+		if r.pods > 0 {
+			growth, calls = fmt.Sprintf("%.2f MiB", heapGrowth(prev, r)), fmt.Sprintf("%.1f", r.calls)
 		}
 		rows = append(rows, []string{strconv.Itoa(r.pods), fmt.Sprintf("%.0f MiB", r.idle.anon+r.idle.file),
 			fmt.Sprintf("%.0f + %.0f MiB", r.idle.anon, r.idle.file), fmt.Sprintf("%.1f MiB", r.idle.heap), growth,
-			fmt.Sprintf("%.1f%%", 100*r.idle.cpu.Seconds()/r.idle.window.Seconds()), fmt.Sprintf("%.1f", r.calls)})
+			fmt.Sprintf("%.1f%%", 100*r.idle.cpu.Seconds()/r.idle.window.Seconds()), calls})
+		prev = r
 	}
 	table([]string{"pods", "RSS", "anonymous + file", "live heap", "live heap per 1000 more pods", "CPU at idle", "API requests per reconcile"}, rows)
 	fmt.Printf("\nManager start with %d pods and %d SidecarSets: %s\n", largest.pods, o.sidecarSets, start)
@@ -763,6 +773,12 @@ func printScale(o scaleOptions, pairings []pairing, runs []sizeRun, start startF
 	}
 	rate := func(label string) float64 {
 		return median(byCount[label].runs, func(c creation) float64 { return c.podsPerSecond() })
+	}
+	// The pods/s of each round against its own floor (the API server alone,
+	// measured just before): the floors move by a fifth between rounds on
+	// this machine, more than the 10% the target allows.
+	ofFloor := func(label string) float64 {
+		return medianPairs(byCount[label], func(run, floor creation) float64 { return run.podsPerSecond() / floor.podsPerSecond() })
 	}
 	perPod := func(label, component string) time.Duration {
 		return time.Duration(median(byCount[label].runs, func(c creation) float64 { return float64(c.cpu[component]) / float64(len(c.latencies)) }))
@@ -781,18 +797,19 @@ func printScale(o scaleOptions, pairings []pairing, runs []sizeRun, start startF
 	}
 	if len(o.webhook.counts) > 0 {
 		one, most := "1 SidecarSets", fmt.Sprintf("%d SidecarSets", o.webhook.counts[len(o.webhook.counts)-1])
-		admission := rate(most) / rate(one)
+		admission := ofFloor(most) / ofFloor(one)
 		targets = append(targets,
-			target{fmt.Sprintf("admission with %s within 10%% of 1 SidecarSet: %.0f vs %.0f pods/s (%.2f×)", most, rate(most), rate(one), admission), admission >= 0.9, ""},
+			target{fmt.Sprintf("admission with %s within 10%% of 1 SidecarSet, each against the floor beside it: %.2f× vs %.2f× the floor (%.2f; %.0f vs %.0f pods/s)",
+				most, ofFloor(most), ofFloor(one), admission, rate(most), rate(one)), admission >= 0.9, ""},
 			target{fmt.Sprintf("operator CPU per injected pod ≤ 0.5 ms: %s (the API server: %s)", ms(perPod(one, "manager")), ms(perPod(one, "kube-apiserver"))), perPod(one, "manager") <= 500*time.Microsecond, o.webhook.afterward.path(afterwardLabel, "manager")})
 	}
 	growth := heapGrowth(runs[0], largest)
-	podIndependent := runs[0].idle.heap - growth*float64(runs[0].pods)/1000
+	extrapolated := runs[0].idle.heap - growth*float64(runs[0].pods)/1000
 	targets = append(targets,
 		target{fmt.Sprintf("live heap per 1000 pods ≤ 4 MiB (its growth from %d to %d pods; the SidecarSets' share is the same at every size): %.2f MiB",
 			runs[0].pods, largest.pods, growth), len(runs) > 1 && growth <= 4, largest.idle.heapProfile},
-		target{fmt.Sprintf("live heap independent of the pods with %d SidecarSets ≤ 35 MiB (the live heap at %d pods less their growth): %.1f MiB",
-			o.sidecarSets, runs[0].pods, podIndependent), len(runs) > 1 && podIndependent <= 35, runs[0].idle.heapProfile},
+		target{fmt.Sprintf("live heap independent of the pods with %d SidecarSets ≤ 35 MiB (measured with no pod; the live heap at %d pods less their growth: %.1f MiB): %.1f MiB",
+			o.sidecarSets, runs[0].pods, extrapolated, noPods.heap), noPods.heap <= 35, noPods.heapProfile},
 		target{fmt.Sprintf("live heap with %d pods and %d SidecarSets ≤ 80 MiB: %.1f MiB", largest.pods, o.sidecarSets, largest.idle.heap), largest.idle.heap <= 80, largest.idle.heapProfile},
 		target{fmt.Sprintf("manager RSS with %d pods and %d SidecarSets ≤ 200 MiB, with the shipped memory settings (%s): %.0f MiB",
 			largest.pods, o.sidecarSets, o.memorySettings, largest.idle.anon+largest.idle.file), largest.idle.anon+largest.idle.file <= 200, largest.idle.heapProfile},
