@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -42,6 +43,9 @@ func (e *Env) StopManager() error {
 type ManagerOptions struct {
 	// Mutate adjusts the operator options (gates, workers).
 	Mutate func(*setup.Options)
+	// User, when set, is who the manager's requests are made as (the
+	// admin impersonating it, with system:authenticated); else the admin.
+	User string
 }
 
 // StartManager runs the operator, wired exactly as main wires it, against
@@ -51,7 +55,12 @@ type ManagerOptions struct {
 func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	wio := &e.TestEnv.WebhookInstallOptions
 	watches := webhooks.NewSidecarSetWatches()
-	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+	cfg := e.Config
+	if o.User != "" {
+		cfg = rest.CopyConfig(e.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: o.User, Groups: []string{"system:authenticated"}}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: webhook.NewServer(webhook.Options{
