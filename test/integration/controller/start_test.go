@@ -60,4 +60,3 @@ func grantAllButPodList(ctx ginkgo.SpecContext, user string) {
 		})
 	}
 }
-
