@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 )
 
 // basePod is a running, ready pod with one sidecar, for the pod-event tests.
@@ -125,5 +126,31 @@ func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
 	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}
 	if got, err := NewPodCache(NewInterner()).Trim(other); err != nil || got != other {
 		t.Errorf("NewPodCache(NewInterner()).Trim(namespace) = %v, %v; want it unchanged", got, err)
+	}
+}
+
+// Only a namespace's label changes requeue the SidecarSets: not the
+// namespaces of a starting controller's initial list, nor a namespace
+// created or deleted later.
+func TestNamespaceRelabeled(t *testing.T) {
+	t.Parallel()
+	ns := func(labels map[string]string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: labels}}
+	}
+	for _, tc := range []struct {
+		what string
+		got  bool
+		want bool
+	}{
+		{"a namespace of the initial list", namespaceRelabeled.Create(event.CreateEvent{Object: ns(map[string]string{"env": "prod"}), IsInInitialList: true}), false},
+		{"a namespace created", namespaceRelabeled.Create(event.CreateEvent{Object: ns(map[string]string{"env": "prod"})}), false},
+		{"a namespace deleted", namespaceRelabeled.Delete(event.DeleteEvent{Object: ns(map[string]string{"env": "prod"})}), false},
+		{"a label changed", namespaceRelabeled.Update(event.UpdateEvent{ObjectOld: ns(map[string]string{"env": "prod"}), ObjectNew: ns(map[string]string{"env": "dev"})}), true},
+		{"a label added", namespaceRelabeled.Update(event.UpdateEvent{ObjectOld: ns(nil), ObjectNew: ns(map[string]string{"env": "dev"})}), true},
+		{"an update that left the labels alone", namespaceRelabeled.Update(event.UpdateEvent{ObjectOld: ns(map[string]string{"env": "prod"}), ObjectNew: ns(map[string]string{"env": "prod"})}), false},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: requeues %v, want %v", tc.what, tc.got, tc.want)
+		}
 	}
 }

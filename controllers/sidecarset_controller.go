@@ -167,7 +167,7 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// gates the controller's workers only, not the webhooks).
 		WatchesRawSource(fieldindex.Watch(mgr.GetCache(), &corev1.Pod{}, r.podHandler(), podChanged)).
 		WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToSidecarSets),
-			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+			builder.WithPredicates(namespaceRelabeled)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers, RateLimiter: r.RateLimiter}).
 		Complete(r)
 }
