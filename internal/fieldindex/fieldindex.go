@@ -91,7 +91,7 @@ func addIndex(ctx context.Context, c informers, ix index) error {
 	if err != nil {
 		return err
 	}
-	return informer.AddIndexers(toolscache.Indexers{"field:" + ix.field: ix.keys})
+	return informer.AddIndexers(toolscache.Indexers{ix.name(): ix.keys})
 }
 
 // Watch is a controller's watch of obj's type through the manager's cache
@@ -109,11 +109,12 @@ type indexedWatch struct {
 }
 
 func (w indexedWatch) Start(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-	for _, ix := range indexes {
-		if ix.atWatch && reflect.TypeOf(ix.obj) == reflect.TypeOf(w.obj) {
-			if err := addIndex(ctx, w.cache, ix); err != nil {
-				return fmt.Errorf("indexing %T by %s: %w", ix.obj, ix.field, err)
-			}
+	for _, ix := range indexesOf(w.obj) {
+		if !ix.atWatch {
+			continue
+		}
+		if err := addIndex(ctx, w.cache, ix); err != nil {
+			return fmt.Errorf("indexing %T by %s: %w", ix.obj, ix.field, err)
 		}
 	}
 	return w.SyncingSource.Start(ctx, q)
@@ -123,13 +124,26 @@ func (w indexedWatch) Start(ctx context.Context, q workqueue.TypedRateLimitingIn
 // obj's type (the footprint tests build the same stores).
 func CacheIndexers(obj client.Object) toolscache.Indexers {
 	out := toolscache.Indexers{}
+	for _, ix := range indexesOf(obj) {
+		out[ix.name()] = ix.keys
+	}
+	return out
+}
+
+// indexesOf are the indexes of obj's type.
+func indexesOf(obj client.Object) []index {
+	var out []index
 	for _, ix := range indexes {
 		if reflect.TypeOf(ix.obj) == reflect.TypeOf(obj) {
-			out["field:"+ix.field] = ix.keys
+			out = append(out, ix)
 		}
 	}
 	return out
 }
+
+// name is the index's name in an informer's indexers, the one
+// controller-runtime's cache reader looks up for a field.
+func (ix index) name() string { return "field:" + ix.field }
 
 // keys are an object's index keys, as controller-runtime's cache reader
 // looks them up: "<namespace>/<value>" for a list within a namespace,

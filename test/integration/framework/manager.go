@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -57,8 +56,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	watches := webhooks.NewSidecarSetWatches()
 	cfg := e.Config
 	if o.User != "" {
-		cfg = rest.CopyConfig(e.Config)
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: o.User, Groups: []string{"system:authenticated"}}
+		cfg = e.userConfig(o.User)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  Scheme,

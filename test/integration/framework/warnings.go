@@ -61,9 +61,16 @@ func (e *Env) NewWarningClient() (client.Client, error) {
 // groups (system:authenticated is added), with the admin's credentials; its
 // requests record their warnings like NewWarningClient's.
 func (e *Env) NewUserClient(user string, groups ...string) (client.Client, error) {
-	cfg := rest.CopyConfig(e.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append(slices.Clone(groups), "system:authenticated")}
+	cfg := e.userConfig(user, groups...)
 	cfg.WarningHandler = nil
 	cfg.WarningHandlerWithContext = warningRouter{}
 	return client.New(cfg, client.Options{Scheme: Scheme})
+}
+
+// userConfig is the admin's configuration impersonating a user of the
+// given groups (system:authenticated is added).
+func (e *Env) userConfig(user string, groups ...string) *rest.Config {
+	cfg := rest.CopyConfig(e.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: append(slices.Clone(groups), "system:authenticated")}
+	return cfg
 }
