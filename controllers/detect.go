@@ -60,6 +60,10 @@ type Detector struct {
 	bySet   map[string]map[types.NamespacedName]string // SidecarSet -> pod -> reason
 	byPod   map[types.NamespacedName][]string          // pod -> the SidecarSets it misses
 	changed map[string]bool
+	// pending are the SidecarSets created or changed after the SidecarSets
+	// were listed but before every pod was: their pods seen until then
+	// were looked up without them, so they are rescanned once it has.
+	pending map[string]bool
 	synced  atomic.Bool
 }
 
@@ -71,7 +75,7 @@ func (d *Detector) NeedLeaderElection() bool { return true }
 // complete registry), and only then rescans on SidecarSet changes.
 func (d *Detector) Start(ctx context.Context) error {
 	d.mu.Lock()
-	d.bySet, d.byPod, d.changed = map[string]map[types.NamespacedName]string{}, map[types.NamespacedName][]string{}, map[string]bool{}
+	d.bySet, d.byPod, d.changed, d.pending = map[string]map[types.NamespacedName]string{}, map[types.NamespacedName][]string{}, map[string]bool{}, nil
 	d.mu.Unlock()
 	log := ctrl.LoggerFrom(ctx).WithName("not-injected-detector")
 	sets, err := d.Cache.GetInformer(ctx, &appsv1beta1.SidecarSet{})
@@ -89,6 +93,9 @@ func (d *Detector) Start(ctx context.Context) error {
 	if !toolscache.WaitForCacheSync(ctx.Done(), setsReg.HasSynced) {
 		return nil
 	}
+	d.mu.Lock()
+	d.pending = map[string]bool{}
+	d.mu.Unlock()
 	pods, err := d.Cache.GetInformer(ctx, &corev1.Pod{})
 	if err != nil {
 		return err
@@ -108,7 +115,17 @@ func (d *Detector) Start(ctx context.Context) error {
 	if !toolscache.WaitForCacheSync(ctx.Done(), podsReg.HasSynced) {
 		return nil
 	}
+	d.mu.Lock()
 	d.synced.Store(true)
+	pending := d.pending
+	d.pending = nil
+	d.mu.Unlock()
+	for name := range pending {
+		s := &appsv1beta1.SidecarSet{}
+		if err := d.Cache.Get(ctx, types.NamespacedName{Name: name}, s); err == nil {
+			d.rescan(ctx, s)
+		}
+	}
 	log.Info("Following the pods the SidecarSets select", "sidecarSets", d.Registry.Len())
 	// Every SidecarSet gets its first count, zero included.
 	d.mu.Lock()
@@ -165,9 +182,19 @@ func (d *Detector) sidecarSetChanged(ctx context.Context, obj any) {
 		ctrl.LoggerFrom(ctx).Error(err, "Indexing a SidecarSet", "sidecarSet", s.Name)
 		return
 	}
-	if d.synced.Load() {
-		d.rescan(ctx, s)
+	d.mu.Lock()
+	if !d.synced.Load() {
+		// Before the SidecarSets are listed (pending nil) every pod is
+		// looked up later against all of them; after, until every pod is,
+		// this one's pods are rescanned then.
+		if d.pending != nil {
+			d.pending[s.Name] = true
+		}
+		d.mu.Unlock()
+		return
 	}
+	d.mu.Unlock()
+	d.rescan(ctx, s)
 }
 
 // sidecarSetUpdated rescans only when what selects or injects changed: the
