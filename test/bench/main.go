@@ -4,6 +4,7 @@
 //	go run ./test/bench webhook   # pod admission latency and throughput
 //	go run ./test/bench rollout   # in-place rollout time, writes per pod, manager memory
 //	go run ./test/bench scale     # 10 000 pods and 5 000 SidecarSets: admission, rollouts, memory, start
+//	go run ./test/bench start     # the manager's start alone, with what a scale run left (--keep)
 //
 // Results are ratios to the floor, never absolute timings: the machines are
 // noisy, the ratio is what the operator adds.
@@ -59,7 +60,7 @@ func run() int {
 	// what a SidecarSet update does to running pods) are expected here.
 	ctrllog.SetLogger(logr.Discard())
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench webhook|rollout|scale [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench webhook|rollout|scale|start [flags]")
 		return 2
 	}
 	verb := os.Args[1]
@@ -84,6 +85,8 @@ func run() int {
 	fs.IntVar(&so.sidecarSets, "scale-sidecarsets", 5000, "SidecarSets present while the pods are measured (scale).")
 	fs.IntVar(&so.selecting, "selecting", 50, "How many of them select pods (scale).")
 	managerMetrics := fs.String("manager-metrics", "127.0.0.1:8080", "The dev manager's metrics address (plain HTTP, as make dev serves it).")
+	fs.BoolVar(&so.rollouts, "rollouts", true, "Run the rollouts at each size (scale); false: memory and start only, in a fraction of the time, and the run reports a missed target.")
+	fs.BoolVar(&so.keep, "keep", false, "Leave the scale run's SidecarSets, namespaces and pods in place (scale), for bench start.")
 	fs.StringVar(&so.healthAddr, "manager-health", "127.0.0.1:8081", "The dev manager's health probe address (scale).")
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		return 2
@@ -133,8 +136,10 @@ func run() int {
 		ok, err = benchRollout(ctx, e, ro)
 	case "scale":
 		ok, err = benchScale(ctx, e, so)
+	case "start":
+		ok, err = benchStart(ctx, e, so)
 	default:
-		err = fmt.Errorf("unknown benchmark %q: want webhook, rollout or scale", verb)
+		err = fmt.Errorf("unknown benchmark %q: want webhook, rollout, scale or start", verb)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
