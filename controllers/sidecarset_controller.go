@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -160,9 +161,19 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return b.
 		Named("sidecarset").
-		For(&appsv1beta1.SidecarSet{}, builder.WithPredicates(predicate.Or(
+		// For's watch, with the SidecarSets that have work to do first at
+		// start (workFirst), and Owns' watch of the revisions.
+		Watches(&appsv1beta1.SidecarSet{}, workFirst(), builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Owns(&appsv1.ControllerRevision{}).
+		Watches(&appsv1.ControllerRevision{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
+			&appsv1beta1.SidecarSet{}, handler.OnlyControllerOwner())).
+		WithLogConstructor(func(req *reconcile.Request) logr.Logger {
+			log := mgr.GetLogger().WithValues("controller", "sidecarset")
+			if req != nil {
+				log = log.WithValues("SidecarSet", req.Name)
+			}
+			return log
+		}).
 		// The pod index is added when this watch starts (the pod list then
 		// gates the controller's workers only, not the webhooks).
 		WatchesRawSource(fieldindex.Watch(mgr.GetCache(), &corev1.Pod{}, r.podHandler(), podChanged)).
