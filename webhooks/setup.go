@@ -89,22 +89,24 @@ func AddServer(mgr manager.Manager, o Options, certReady <-chan struct{}) (*Serv
 // NeedLeaderElection is false: every replica serves the webhooks.
 func (s *Server) NeedLeaderElection() bool { return false }
 
-// Start waits for the certificate, starts the webhook server with the
-// conversion webhook, waits for the SidecarSet cache, then registers the
+// Start serves the conversion webhook, starts the informers the handlers
+// read, waits for the certificate and those informers, then registers the
 // admission handlers. Admitting pods before the registry has every
 // SidecarSet would admit them without their sidecars (until then the pod
 // path answers 404, which the API server treats as the webhook being
 // unreachable).
 func (s *Server) Start(ctx context.Context) error {
-	select {
-	case <-s.certReady:
-	case <-ctx.Done():
-		return nil
-	}
 	// The conversion webhook serves first: the API server may need it to
-	// list the SidecarSets (those stored as v1alpha1) for the cache.
+	// list the SidecarSets (those stored as v1alpha1) for the informer. (It
+	// serves once the certificate is ready; the informer retries until then.)
+	begin := time.Now()
 	srv := s.mgr.GetWebhookServer()
 	srv.Register(ConversionPath, conversion.NewWebhookHandler(s.mgr.GetScheme(), conversion.NewRegistry()))
+	// The informers of what the handlers read start now, while the
+	// certificate is made ready, so that the first request does not wait
+	// for them; the server waits for those alone: not for the whole cache,
+	// whose pod informer (started by the controller, on the leader) lists
+	// every pod and serves no webhook.
 	registry := s.opts.Registry
 	if registry == nil {
 		registry = candidate.NewRegistry()
@@ -114,10 +116,6 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	synced := []toolscache.InformerSynced{registrySynced}
-	// Start the informers of what the handlers read now, so that the first
-	// request does not wait for them, and wait for those alone: not for the
-	// whole cache, whose pod informer (started by the controller, on the
-	// leader) lists every pod and serves no webhook.
 	reads := []client.Object{&appsv1.ControllerRevision{}, lookup.NamespaceMetadata()}
 	if s.opts.Authoring != nil {
 		reads = append(reads, &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
@@ -129,9 +127,16 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		synced = append(synced, informer.HasSynced)
 	}
+	select {
+	case <-s.certReady:
+	case <-ctx.Done():
+		return nil
+	}
 	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
 		return errors.New("the cache did not sync")
 	}
+	log := ctrl.LoggerFrom(ctx)
+	log.Info("The webhooks' informers synced", "sidecarSets", registry.Len(), "after", time.Since(begin).Round(time.Millisecond).String())
 	// Likewise the whitelist: the watcher may not have loaded it yet, and a
 	// SidecarSet with patchPodMetadata would be rejected as if the
 	// ConfigMap were missing. A malformed one is reported by the watcher.
@@ -172,7 +177,7 @@ func (s *Server) Start(ctx context.Context) error {
 		srv.Register(path, &admission.Webhook{Handler: validator})
 	}
 	s.started.Store(true)
-	ctrl.LoggerFrom(ctx).Info("Serving the webhooks", "sidecarSets", registry.Len())
+	log.Info("Serving the webhooks", "sidecarSets", registry.Len(), "after", time.Since(begin).Round(time.Millisecond).String())
 	<-ctx.Done()
 	return nil
 }
@@ -214,7 +219,7 @@ func (s *Server) ReadyCheck() healthz.Checker {
 // watchSidecarSets keeps the registry in step with the SidecarSet informer;
 // the returned function reports when the registry has every SidecarSet.
 func (s *Server) watchSidecarSets(ctx context.Context, registry *candidate.Registry) (toolscache.InformerSynced, error) {
-	informer, err := s.mgr.GetCache().GetInformer(ctx, &appsv1beta1.SidecarSet{})
+	informer, err := s.mgr.GetCache().GetInformer(ctx, &appsv1beta1.SidecarSet{}, ctrlcache.BlockUntilSynced(false))
 	if err != nil {
 		return nil, err
 	}
