@@ -330,7 +330,7 @@ func (d *Detector) observe(ctx context.Context, pod *corev1.Pod) {
 	}
 	for _, name := range before {
 		if _, still := missing[name]; !still {
-			delete(d.bySet[name], key)
+			d.unfileLocked(name, key)
 			d.changed[name] = true
 		}
 	}
@@ -345,10 +345,21 @@ func (d *Detector) forget(key types.NamespacedName) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, name := range d.byPod[key] {
-		delete(d.bySet[name], key)
+		d.unfileLocked(name, key)
 		d.changed[name] = true
 	}
 	delete(d.byPod, key)
+}
+
+// unfileLocked removes a pod from a SidecarSet's pods that miss it, and
+// the SidecarSet's map once empty: a Go map keeps the room it grew to, and
+// the thousands of pods a SidecarSet once missed (an admission test, a
+// rollout) would otherwise stay in memory as empty room.
+func (d *Detector) unfileLocked(name string, key types.NamespacedName) {
+	delete(d.bySet[name], key)
+	if len(d.bySet[name]) == 0 {
+		delete(d.bySet, name)
+	}
 }
 
 // missing returns the SidecarSets that select the pod and that it misses,

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
@@ -175,5 +176,26 @@ func TestDetectorMissing(t *testing.T) {
 				t.Errorf("missing SidecarSets (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A SidecarSet no pod misses any more holds no map: an empty one would
+// keep the room it grew to.
+func TestDetector_ForgetsEmptiedSidecarSets(t *testing.T) {
+	t.Parallel()
+	d := &Detector{bySet: map[string]map[types.NamespacedName]string{}, byPod: map[types.NamespacedName][]string{}, changed: map[string]bool{}}
+	pods := []types.NamespacedName{{Namespace: "ns", Name: "a"}, {Namespace: "ns", Name: "b"}}
+	d.bySet["s"] = map[types.NamespacedName]string{}
+	for _, p := range pods {
+		d.bySet["s"][p] = "reason"
+		d.byPod[p] = []string{"s"}
+	}
+	d.forget(pods[0])
+	if len(d.bySet["s"]) != 1 {
+		t.Fatalf("after one of two pods went: %v", d.bySet)
+	}
+	d.forget(pods[1])
+	if _, held := d.bySet["s"]; held || !d.changed["s"] {
+		t.Errorf("after the last pod went: bySet %v (want no entry for s), changed %v", d.bySet, d.changed)
 	}
 }
