@@ -89,19 +89,14 @@ func AddServer(mgr manager.Manager, o Options, certReady <-chan struct{}) (*Serv
 // NeedLeaderElection is false: every replica serves the webhooks.
 func (s *Server) NeedLeaderElection() bool { return false }
 
-// Start serves the conversion webhook, starts the informers the handlers
-// read, waits for the certificate and those informers, then registers the
-// admission handlers. Admitting pods before the registry has every
-// SidecarSet would admit them without their sidecars (until then the pod
-// path answers 404, which the API server treats as the webhook being
-// unreachable).
+// Start starts the informers the handlers read, waits for the
+// certificate, serves the conversion webhook, waits for those informers,
+// then registers the admission handlers. Admitting pods before the
+// registry has every SidecarSet would admit them without their sidecars
+// (until then the pod path answers 404, which the API server treats as the
+// webhook being unreachable).
 func (s *Server) Start(ctx context.Context) error {
-	// The conversion webhook serves first: the API server may need it to
-	// list the SidecarSets (those stored as v1alpha1) for the informer. (It
-	// serves once the certificate is ready; the informer retries until then.)
 	begin := time.Now()
-	srv := s.mgr.GetWebhookServer()
-	srv.Register(ConversionPath, conversion.NewWebhookHandler(s.mgr.GetScheme(), conversion.NewRegistry()))
 	// The informers of what the handlers read start now, while the
 	// certificate is made ready, so that the first request does not wait
 	// for them; the server waits for those alone: not for the whole cache,
@@ -132,6 +127,13 @@ func (s *Server) Start(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	}
+	// The webhook server starts when it is first asked for (the manager
+	// runs it then), and it needs the certificate's files. The conversion
+	// webhook serves first: the API server may need it to list the
+	// SidecarSets stored as v1alpha1 for the informer, which retries until
+	// then.
+	srv := s.mgr.GetWebhookServer()
+	srv.Register(ConversionPath, conversion.NewWebhookHandler(s.mgr.GetScheme(), conversion.NewRegistry()))
 	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
 		return errors.New("the cache did not sync")
 	}
