@@ -163,7 +163,7 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("sidecarset").
 		// For's watch, with the SidecarSets that have work to do first at
 		// start (workFirst), and Owns' watch of the revisions.
-		Watches(&appsv1beta1.SidecarSet{}, workFirst(), builder.WithPredicates(predicate.Or(
+		Watches(&appsv1beta1.SidecarSet{}, &workFirst{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&appsv1.ControllerRevision{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 			&appsv1beta1.SidecarSet{}, handler.OnlyControllerOwner())).

@@ -40,7 +40,7 @@ func TestWorkFirst_SidecarSetsWithWorkFirstAtStart(t *testing.T) {
 	}
 	q := priorityqueue.New[reconcile.Request]("test")
 	defer q.ShutDown()
-	h := workFirst()
+	h := &workFirst{}
 	for _, s := range listed {
 		h.Create(context.Background(), event.CreateEvent{Object: s, IsInInitialList: true}, q)
 	}
