@@ -156,13 +156,13 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 		return slices.ContainsFunc(c.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == PodBestEffortWebhookName })
 	})
 	want := map[string]scope.Condition{}
-	why := func(n int) string { return fmt.Sprintf(scopeDegradedMessage, n) }
+	why := scopeDegradedMessage
 	sc := scope.Installed(sets, r.Namespace, bestEffortInstalled)
 	want[PodWebhookName] = sc.Required
 	if bestEffortInstalled {
 		want[PodBestEffortWebhookName] = sc.BestEffort
 	} else {
-		why = func(n int) string { return fmt.Sprintf(scopeDegradedCombinedMessage, n) }
+		why = scopeDegradedCombinedMessage
 	}
 	err = r.write(ctx, configs, want)
 	var refused *refusedError
@@ -171,7 +171,7 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 		log.Error(refused.err, "The API server refused the pod webhooks' scope: every pod is sent to the best-effort webhook", "webhook", refused.webhook)
 		sc := scope.Fallback(sets, refused.previous)
 		want[PodWebhookName], want[PodBestEffortWebhookName] = sc.Required, sc.BestEffort.Exempting(r.Namespace)
-		why = func(int) string { return fmt.Sprintf(scopeRefusedMessage, refused.err) }
+		why = fmt.Sprintf(scopeRefusedMessage, refused.err)
 		configs, err = r.configurations(ctx)
 		if err == nil {
 			err = r.write(ctx, configs, want)
@@ -202,12 +202,15 @@ func (r *PodWebhookScope) written(sets []*appsv1beta1.SidecarSet, at time.Time) 
 }
 
 // The ScopeDegraded messages (the controller puts them in the condition).
+// They name nothing that changes as SidecarSets come and go (the number of
+// SidecarSets was in them once): a message that changes is a condition
+// rewritten and a warning emitted again for every SidecarSet left out.
 const (
 	scopeDegradedMessage = "the pod webhooks' scope cannot express this SidecarSet's selection within the API server's " +
-		"limit on a condition (%d SidecarSets): its pods are sent to the best-effort webhook with every other pod, " +
+		"limit on a condition: its pods are sent to the best-effort webhook with every other pod, " +
 		"and are admitted without its sidecars while the operator is unreachable"
 	scopeDegradedCombinedMessage = "the pod webhooks' scope cannot express this SidecarSet's selection within the API server's " +
-		"limit on a condition (%d SidecarSets), and the install has no best-effort webhook: every pod of the cluster is sent " +
+		"limit on a condition, and the install has no best-effort webhook: every pod of the cluster is sent " +
 		"to the required webhook"
 	scopeRefusedMessage = "the API server refused the pod webhooks' scope (%v): every pod is sent to the best-effort webhook, " +
 		"and a pod of this SidecarSet is admitted without its sidecars while the operator is unreachable"
@@ -298,7 +301,7 @@ func (r *PodWebhookScope) configurations(ctx context.Context) ([]*admissionregis
 
 // report sets the scope metrics, logs the conditions that changed and
 // hands the degraded SidecarSets to the controller (State).
-func (r *PodWebhookScope) report(ctx context.Context, conds map[string]scope.Condition, why func(sidecarSets int) string) {
+func (r *PodWebhookScope) report(ctx context.Context, conds map[string]scope.Condition, why string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	log := ctrl.LoggerFrom(ctx)
@@ -308,7 +311,7 @@ func (r *PodWebhookScope) report(ctx context.Context, conds map[string]scope.Con
 		metrics.PodWebhookScopeExact.WithLabelValues(name).Set(boolGauge(c.Level == scope.Exact))
 		metrics.PodWebhookScopeDegraded.WithLabelValues(name).Set(float64(len(c.Degraded)))
 		for _, set := range c.Degraded {
-			degraded[set] = why(c.SidecarSets)
+			degraded[set] = why
 		}
 		if prev, ok := r.last[name]; ok && prev.Expression == c.Expression {
 			continue

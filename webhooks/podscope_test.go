@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -167,4 +168,79 @@ func scopeTestScheme() *runtime.Scheme {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	install.Install(scheme)
 	return scheme
+}
+
+// TestPodWebhookScope_DegradedMessagesHoldWhileSidecarSetsArrive: a
+// SidecarSet the scope keeps leaving out is not told again when another
+// SidecarSet arrives. Its message named the number of SidecarSets in the
+// scope: each arrival changed the message of every one left out, and the
+// controller rewrote each one's condition and emitted a warning again (320
+// arrivals, 80 left out: some 20 000 status writes and events; the
+// webhook suite's degraded-scope spec timed out behind them in CI).
+func TestPodWebhookScope_DegradedMessagesHoldWhileSidecarSetsArrive(t *testing.T) {
+	scheme := scopeTestScheme()
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: PodWebhookName}, {Name: PodBestEffortWebhookName}},
+	}
+	// Negative-only selectors with long values, confined to a namespace
+	// each: they cannot be compacted, 320 of them do not fit.
+	negative := func(i int) *appsv1beta1.SidecarSet {
+		s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("degrade-%03d", i)}}
+		var values []string
+		for j := range 4 {
+			values = append(values, fmt.Sprintf("%s-%03d-%d", strings.Repeat("v", 50), i, j))
+		}
+		s.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: fmt.Sprintf("example.com/%s%03d", strings.Repeat("k", 40), i), Operator: metav1.LabelSelectorOpNotIn, Values: values,
+		}}}
+		s.Spec.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{s.Name: "on"}}
+		return s
+	}
+	objs := []client.Object{cfg}
+	for i := range 320 {
+		objs = append(objs, negative(i))
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	state := &scopestate.State{}
+	var told []string
+	state.OnChange(func(name string) { told = append(told, name) })
+	r := &PodWebhookScope{Client: c, ConfigName: MutatingConfigName, State: state}
+	ctx := context.Background()
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{}
+	for i := range 320 {
+		name := fmt.Sprintf("degrade-%03d", i)
+		if msg, ok := state.Degraded(name); ok {
+			before[name] = msg
+		}
+	}
+	if len(before) == 0 {
+		t.Fatal("no SidecarSet was left out of the scope: the test builds no degraded scope")
+	}
+
+	// One more arrives; those left out before and still left out keep
+	// their message and are not told again.
+	for i := 320; i < 322; i++ {
+		told = nil
+		if err := c.Create(ctx, negative(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range told {
+			now, still := state.Degraded(name)
+			if old, was := before[name]; was && still {
+				t.Fatalf("%s, left out before and after SidecarSet %d arrived, was told again: %q, then %q", name, i, old, now)
+			}
+		}
+		for name := range before {
+			if msg, still := state.Degraded(name); still && msg != before[name] {
+				t.Fatalf("%s: message %q changed to %q", name, before[name], msg)
+			}
+		}
+	}
 }
