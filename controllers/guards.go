@@ -103,10 +103,3 @@ func recordGuardMetrics(set string, guards appsv1beta1.RolloutGuards, plan *roll
 	}
 	metrics.RolloutDeadlineExceeded.WithLabelValues(set).Set(exceeded)
 }
-
-// forgetGuardMetrics removes a deleted SidecarSet's series.
-func forgetGuardMetrics(set string) {
-	metrics.RolloutFailedPods.DeleteLabelValues(set)
-	metrics.RolloutDeadlineExceeded.DeleteLabelValues(set)
-	metrics.RolloutAutoPauses.DeleteLabelValues(set)
-}

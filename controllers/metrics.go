@@ -25,10 +25,3 @@ func recordStatusMetrics(set string, st *appsv1beta1.SidecarSetStatus, notUpgrad
 	metrics.RolloutPods.WithLabelValues(set, "recreate_pending").Set(float64(st.RecreatePendingPods))
 	metrics.RolloutPods.WithLabelValues(set, "restricted").Set(float64(restricted))
 }
-
-func forgetMetrics(set string) {
-	metrics.RolloutPods.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
-	metrics.InPlaceUpdates.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
-	metrics.PodResizes.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
-	metrics.PodEvictions.DeletePartialMatch(prometheus.Labels{"sidecarset": set})
-}

@@ -20,5 +20,5 @@ func TestRecordStatusMetrics_NoSeriesForIdleSidecarSets(t *testing.T) {
 	if after := testutil.CollectAndCount(metrics.RolloutPods); after != series-9 {
 		t.Errorf("%d series after the SidecarSet went idle, want %d: an idle SidecarSet keeps no series", after, series-9)
 	}
-	forgetMetrics("metrics-test-busy")
+	metrics.ForgetSidecarSet("metrics-test-busy")
 }

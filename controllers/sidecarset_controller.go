@@ -245,8 +245,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 			r.revisions.forget(req.Name)
 			r.notes.Delete(req.Name)
 			r.lastPlans.forget(req.Name)
-			forgetMetrics(req.Name)
-			forgetGuardMetrics(req.Name)
+			metrics.ForgetSidecarSet(req.Name)
 			return reconcile.Result{}, nil
 		}
 		return reconcile.Result{}, err

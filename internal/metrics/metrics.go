@@ -132,3 +132,15 @@ var all = []prometheus.Collector{
 func init() {
 	crmetrics.Registry.MustRegister(all...)
 }
+
+// ForgetSidecarSet removes a deleted SidecarSet's series from every metric
+// labelled by SidecarSet, the webhooks' counters included. A metric without
+// the label matches nothing, so one labelled by SidecarSet later is covered
+// without being listed here.
+func ForgetSidecarSet(name string) {
+	for _, c := range all {
+		if v, ok := c.(interface{ DeletePartialMatch(prometheus.Labels) int }); ok {
+			v.DeletePartialMatch(prometheus.Labels{"sidecarset": name})
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // TestEveryMetricIsDocumented: every metric the operator exports is named
@@ -40,5 +41,39 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 	}
 	if len(seen) != 19 {
 		t.Errorf("%d metrics, want the 19 the operator exports (update this count with the docs)", len(seen))
+	}
+}
+
+// TestForgetSidecarSet_DeletedSidecarSetKeepsNoSeries: once a SidecarSet is
+// deleted, no metric keeps a series for it, the webhooks' counters
+// included (those stayed: a series per deleted SidecarSet that ever
+// injected, for the manager's lifetime).
+func TestForgetSidecarSet_DeletedSidecarSetKeepsNoSeries(t *testing.T) {
+	const set = "metrics-test-deleted"
+	RolloutPods.WithLabelValues(set, "matched").Set(1)
+	InPlaceUpdates.WithLabelValues(set, "succeeded").Inc()
+	PodResizes.WithLabelValues(set, "succeeded").Inc()
+	PodEvictions.WithLabelValues(set, "succeeded").Inc()
+	RolloutFailedPods.WithLabelValues(set).Set(1)
+	RolloutDeadlineExceeded.WithLabelValues(set).Set(1)
+	RolloutAutoPauses.WithLabelValues(set).Inc()
+	Injections.WithLabelValues(set, "injected").Inc()
+	InjectionFailures.WithLabelValues(set, "Ignore").Inc()
+	ForgetSidecarSet(set)
+	for _, c := range all {
+		ch := make(chan prometheus.Metric, 100)
+		c.Collect(ch)
+		close(ch)
+		for m := range ch {
+			var out dto.Metric
+			if err := m.Write(&out); err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range out.GetLabel() {
+				if l.GetName() == "sidecarset" && l.GetValue() == set {
+					t.Errorf("%s keeps a series for the deleted SidecarSet: %v", m.Desc(), out.GetLabel())
+				}
+			}
+		}
 	}
 }
