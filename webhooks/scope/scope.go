@@ -436,7 +436,10 @@ func condition(terms []term) Condition {
 			}
 			return 1
 		}
-		return cmp.Compare(size[b], size[a])
+		// Then by name: the cache lists the SidecarSets in no stable
+		// order, and among equal lengths the list's order chose a
+		// different set to leave out at each sync.
+		return cmp.Or(cmp.Compare(size[b], size[a]), cmp.Compare(terms[a].name, terms[b].name))
 	})
 	without := func(n int) string {
 		out := make(map[int]bool, n)
