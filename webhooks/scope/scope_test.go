@@ -492,6 +492,16 @@ func TestMerge_KeepsOtherConditionsAndReplacesOurs(t *testing.T) {
 	}
 }
 
+// negative is the i-th of selectors that cannot be compacted: negative
+// only, on a key of its own, with four long values.
+func negative(i int) *metav1.LabelSelector {
+	var values []string
+	for j := range 4 {
+		values = append(values, fmt.Sprintf("%s-%05d-%d", strings.Repeat("v", 50), i, j))
+	}
+	return exprs(req(fmt.Sprintf("example.com/%s%05d", strings.Repeat("k", 40), i), metav1.LabelSelectorOpNotIn, values...))
+}
+
 // TestBuild_WorstCases builds the scopes that SidecarSets written to push
 // it around would force (negative-only selectors with long values, many
 // namespaces, thousands of SidecarSets, confined or cluster-wide) and
@@ -502,13 +512,6 @@ func TestMerge_KeepsOtherConditionsAndReplacesOurs(t *testing.T) {
 func TestBuild_WorstCases(t *testing.T) {
 	t.Parallel()
 	namespace := func(i int) string { return fmt.Sprintf("team-%058d", i) } // 63 characters
-	negative := func(i int) *metav1.LabelSelector {
-		var values []string
-		for j := range 4 {
-			values = append(values, fmt.Sprintf("%s-%05d-%d", strings.Repeat("v", 50), i, j))
-		}
-		return exprs(req(fmt.Sprintf("example.com/%s%05d", strings.Repeat("k", 40), i), metav1.LabelSelectorOpNotIn, values...))
-	}
 	platform := func() *appsv1beta1.SidecarSet { return set("platform-mtls", labels("mesh", "on")) }
 	cases := []struct {
 		name string
@@ -682,11 +685,7 @@ func TestBuild_LeavesOutTheSameSidecarSetsWhateverTheirOrder(t *testing.T) {
 	t.Parallel()
 	var sets []*appsv1beta1.SidecarSet
 	for i := range 320 {
-		var values []string
-		for j := range 4 {
-			values = append(values, fmt.Sprintf("%s-%03d-%d", strings.Repeat("v", 50), i, j))
-		}
-		s := set(fmt.Sprintf("degrade-%03d", i), exprs(req(fmt.Sprintf("example.com/%s%03d", strings.Repeat("k", 40), i), metav1.LabelSelectorOpNotIn, values...)))
+		s := set(fmt.Sprintf("degrade-%03d", i), negative(i))
 		s.Spec.NamespaceSelector = labels(s.Name, "on")
 		sets = append(sets, s)
 	}
