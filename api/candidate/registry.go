@@ -51,13 +51,12 @@ func (e *Entry) Matches(set map[string]string) bool {
 type Registry struct {
 	mu      sync.RWMutex
 	entries map[string]*Entry   // by SidecarSet name
-	keys    map[string][]string // SidecarSet name -> bucket keys it is filed under
-	buckets map[string][]*Entry // bucket key -> entries
+	buckets map[string][]*Entry // bucket key -> entries (an entry's keys are bucketKeys of its SidecarSet)
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{entries: map[string]*Entry{}, keys: map[string][]string{}, buckets: map[string][]*Entry{}}
+	return &Registry{entries: map[string]*Entry{}, buckets: map[string][]*Entry{}}
 }
 
 // Upsert adds or replaces a SidecarSet, defaulted. A SidecarSet stored
@@ -84,7 +83,7 @@ func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
 	hashes = sharedHashes(hashes, copied.Annotations)
 	e := &Entry{SidecarSet: copied, Hashes: hashes, Resources: resources.CompileSpec(&copied.Spec)}
 	if !match.IsEmpty(copied.Spec.Selector) {
-		e.Selector, e.SelectorError = metav1.LabelSelectorAsSelector(copied.Spec.Selector)
+		e.Selector, e.SelectorError = compileSelector(copied.Spec.Selector)
 	}
 	keys := bucketKeys(copied)
 
@@ -92,7 +91,6 @@ func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
 	defer r.mu.Unlock()
 	r.removeLocked(copied.Name)
 	r.entries[copied.Name] = e
-	r.keys[copied.Name] = keys
 	for _, k := range keys {
 		r.buckets[k] = append(r.buckets[k], e)
 	}
@@ -189,15 +187,33 @@ func sortByName(entries []*Entry) {
 	slices.SortFunc(entries, func(a, b *Entry) int { return strings.Compare(a.SidecarSet.Name, b.SidecarSet.Name) })
 }
 
+// removeLocked unfiles a SidecarSet from the buckets its entry's
+// SidecarSet was filed under (bucketKeys is a function of the SidecarSet
+// alone: the registry does not keep the keys of thousands of entries).
 func (r *Registry) removeLocked(name string) {
-	for _, k := range r.keys[name] {
-		r.buckets[k] = slices.DeleteFunc(r.buckets[k], func(e *Entry) bool { return e.SidecarSet.Name == name })
+	old, ok := r.entries[name]
+	if !ok {
+		return
+	}
+	for _, k := range bucketKeys(old.SidecarSet) {
+		r.buckets[k] = slices.DeleteFunc(r.buckets[k], func(e *Entry) bool { return e == old })
 		if len(r.buckets[k]) == 0 {
 			delete(r.buckets, k)
 		}
 	}
-	delete(r.keys, name)
 	delete(r.entries, name)
+}
+
+// compileSelector compiles a pod selector. A selector of matchLabels alone,
+// once validated, matches straight from its own map: the compiled
+// requirements (a slice, each value in a slice of its own, boxed) were about
+// 110 bytes per SidecarSet that the registry kept for thousands of them.
+func compileSelector(sel *metav1.LabelSelector) (labels.Selector, error) {
+	compiled, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil || len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) == 0 {
+		return compiled, err
+	}
+	return labels.ValidatedSetSelector(sel.MatchLabels), nil
 }
 
 // bucketKeys files a SidecarSet under each namespace index value and, within
