@@ -6,9 +6,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 )
 
 // The profile of a start outlasts the wait for the pprof endpoint to
@@ -32,5 +35,47 @@ func TestStartProfile_OutlastsTheWaitToListen(t *testing.T) {
 	}
 	if query := <-asked; string(raw) != "profile of /debug/pprof/profile" || query != "seconds=7" {
 		t.Fatalf("wrote %q after asking for %q", raw, query)
+	}
+}
+
+// A CPU profile is summarized by cumulative time: a function counts once
+// per sample however often it recurs, functions on every stack are left
+// out, and the biggest come first.
+func TestSummarizeProfile_CumulativeTimeByFunction(t *testing.T) {
+	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}}
+	locs := map[string]*profile.Location{}
+	sample := func(ms int64, stack ...string) { // leaf first, as pprof writes stacks
+		s := &profile.Sample{Value: []int64{1, ms * int64(time.Millisecond)}}
+		for _, n := range stack {
+			if locs[n] == nil {
+				f := &profile.Function{ID: uint64(len(locs) + 1), Name: n}
+				locs[n] = &profile.Location{ID: f.ID, Line: []profile.Line{{Function: f}}}
+				p.Function, p.Location = append(p.Function, f), append(p.Location, locs[n])
+			}
+			s.Location = append(s.Location, locs[n])
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	sample(50, "decode", "decode", "serve", "goexit")
+	sample(30, "encode", "serve", "goexit")
+	sample(20, "markWorker", "goexit")
+	var buf strings.Builder
+	if err := p.Write(&buf); err != nil { // Write compresses; Parse reads either
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	if err := os.WriteFile(path, []byte(buf.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	total, rows, err := summarizeProfile(path, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []profileRow{{"serve", 80 * time.Millisecond}, {"decode", 50 * time.Millisecond}, {"encode", 30 * time.Millisecond}}
+	if total != 100*time.Millisecond || !slices.Equal(rows, want) {
+		t.Fatalf("summarized %v: %v, want 100ms: %v", total, rows, want)
+	}
+	if _, _, err := summarizeProfile(filepath.Join(t.TempDir(), "none"), 3); err == nil {
+		t.Fatal("a missing profile was summarized")
 	}
 }

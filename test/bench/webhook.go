@@ -36,7 +36,8 @@ type webhookOptions struct {
 	rounds   int
 	profile  *profiler
 	// afterward, if set, profiles one more creation with 1 SidecarSet after
-	// the measured ones (not counted), for a miss of the CPU per pod.
+	// the measured ones (not counted), for a miss of the CPU per pod; the
+	// profile lasts as long as the measured creations took.
 	afterward *profiler
 }
 
@@ -139,7 +140,7 @@ func (e *env) measureAdmission(ctx context.Context, o webhookOptions) ([]pairing
 		}
 		if n == 1 && o.afterward != nil {
 			profiled := o
-			profiled.profile = o.afterward
+			profiled.profile = o.afterward.lasting(time.Duration(median(pr.runs, func(c creation) float64 { return float64(c.elapsed) })))
 			if _, err := e.measureCreation(ctx, profiled, afterwardLabel, true); err != nil {
 				return nil, err
 			}
