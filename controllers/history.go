@@ -134,11 +134,7 @@ func activeRevisions(s *appsv1beta1.SidecarSet, podRevisions []string, existing 
 // listRevisions lists the ControllerRevisions labelled with the
 // SidecarSet's name, from the cache, as copies syncHistory may write back.
 func (r *SidecarSetReconciler) listRevisions(ctx context.Context, s *appsv1beta1.SidecarSet) ([]appsv1.ControllerRevision, error) {
-	list := &appsv1.ControllerRevisionList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(r.Namespace), client.MatchingFields{fieldindex.RevisionBySidecarSet: s.Name}); err != nil {
-		return nil, err
-	}
-	return list.Items, nil
+	return fieldindex.ListRevisions(ctx, r.Client, r.Namespace, s.Name)
 }
 
 // syncHistory records the current spec as a ControllerRevision, given the

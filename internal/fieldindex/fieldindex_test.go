@@ -2,6 +2,7 @@ package fieldindex
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -94,7 +96,7 @@ func TestSetup_LeavesThePodInformerToTheControllersWatch(t *testing.T) {
 
 // On the manager's cache each object is filed under the one key its lists
 // ask for: pods under the all-namespaces key of each SidecarSet they carry,
-// revisions under their namespace's key of their SidecarSet.
+// revisions under their namespace's key of their SidecarSet's bucket.
 func TestSetup_OneKeyPerValueOnTheManagersCache(t *testing.T) {
 	t.Parallel()
 	c := &recordingCache{added: map[string]toolscache.Indexers{}}
@@ -114,7 +116,7 @@ func TestSetup_OneKeyPerValueOnTheManagersCache(t *testing.T) {
 		want        []string
 	}{
 		{"pod", "field:" + PodBySidecarSet, pod, []string{"__all_namespaces/a", "__all_namespaces/b"}},
-		{"revision", "field:" + RevisionBySidecarSet, rev, []string{"kruise-system/s"}},
+		{"revision", "field:" + RevisionBySidecarSet, rev, []string{"kruise-system/" + RevisionBucket("s")}},
 		{"revision", "field:" + RevisionBySidecarSet, &appsv1.ControllerRevision{}, []string{}},
 	} {
 		f := c.added[tc.kind][tc.index]
@@ -145,5 +147,36 @@ func TestSetup_PlainIndexerGetsEveryField(t *testing.T) {
 	}
 	if r[PodBySidecarSet] == nil || r[RevisionBySidecarSet] == nil || len(r) != 2 {
 		t.Errorf("indexed fields %v", r)
+	}
+}
+
+// A SidecarSet's revisions are listed apart from those of a SidecarSet
+// whose name falls in the same bucket, and from another namespace's.
+func TestListRevisions_OnlyTheSidecarSetsOwn(t *testing.T) {
+	t.Parallel()
+	a, b := "a", ""
+	for i := 0; b == ""; i++ {
+		if n := fmt.Sprintf("b-%d", i); RevisionBucket(n) == RevisionBucket(a) {
+			b = n
+		}
+	}
+	rev := func(ns, name, set string) *appsv1.ControllerRevision {
+		return &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Labels: map[string]string{appsv1beta1.SidecarSetNameLabel: set}}}
+	}
+	c := fake.NewClientBuilder().WithIndex(&appsv1.ControllerRevision{}, RevisionBySidecarSet, RevisionSidecarSet).
+		WithObjects(rev("kruise-system", "a-1", a), rev("kruise-system", "a-2", a), rev("kruise-system", "b-1", b),
+			rev("other", "a-3", a), &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Namespace: "kruise-system", Name: "unlabelled"}}).Build()
+	got, err := ListRevisions(t.Context(), c, "kruise-system", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"a-1", "a-2"}) {
+		t.Errorf("listed %q for %s (sharing its bucket with %s), want a-1 and a-2", names, a, b)
 	}
 }

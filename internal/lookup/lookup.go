@@ -59,11 +59,11 @@ func PinnedRevision(ctx context.Context, reader client.Reader, namespace string,
 		}
 		return rev, nil
 	case pin.CustomVersion != nil:
-		list := &appsv1.ControllerRevisionList{}
-		if err := reader.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{fieldindex.RevisionBySidecarSet: s.Name}); err != nil {
+		revisions, err := fieldindex.ListRevisions(ctx, reader, namespace, s.Name)
+		if err != nil {
 			return nil, err
 		}
-		newest := revision.NewestWithCustomVersion(s, *pin.CustomVersion, list.Items)
+		newest := revision.NewestWithCustomVersion(s, *pin.CustomVersion, revisions)
 		if newest == nil {
 			return nil, fmt.Errorf("no ControllerRevision of SidecarSet %q in %s has %s=%s", s.Name, namespace, appsv1beta1.SidecarSetCustomVersionLabel, *pin.CustomVersion)
 		}

@@ -47,13 +47,14 @@ func TestStateReader_ServesTheWebhookReads(t *testing.T) {
 		t.Errorf("a revision of another namespace: %v, want NotFound", err)
 	}
 
-	list := &appsv1.ControllerRevisionList{}
-	if err := r.List(t.Context(), list, client.InNamespace("kruise-system"), client.MatchingFields{fieldindex.RevisionBySidecarSet: "a"}); err != nil {
+	revisions, err := fieldindex.ListRevisions(t.Context(), r, "kruise-system", "a")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Items) != 1 || list.Items[0].Name != "a-1" {
-		t.Errorf("listed by the manager's index: %+v", list.Items)
+	if len(revisions) != 1 || revisions[0].Name != "a-1" {
+		t.Errorf("listed by the manager's index: %+v", revisions)
 	}
+	list := &appsv1.ControllerRevisionList{}
 	if err := r.List(t.Context(), list, client.MatchingFields{"no.such.index": "a"}); err == nil {
 		t.Error("a field without an index is listed")
 	}
