@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -104,12 +102,34 @@ func writeProfile(path string, raw []byte, err error) {
 	}
 }
 
+// cpuPart is a part of the manager's work in a CPU profile: the samples
+// with a function whose name starts with prefix on their stack. Parts at a
+// greater depth are within the part above them.
+type cpuPart struct {
+	label, prefix string
+	depth         int
+}
+
+const module = "github.com/sidecarset-operator/sidecarset-operator/"
+
+// admissionParts are what the manager does while pods are created, as the
+// CPU-per-pod target's miss is explained.
+var admissionParts = []cpuPart{
+	{"serving webhook calls (TLS, HTTP, the handlers)", "net/http.(*conn).serve", 0},
+	{"the pod webhook's handler", module + "webhooks.(*PodInjector).ServeHTTP", 1},
+	{"reading the AdmissionReview (the pod decoded)", module + "webhooks.decodePodReview", 2},
+	{"deciding and injecting", module + "webhooks.(*PodInjector).handle", 2},
+	{"writing the answer", module + "webhooks.writePodReview", 2},
+	{"garbage collection, in the background", "runtime.gcBgMarkWorker", 0},
+	{"informers: watch events decoded", "k8s.io/apimachinery/pkg/watch.(*StreamWatcher).receive", 0},
+	{"informers: the stores and the pod cache's transform", "k8s.io/client-go/tools/cache.(*Reflector)", 0},
+	{"informers: event handlers", "k8s.io/client-go/tools/cache.(*processorListener)", 0},
+	{"SidecarSet reconciles", module + "controllers.(*SidecarSetReconciler).Reconcile", 0},
+}
+
 // summarizeProfile reads a CPU profile and returns its sampled CPU time and
-// the functions that took the most of it, with their callees (cumulative),
-// at most top of them: what the bench prints under a missed CPU target, so
-// that the miss is explained where it is reported. Functions on nearly
-// every stack (the goroutines' entry points) say nothing and are left out.
-func summarizeProfile(path string, top int) (total time.Duration, rows []profileRow, err error) {
+// the time of each part (with its callees; a sample counts once per part).
+func summarizeProfile(path string, parts []cpuPart) (total time.Duration, times []time.Duration, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, nil, err
@@ -128,43 +148,36 @@ func summarizeProfile(path string, top int) (total time.Duration, rows []profile
 	if value < 0 {
 		return 0, nil, fmt.Errorf("%s: not a CPU profile", path)
 	}
-	cum := map[string]int64{}
-	var sum int64
+	times = make([]time.Duration, len(parts))
 	for _, s := range p.Sample {
-		v := s.Value[value]
-		sum += v
-		seen := map[string]bool{}
-		for _, loc := range s.Location {
-			for _, line := range loc.Line {
-				if line.Function != nil && !seen[line.Function.Name] {
-					seen[line.Function.Name] = true
-					cum[line.Function.Name] += v
-				}
+		v := time.Duration(s.Value[value])
+		total += v
+		for i, part := range parts {
+			if onStack(s, part.prefix) {
+				times[i] += v
 			}
 		}
 	}
-	for name, v := range cum {
-		if float64(v) < 0.9*float64(sum) {
-			rows = append(rows, profileRow{name, time.Duration(v)})
-		}
-	}
-	slices.SortFunc(rows, func(a, b profileRow) int {
-		return cmp.Or(cmp.Compare(b.cum, a.cum), strings.Compare(a.function, b.function))
-	})
-	return time.Duration(sum), rows[:min(top, len(rows))], nil
+	return total, times, nil
 }
 
-// profileRow is a function of a profile and the CPU time it and its callees
-// took.
-type profileRow struct {
-	function string
-	cum      time.Duration
+// onStack reports whether a function whose name starts with prefix is on
+// the sample's stack.
+func onStack(s *profile.Sample, prefix string) bool {
+	for _, loc := range s.Location {
+		for _, line := range loc.Line {
+			if line.Function != nil && strings.HasPrefix(line.Function.Name, prefix) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // printCPUProfile prints what a CPU profile of pods created holds: its
-// sampled time per pod, and the functions that took the most of it.
+// sampled time per pod, and the parts of the manager's work.
 func printCPUProfile(path string, pods int) {
-	total, rows, err := summarizeProfile(path, 12)
+	total, times, err := summarizeProfile(path, admissionParts)
 	if err != nil {
 		fmt.Printf("  (the profile cannot be read: %v)\n", err)
 		return
@@ -172,8 +185,13 @@ func printCPUProfile(path string, pods int) {
 	perPod := func(d time.Duration) string {
 		return fmt.Sprintf("%.3f ms", float64(d)/float64(pods)/float64(time.Millisecond))
 	}
-	fmt.Printf("  the profile sampled %.1f s of CPU over %d pods (%s per pod); with their callees:\n", total.Seconds(), pods, perPod(total))
-	for _, r := range rows {
-		fmt.Printf("    %5.1f%%  %s per pod  %s\n", 100*float64(r.cum)/float64(total), perPod(r.cum), r.function)
+	fmt.Printf("  the profile sampled %.1f s of CPU over %d pods, %s per pod:\n", total.Seconds(), pods, perPod(total))
+	rest := total
+	for i, part := range admissionParts {
+		fmt.Printf("  %s- %s: %s per pod (%.0f%%)\n", strings.Repeat("  ", part.depth), part.label, perPod(times[i]), 100*float64(times[i])/float64(total))
+		if part.depth == 0 {
+			rest -= times[i]
+		}
 	}
+	fmt.Printf("  - the rest: %s per pod (%.0f%%)\n", perPod(rest), 100*float64(rest)/float64(total))
 }

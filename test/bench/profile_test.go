@@ -38,10 +38,9 @@ func TestStartProfile_OutlastsTheWaitToListen(t *testing.T) {
 	}
 }
 
-// A CPU profile is summarized by cumulative time: a function counts once
-// per sample however often it recurs, functions on every stack are left
-// out, and the biggest come first.
-func TestSummarizeProfile_CumulativeTimeByFunction(t *testing.T) {
+// A CPU profile is summarized by part: a sample counts once for a part
+// however often its functions recur on the stack, and for every part on it.
+func TestSummarizeProfile_TimeByPart(t *testing.T) {
 	p := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}}
 	locs := map[string]*profile.Location{}
 	sample := func(ms int64, stack ...string) { // leaf first, as pprof writes stacks
@@ -67,15 +66,16 @@ func TestSummarizeProfile_CumulativeTimeByFunction(t *testing.T) {
 	if err := os.WriteFile(path, []byte(buf.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	total, rows, err := summarizeProfile(path, 3)
+	parts := []cpuPart{{"serving", "serve", 0}, {"decoding", "decode", 1}, {"marking", "mark", 0}, {"none", "absent", 0}}
+	total, times, err := summarizeProfile(path, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []profileRow{{"serve", 80 * time.Millisecond}, {"decode", 50 * time.Millisecond}, {"encode", 30 * time.Millisecond}}
-	if total != 100*time.Millisecond || !slices.Equal(rows, want) {
-		t.Fatalf("summarized %v: %v, want 100ms: %v", total, rows, want)
+	want := []time.Duration{80 * time.Millisecond, 50 * time.Millisecond, 20 * time.Millisecond, 0}
+	if total != 100*time.Millisecond || !slices.Equal(times, want) {
+		t.Fatalf("summarized %v: %v, want 100ms: %v", total, times, want)
 	}
-	if _, _, err := summarizeProfile(filepath.Join(t.TempDir(), "none"), 3); err == nil {
+	if _, _, err := summarizeProfile(filepath.Join(t.TempDir(), "none"), parts); err == nil {
 		t.Fatal("a missing profile was summarized")
 	}
 }
