@@ -11,6 +11,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/heap"
 )
 
 // scalePodJSON is a pod of the scale bench as the API server holds it once
@@ -88,11 +89,11 @@ func (c *cachedPods) put(t *testing.T, raw []byte) {
 func podFootprint(t *testing.T, n int) float64 {
 	t.Helper()
 	pods := newCachedPods()
-	before := liveHeap()
+	before := heap.Live()
 	for i := range n {
 		pods.put(t, scalePodJSON(i))
 	}
-	after := liveHeap()
+	after := heap.Live()
 	// The manager keeps the cache and its tables for its lifetime: so does
 	// the measure.
 	runtime.KeepAlive(pods)
@@ -104,14 +105,6 @@ func podFootprint(t *testing.T, n int) float64 {
 func withNamespaceIndex(indexers toolscache.Indexers) toolscache.Indexers {
 	indexers[toolscache.NamespaceIndex] = toolscache.MetaNamespaceIndexFunc
 	return indexers
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
 
 // maxBytesPerPod bounds what a pod of the scale bench costs the pod cache,
@@ -151,7 +144,7 @@ func rolledPodJSON(i, rollout, step int) []byte {
 func TestPodFootprint_AfterRollouts(t *testing.T) {
 	const n, rollouts, steps = 5000, 3, 3
 	pods := newCachedPods()
-	before := liveHeap()
+	before := heap.Live()
 	for i := range n {
 		pods.put(t, scalePodJSON(i))
 	}
@@ -162,7 +155,7 @@ func TestPodFootprint_AfterRollouts(t *testing.T) {
 			}
 		}
 	}
-	perPod := float64(liveHeap()-before) / n
+	perPod := float64(heap.Live()-before) / n
 	runtime.KeepAlive(pods)
 	t.Logf("%.0f bytes per pod after %d rollouts of %d steps", perPod, rollouts, steps)
 	if perPod > maxBytesPerPod {

@@ -11,6 +11,7 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/heap"
 )
 
 // scaleSetJSON is one of the scale bench's SidecarSets that select no pod,
@@ -57,7 +58,7 @@ func setFootprint(t *testing.T, n int) float64 {
 	sets := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
 	revs := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, withNamespaceIndex(fieldindex.CacheIndexers(&appsv1.ControllerRevision{})))
 	in := NewInterner()
-	before := liveHeap()
+	before := heap.Live()
 	for i := range n {
 		s := &appsv1beta1.SidecarSet{}
 		if err := json.Unmarshal(scaleSetJSON(i), s); err != nil {
@@ -80,7 +81,7 @@ func setFootprint(t *testing.T, n int) float64 {
 			}
 		}
 	}
-	after := liveHeap()
+	after := heap.Live()
 	// The manager keeps them, and the interner's tables, for its lifetime.
 	runtime.KeepAlive(sets)
 	runtime.KeepAlive(revs)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/heap"
 )
 
 // maxEntryBytes bounds what the registry adds per SidecarSet of the scale
@@ -33,13 +34,13 @@ func TestRegistry_BytesPerSidecarSet(t *testing.T) {
 		sets[i] = s
 	}
 	r := NewRegistry()
-	before := heapAfterGC()
+	before := heap.Live()
 	for _, s := range sets {
 		if err := r.Upsert(s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	perSet := float64(heapAfterGC()-before) / n
+	perSet := float64(heap.Live()-before) / n
 	runtime.KeepAlive(sets)
 	t.Logf("%.0f bytes per SidecarSet", perSet)
 	if r.Len() != n {
@@ -48,14 +49,6 @@ func TestRegistry_BytesPerSidecarSet(t *testing.T) {
 	if perSet > maxEntryBytes {
 		t.Errorf("the registry holds %.0f bytes per SidecarSet, want at most %d", perSet, maxEntryBytes)
 	}
-}
-
-func heapAfterGC() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
 
 // A selector of matchLabels alone matches as its compiled requirements do,
