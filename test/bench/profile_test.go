@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -58,12 +59,12 @@ func TestSummarizeProfile_TimeByPart(t *testing.T) {
 	sample(50, "decode", "decode", "serve", "goexit")
 	sample(30, "encode", "serve", "goexit")
 	sample(20, "markWorker", "goexit")
-	var buf strings.Builder
-	if err := p.Write(&buf); err != nil { // Write compresses; Parse reads either
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	f, err := os.Create(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "cpu.pprof")
-	if err := os.WriteFile(path, []byte(buf.String()), 0o600); err != nil {
+	if err := errors.Join(p.Write(f), f.Close()); err != nil {
 		t.Fatal(err)
 	}
 	parts := []cpuPart{{"serving", "serve", 0}, {"decoding", "decode", 1}, {"marking", "mark", 0}, {"none", "absent", 0}}

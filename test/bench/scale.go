@@ -814,41 +814,41 @@ func printScale(o scaleOptions, pairings []pairing, noPods idleFigures, runs []s
 		return time.Duration(median(byCount[label].runs, func(c creation) float64 { return float64(c.cpu[component]) / float64(len(c.latencies)) }))
 	}
 
-	// A target's profile is the one that explains a miss; a CPU profile of
-	// pods created is summarized under it, per pod.
+	// A target's profile is the one that explains a miss; the CPU profile
+	// of pods created is summarized under its target, per pod.
+	cpuProfile := o.webhook.afterward.path(afterwardLabel, "manager")
 	type target struct {
 		what    string
 		ok      bool
 		profile string
-		pods    int
 	}
 	var targets []target
 	if !o.rollouts {
-		targets = append(targets, target{"rollouts ≤ 1.2× the floor: not measured (--rollouts=false)", false, "", 0})
+		targets = append(targets, target{"rollouts ≤ 1.2× the floor: not measured (--rollouts=false)", false, ""})
 	}
 	for _, ro := range largest.rollouts {
 		ratio := ro.ours.Seconds() / ro.floor.Seconds()
-		targets = append(targets, target{fmt.Sprintf("rollout of %d pods at %s ≤ 1.2× the floor: %.2f×", largest.pods, ro.maxUnavailable, ratio), ratio <= 1.2, "", 0})
+		targets = append(targets, target{fmt.Sprintf("rollout of %d pods at %s ≤ 1.2× the floor: %.2f×", largest.pods, ro.maxUnavailable, ratio), ratio <= 1.2, ""})
 	}
 	if len(o.webhook.counts) > 0 {
 		one, most := "1 SidecarSets", fmt.Sprintf("%d SidecarSets", o.webhook.counts[len(o.webhook.counts)-1])
 		admission := ofFloor(most) / ofFloor(one)
 		targets = append(targets,
 			target{fmt.Sprintf("admission with %s within 10%% of 1 SidecarSet, each against the floor beside it: %.2f× vs %.2f× the floor (%.2f; %.0f vs %.0f pods/s)",
-				most, ofFloor(most), ofFloor(one), admission, rate(most), rate(one)), admission >= 0.9, "", 0},
-			target{fmt.Sprintf("operator CPU per injected pod ≤ 0.5 ms: %s (the API server: %s)", ms(perPod(one, "manager")), ms(perPod(one, "kube-apiserver"))), perPod(one, "manager") <= 500*time.Microsecond, o.webhook.afterward.path(afterwardLabel, "manager"), o.webhook.pods})
+				most, ofFloor(most), ofFloor(one), admission, rate(most), rate(one)), admission >= 0.9, ""},
+			target{fmt.Sprintf("operator CPU per injected pod ≤ 0.5 ms: %s (the API server: %s)", ms(perPod(one, "manager")), ms(perPod(one, "kube-apiserver"))), perPod(one, "manager") <= 500*time.Microsecond, cpuProfile})
 	}
 	growth := heapGrowth(runs[0], largest)
 	extrapolated := runs[0].idle.heap - growth*float64(runs[0].pods)/1000
 	targets = append(targets,
 		target{fmt.Sprintf("live heap per 1000 pods ≤ 4 MiB (its growth from %d to %d pods; the SidecarSets' share is the same at every size): %.2f MiB",
-			runs[0].pods, largest.pods, growth), len(runs) > 1 && growth <= 4, largest.idle.heapProfile, 0},
+			runs[0].pods, largest.pods, growth), len(runs) > 1 && growth <= 4, largest.idle.heapProfile},
 		target{fmt.Sprintf("live heap independent of the pods with %d SidecarSets ≤ 35 MiB (measured with no pod; the live heap at %d pods less their growth: %.1f MiB): %.1f MiB",
-			o.sidecarSets, runs[0].pods, extrapolated, noPods.heap), noPods.heap <= 35, noPods.heapProfile, 0},
-		target{fmt.Sprintf("live heap with %d pods and %d SidecarSets ≤ 80 MiB: %.1f MiB", largest.pods, o.sidecarSets, largest.idle.heap), largest.idle.heap <= 80, largest.idle.heapProfile, 0},
+			o.sidecarSets, runs[0].pods, extrapolated, noPods.heap), noPods.heap <= 35, noPods.heapProfile},
+		target{fmt.Sprintf("live heap with %d pods and %d SidecarSets ≤ 80 MiB: %.1f MiB", largest.pods, o.sidecarSets, largest.idle.heap), largest.idle.heap <= 80, largest.idle.heapProfile},
 		target{fmt.Sprintf("manager RSS with %d pods and %d SidecarSets ≤ 200 MiB, with the shipped memory settings (%s): %.0f MiB",
-			largest.pods, o.sidecarSets, o.memorySettings, largest.idle.anon+largest.idle.file), largest.idle.anon+largest.idle.file <= 200, largest.idle.heapProfile, 0},
-		target{fmt.Sprintf("manager ready ≤ 10 s after start: %s", start), start.met(), start.profile, 0},
+			largest.pods, o.sidecarSets, o.memorySettings, largest.idle.anon+largest.idle.file), largest.idle.anon+largest.idle.file <= 200, largest.idle.heapProfile},
+		target{fmt.Sprintf("manager ready ≤ 10 s after start: %s", start), start.met(), start.profile},
 	)
 	fmt.Printf("\nTargets\n\n")
 	ok := true
@@ -858,8 +858,8 @@ func printScale(o scaleOptions, pairings []pairing, noPods idleFigures, runs []s
 			explained = " (profile: " + t.profile + ")"
 		}
 		fmt.Printf("- %s: %s%s\n", t.what, verdict(t.ok), explained)
-		if !t.ok && t.profile != "" && t.pods > 0 {
-			printCPUProfile(t.profile, t.pods)
+		if !t.ok && t.profile != "" && t.profile == cpuProfile {
+			printCPUProfile(t.profile, o.webhook.pods)
 		}
 		ok = ok && t.ok
 	}
