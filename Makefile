@@ -133,7 +133,7 @@ SCALE_NODES ?= 100
 bench-scale: $(CLUSTER_TOOLS) build ## 10 000 pods and 5 000 SidecarSets: admission, rollouts, manager memory and start (on a dev cluster of SCALE_NODES nodes).
 	go run ./test/devenv up --bin-dir=$(LOCALBIN) --dir=$(DEV_DIR) --nodes=$(SCALE_NODES) --manager-pprof=127.0.0.1:8082
 	go run ./test/bench scale --kubeconfig=$(DEV_DIR)/kubeconfig --manager-pid-file=$(DEV_DIR)/manager.pid \
-		--pods=2000 --creators=20 --sidecarsets=0,1,1000,5000 --rounds=2 \
+		--pods=2000 --creators=20 --sidecarsets=0,1,1000,5000 --rounds=3 \
 		--manager-pprof=127.0.0.1:8082 --profile-dir=$(DEV_DIR)/bench-profiles
 
 .PHONY: bench-rollout

@@ -58,3 +58,20 @@ func TestStartFigures_NotMeasuredIsMissed(t *testing.T) {
 		}
 	}
 }
+
+// Every round is listed in the order it ran, against its own floor, so a
+// reader sees the spread the median hides.
+func TestRoundsByFloor_EachRoundAgainstItsFloor(t *testing.T) {
+	t.Parallel()
+	created := func(pods int, elapsed time.Duration) creation {
+		return creation{latencies: make([]time.Duration, pods), elapsed: elapsed}
+	}
+	pr := pairing{label: "5000 SidecarSets",
+		runs:   []creation{created(300, time.Second), created(600, 2*time.Second), created(250, time.Second)},
+		floors: []creation{created(500, time.Second), created(400, time.Second), created(1000, 2*time.Second)},
+	}
+	want := "5000 SidecarSets 0.60× (300 vs 500 pods/s), 0.75× (300 vs 400 pods/s), 0.50× (250 vs 500 pods/s)"
+	if got := roundsByFloor(pr); got != want {
+		t.Errorf("roundsByFloor:\n got %s\nwant %s", got, want)
+	}
+}

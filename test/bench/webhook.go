@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -203,7 +204,23 @@ func printAdmission(o webhookOptions, pairings []pairing) {
 	for _, pr := range pairings {
 		fmt.Printf(" %s %d µs;", pr.label, time.Duration(median(pr.runs, func(c creation) float64 { return float64(c.detector) })).Microseconds())
 	}
+	fmt.Printf("\nEach round's pods/s against the floor measured just before it (the medians above are of these):")
+	for _, pr := range pairings {
+		fmt.Printf(" %s;", roundsByFloor(pr))
+	}
 	fmt.Printf("\nBesides the bench's SidecarSets, the cluster holds the seed example's and the bench's probe SidecarSet; neither selects the measured pods.\n")
+}
+
+// roundsByFloor lists a configuration's rounds in the order they ran, each
+// as its pods/s against its floor's: how far apart the rounds are shows
+// how much the median can be trusted.
+func roundsByFloor(pr pairing) string {
+	parts := make([]string, len(pr.runs))
+	for i := range pr.runs {
+		parts[i] = fmt.Sprintf("%.2f× (%.0f vs %.0f pods/s)", pr.runs[i].podsPerSecond()/pr.floors[i].podsPerSecond(),
+			pr.runs[i].podsPerSecond(), pr.floors[i].podsPerSecond())
+	}
+	return pr.label + " " + strings.Join(parts, ", ")
 }
 
 // median returns the median of a value over measurements.
