@@ -808,7 +808,7 @@ func printScale(o scaleOptions, pairings []pairing, noPods idleFigures, runs []s
 	// measured just before): the floors move by a fifth between rounds on
 	// this machine, more than the 10% the target allows.
 	ofFloor := func(label string) float64 {
-		return medianPairs(byCount[label], func(run, floor creation) float64 { return run.podsPerSecond() / floor.podsPerSecond() })
+		return medianPairs(byCount[label], rateVsFloor)
 	}
 	perPod := func(label, component string) time.Duration {
 		return time.Duration(median(byCount[label].runs, func(c creation) float64 { return float64(c.cpu[component]) / float64(len(c.latencies)) }))

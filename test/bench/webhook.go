@@ -91,7 +91,7 @@ func benchWebhook(ctx context.Context, e *env, o webhookOptions) (bool, error) {
 	}
 	printAdmission(o, pairings)
 	last := pairings[len(pairings)-1]
-	rate := medianPairs(last, func(r, f creation) float64 { return r.podsPerSecond() / f.podsPerSecond() })
+	rate := medianPairs(last, rateVsFloor)
 	p50 := medianPairs(last, func(r, f creation) float64 { return float64(r.p(50)) / float64(f.p(50)) })
 	ok := rate >= 0.7 && p50 <= 1.3
 	fmt.Printf("\nTarget at %s: throughput ≥ 0.7× floor (%.2f×), p50 ≤ 1.3× floor (%.2f×): %s\n", last.label, rate, p50, verdict(ok))
@@ -161,7 +161,7 @@ func printAdmission(o webhookOptions, pairings []pairing) {
 	for _, pr := range pairings {
 		rate := median(pr.runs, func(c creation) float64 { return c.podsPerSecond() })
 		floorRate := median(pr.floors, func(c creation) float64 { return c.podsPerSecond() })
-		rateRatio := medianPairs(pr, func(r, f creation) float64 { return r.podsPerSecond() / f.podsPerSecond() })
+		rateRatio := medianPairs(pr, rateVsFloor)
 		p50Ratio := medianPairs(pr, func(r, f creation) float64 { return float64(r.p(50)) / float64(f.p(50)) })
 		calls := median(pr.runs, func(c creation) float64 { return float64(c.webhookCalls) })
 		webhook := "-"
@@ -217,11 +217,15 @@ func printAdmission(o webhookOptions, pairings []pairing) {
 func roundsByFloor(pr pairing) string {
 	parts := make([]string, len(pr.runs))
 	for i := range pr.runs {
-		parts[i] = fmt.Sprintf("%.2f× (%.0f vs %.0f pods/s)", pr.runs[i].podsPerSecond()/pr.floors[i].podsPerSecond(),
+		parts[i] = fmt.Sprintf("%.2f× (%.0f vs %.0f pods/s)", rateVsFloor(pr.runs[i], pr.floors[i]),
 			pr.runs[i].podsPerSecond(), pr.floors[i].podsPerSecond())
 	}
 	return pr.label + " " + strings.Join(parts, ", ")
 }
+
+// rateVsFloor is a round's throughput against its floor's: the figure the
+// admission targets compare.
+func rateVsFloor(run, floor creation) float64 { return run.podsPerSecond() / floor.podsPerSecond() }
 
 // median returns the median of a value over measurements.
 func median(cs []creation, value func(creation) float64) float64 {
