@@ -1,7 +1,12 @@
 package release
 
 import (
+	"archive/tar"
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +41,39 @@ func TestLayer_IsTheSameBytesForTheSameTreeAndTime(t *testing.T) {
 	}
 	if d3, _ := later.Digest(); d3 == d1 {
 		t.Errorf("another time gives the same layer %s", d3)
+	}
+}
+
+func TestLayer_WritesSymbolicLinks(t *testing.T) {
+	t.Parallel()
+	layer, err := Layer(Tree{"bin/busybox": {Mode: 0o755, Data: []byte("x")}, "bin/sh": {Link: "busybox"}}, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := layer.Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rc.Close() }()
+	tr := tar.NewReader(rc)
+	got := map[string]string{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[h.Name] = fmt.Sprintf("%c %o %d %s", h.Typeflag, h.Mode, h.Size, h.Linkname)
+	}
+	want := map[string]string{
+		"bin/":        fmt.Sprintf("%c 755 0 ", tar.TypeDir),
+		"bin/busybox": fmt.Sprintf("%c 755 1 ", tar.TypeReg),
+		"bin/sh":      fmt.Sprintf("%c 777 0 busybox", tar.TypeSymlink),
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("the layer holds %v, want %v", got, want)
 	}
 }
 

@@ -33,11 +33,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// File is a regular file of an image.
+// File is a regular file of an image, or a symbolic link.
 type File struct {
 	// Mode is the permission bits.
 	Mode fs.FileMode
 	Data []byte
+	// Link, if set, makes the file a symbolic link to Link (Mode and Data
+	// unused).
+	Link string
 }
 
 // Tree is an image's regular files by path, slash-separated and relative to
@@ -113,9 +116,9 @@ func (t Tree) directories() []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// Layer writes the tree as one gzip-compressed OCI layer: directories 0755
-// and files with their mode, owned by root, every time set to mtime, entries
-// sorted by path. The same tree and time give the same bytes.
+// Layer writes the tree as one gzip-compressed OCI layer: directories 0755,
+// files with their mode and symbolic links, owned by root, every time set to
+// mtime, entries sorted by path. The same tree and time give the same bytes.
 func Layer(t Tree, mtime time.Time) (v1.Layer, error) {
 	var raw bytes.Buffer
 	tw := tar.NewWriter(&raw)
@@ -134,15 +137,19 @@ func Layer(t Tree, mtime time.Time) (v1.Layer, error) {
 	mtime = mtime.UTC().Truncate(time.Second)
 	for _, e := range entries {
 		h := &tar.Header{Name: e.name, ModTime: mtime, Typeflag: tar.TypeDir, Mode: 0o755}
-		if !e.dir {
-			f := t[e.name]
+		f := t[e.name]
+		switch {
+		case e.dir:
+		case f.Link != "":
+			h.Typeflag, h.Mode, h.Linkname = tar.TypeSymlink, 0o777, f.Link
+		default:
 			h.Typeflag, h.Mode, h.Size = tar.TypeReg, int64(f.Mode.Perm()), int64(len(f.Data))
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return nil, fmt.Errorf("%s: %w", e.name, err)
 		}
-		if !e.dir {
-			if _, err := tw.Write(t[e.name].Data); err != nil {
+		if !e.dir && f.Link == "" {
+			if _, err := tw.Write(f.Data); err != nil {
 				return nil, err
 			}
 		}
