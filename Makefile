@@ -44,15 +44,35 @@ LINT_STAMP := $(LOCALBIN)/.built-lint-$(call tools_hash,test/tools)
 # What the dev cluster needs (the linter is not part of it).
 CLUSTER_TOOLS := $(K8S_STAMP) $(ETCD_STAMP) $(TOOLS_STAMP)
 
+# The real node (make dev-node, and the e2e suites' real-node specs): the
+# kubelet from the control plane's module, containerd, runc and the CNI
+# plugins from modules of their own, and two Debian packages, fetched into
+# bin/ without installing them: libseccomp-dev (runc links it statically) and
+# busybox-static (the shell of the node's images).
+NODE_BIN := $(LOCALBIN)/node
+KUBELET := $(K8S_BIN)/kubelet
+KUBELET_STAMP := $(K8S_BIN)/.built-kubelet-$(call tools_hash,test/tools/k8s)
+CONTAINERD_STAMP := $(NODE_BIN)/.built-containerd-$(call tools_hash,test/tools/containerd)
+RUNC_STAMP := $(NODE_BIN)/.built-runc-$(call tools_hash,test/tools/runc)
+CNI_STAMP := $(NODE_BIN)/.built-cni-$(call tools_hash,test/tools/cni)
+DEBS_STAMP := $(NODE_BIN)/.fetched-debs
+NODE_TOOLS := $(KUBELET_STAMP) $(CONTAINERD_STAMP) $(RUNC_STAMP) $(CNI_STAMP) $(DEBS_STAMP)
+
 # The pinned versions, for the build announcements.
 mod_version = $(shell awk '$$1 == "require" { $$1 = "" ; $$0 = $$0 } $$1 == "$(2)" { print $$2; exit }' $(1)/go.mod)
 ETCD_VERSION := $(call mod_version,test/tools/etcd,go.etcd.io/etcd/server/v3)
 KWOK_VERSION := kwok $(call mod_version,test/tools,sigs.k8s.io/kwok)
 CONTROLLER_TOOLS_VERSION := controller-tools $(call mod_version,test/tools,sigs.k8s.io/controller-tools)
 GOLANGCI_LINT_VERSION := $(call mod_version,test/tools,github.com/golangci/golangci-lint/v2)
+CONTAINERD_VERSION := $(call mod_version,test/tools/containerd,github.com/containerd/containerd/v2)
+RUNC_VERSION := $(call mod_version,test/tools/runc,github.com/opencontainers/runc)
+CNI_VERSION := $(call mod_version,test/tools/cni,github.com/containernetworking/plugins)
 
-# The go command that builds the tools (the freshclone test sets GO=true).
+# The go command that builds the tools, and the Debian commands that fetch
+# and unpack packages (the freshclone test sets them to true).
 GO ?= go
+APT_GET ?= apt-get
+DPKG_DEB ?= dpkg-deb
 
 # envtest finds kube-apiserver and etcd here (controller-runtime's lookup).
 export KUBEBUILDER_ASSETS := $(K8S_BIN)
@@ -281,16 +301,25 @@ dev: $(CLUSTER_TOOLS) build ## Start (or refresh) the kwok dev cluster with the 
 demo: dev ## Run the user manual's walkthrough on the dev cluster, checking each step.
 	go run ./test/demo/cmd --kubeconfig=$(DEV_DIR)/kubeconfig --kubectl=$(KUBECTL) --dir=$(DEV_DIR)/demo
 
+.PHONY: dev-node
+dev-node: root $(NODE_TOOLS) ## Join a real node (kubelet, containerd, runc) to the dev cluster, beside the kwok nodes (needs root; make dev first).
+	go run ./test/devenv node-up --bin-dir=$(LOCALBIN) --dir=$(DEV_DIR)
+
 .PHONY: dev-down
-dev-down: ## Stop the operator and delete the dev cluster.
+dev-down: ## Stop the operator, remove the real node and every host change it made, and delete the dev cluster.
 	go run ./test/devenv down --bin-dir=$(LOCALBIN) --dir=$(DEV_DIR)
+
+.PHONY: root
+root:
+	@[ "$$(id -u)" = 0 ] || { echo "the real node needs root (it runs containerd and a kubelet, and makes cgroups, mounts and a bridge): run as root"; exit 1; }
 
 ##@ Tools
 
 .PHONY: tools
-tools: $(CLUSTER_TOOLS) $(LINT_STAMP) ## Build every tool into bin/ (once; later calls do nothing).
+tools: $(CLUSTER_TOOLS) $(NODE_TOOLS) $(LINT_STAMP) ## Build every tool into bin/ (once; later calls do nothing).
 
 $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL): $(K8S_STAMP)
+$(KUBELET): $(KUBELET_STAMP)
 $(ETCD): $(ETCD_STAMP)
 $(CONTROLLER_GEN) $(KWOK) $(KWOKCTL): $(TOOLS_STAMP)
 $(GOLANGCI_LINT): $(LINT_STAMP)
@@ -321,6 +350,55 @@ $(TOOLS_STAMP):
 	cd test/tools && $(GO) build -o $(LOCALBIN)/ sigs.k8s.io/controller-tools/cmd/controller-gen \
 		sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl $(QUIET_DOWNLOADS)
 	@rm -f $(LOCALBIN)/.built-tools-* && touch $@
+
+$(KUBELET_STAMP):
+	@echo ">> building kubelet v$(K8S_VERSION) from the Go module proxy (about 6 minutes on two cores, cold build cache)"
+	@mkdir -p $(K8S_BIN)
+	cd test/tools/k8s && GONOSUMDB=k8s.io/kubernetes $(GO) build -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ \
+		k8s.io/kubernetes/cmd/kubelet $(QUIET_DOWNLOADS)
+	@rm -f $(K8S_BIN)/.built-kubelet-* && touch $@
+
+# containerd's own release tags: no cgo, no storage drivers the node does not use.
+CONTAINERD_TAGS := urfave_cli_no_docs no_btrfs no_devmapper no_zfs osusergo netgo static_build
+CONTAINERD_LDFLAGS := -X github.com/containerd/containerd/v2/version.Version=$(CONTAINERD_VERSION)
+
+$(CONTAINERD_STAMP):
+	@echo ">> building containerd $(CONTAINERD_VERSION), containerd-shim-runc-v2 and ctr from the Go module proxy (about 2 minutes on two cores)"
+	@mkdir -p $(NODE_BIN)
+	cd test/tools/containerd && CGO_ENABLED=0 $(GO) build -tags "$(CONTAINERD_TAGS)" -ldflags "$(CONTAINERD_LDFLAGS)" -o $(NODE_BIN)/ \
+		github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/ctr $(QUIET_DOWNLOADS)
+	cd test/tools/containerd && CGO_ENABLED=0 $(GO) build -tags "$(CONTAINERD_TAGS) no_grpc" -ldflags "$(CONTAINERD_LDFLAGS)" -o $(NODE_BIN)/ \
+		github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 $(QUIET_DOWNLOADS)
+	@rm -f $(NODE_BIN)/.built-containerd-* && touch $@
+
+# Debian packages the node needs, downloaded with apt-get (no install, no
+# root) and unpacked under bin/node/debs: libseccomp-dev for runc, and
+# busybox-static, the shell and commands of the node's images. The -dev
+# package's libseccomp.so names the runtime package's library, which is not
+# unpacked: without it the linker takes the static archive.
+DEBS_DIR := $(NODE_BIN)/debs
+$(DEBS_STAMP):
+	@echo ">> fetching the Debian packages libseccomp-dev and busybox-static into $(DEBS_DIR) (about 3 seconds on two cores: 1 MB)"
+	@rm -rf $(DEBS_DIR) && mkdir -p $(DEBS_DIR)/root
+	cd $(DEBS_DIR) && $(APT_GET) download libseccomp-dev busybox-static
+	for deb in $(DEBS_DIR)/*.deb; do $(DPKG_DEB) -x "$$deb" $(DEBS_DIR)/root; done
+	rm -f $(DEBS_DIR)/root/usr/lib/*/libseccomp.so
+	@touch $@
+
+$(RUNC_STAMP): $(DEBS_STAMP)
+	@echo ">> building runc $(RUNC_VERSION) with seccomp from the Go module proxy (about 45 seconds on two cores)"
+	@mkdir -p $(NODE_BIN)
+	cd test/tools/runc && multiarch=$$(gcc -print-multiarch) && CGO_ENABLED=1 \
+		PKG_CONFIG_PATH=$(DEBS_DIR)/root/usr/lib/$$multiarch/pkgconfig PKG_CONFIG_SYSROOT_DIR=$(DEBS_DIR)/root \
+		$(GO) build -tags "seccomp urfave_cli_no_docs" -o $(NODE_BIN)/runc github.com/opencontainers/runc $(QUIET_DOWNLOADS)
+	@rm -f $(NODE_BIN)/.built-runc-* && touch $@
+
+$(CNI_STAMP):
+	@echo ">> building the CNI plugins bridge, host-local and loopback $(CNI_VERSION) from the Go module proxy (about 30 seconds on two cores)"
+	@mkdir -p $(NODE_BIN)/cni
+	cd test/tools/cni && CGO_ENABLED=0 $(GO) build -o $(NODE_BIN)/cni/ github.com/containernetworking/plugins/plugins/main/bridge \
+		github.com/containernetworking/plugins/plugins/ipam/host-local github.com/containernetworking/plugins/plugins/main/loopback $(QUIET_DOWNLOADS)
+	@rm -f $(NODE_BIN)/.built-cni-* && touch $@
 
 $(LINT_STAMP):
 	@echo ">> building golangci-lint $(GOLANGCI_LINT_VERSION) from the Go module proxy (about a minute on two cores)"

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +62,13 @@ func (c *Cluster) Kubectl() string { return filepath.Join(c.BinDir(), "k8s", "ku
 // KubeconfigPath is the admin kubeconfig of the cluster.
 func (c *Cluster) KubeconfigPath() string { return filepath.Join(c.WorkDir, "kubeconfig") }
 
+// PKIDir holds the cluster's CA and its admin's certificate and key
+// (ca.crt, admin.crt, admin.key): the API server serves with the admin's.
+func (c *Cluster) PKIDir() string { return filepath.Join(c.WorkDir, "clusters", c.Name, "pki") }
+
+// CACertPath is the cluster's CA certificate.
+func (c *Cluster) CACertPath() string { return filepath.Join(c.PKIDir(), "ca.crt") }
+
 // Exists reports whether the cluster has been created in WorkDir.
 func (c *Cluster) Exists() bool {
 	_, err := os.Stat(filepath.Join(c.WorkDir, "clusters", c.Name, "kwok.yaml"))
@@ -73,12 +81,12 @@ func (c *Cluster) Create(ctx context.Context, nodes int) error {
 	if err := os.MkdirAll(c.WorkDir, 0o755); err != nil {
 		return err
 	}
-	stages, err := c.stages(ctx)
+	config, err := c.config(ctx)
 	if err != nil {
 		return err
 	}
-	stagesPath := filepath.Join(c.WorkDir, "stages.yaml")
-	if err := os.WriteFile(stagesPath, stages, 0o644); err != nil {
+	configPath := filepath.Join(c.WorkDir, "kwokctl.yaml")
+	if err := os.WriteFile(configPath, config, 0o644); err != nil {
 		return err
 	}
 	k8s := filepath.Join(c.BinDir(), "k8s")
@@ -88,7 +96,7 @@ func (c *Cluster) Create(ctx context.Context, nodes int) error {
 		"--kube-controller-manager-binary", filepath.Join(k8s, "kube-controller-manager"),
 		"--kube-scheduler-binary", filepath.Join(k8s, "kube-scheduler"),
 		"--kwok-controller-binary", filepath.Join(c.BinDir(), "kwok"),
-		"--config", stagesPath,
+		"--config", configPath,
 		"--kubeconfig", c.KubeconfigPath(),
 		"--disable-qps-limits",
 		"--wait", "3m",
@@ -119,6 +127,13 @@ func (c *Cluster) Delete(ctx context.Context) error {
 		return nil
 	}
 	return c.kwokctl(ctx, "delete", "cluster", "--name", c.Name, "--kubeconfig", c.KubeconfigPath())
+}
+
+// ReadyForRealNodes reports whether the cluster was created with what a real
+// node needs (configuration): clusters made before it was are not.
+func (c *Cluster) ReadyForRealNodes() bool {
+	data, err := os.ReadFile(filepath.Join(c.WorkDir, "kwokctl.yaml"))
+	return err == nil && bytes.Contains(data, []byte("manage-nodes-with-annotation-selector"))
 }
 
 // RESTConfig returns a client configuration for the cluster's admin.
@@ -164,13 +179,79 @@ func (c *Cluster) kwokctl(ctx context.Context, args ...string) error {
 	return nil
 }
 
-// stages returns the stage file: kwok's defaults that we keep, then ours.
-func (c *Cluster) stages(ctx context.Context) ([]byte, error) {
+// configuration is kwokctl's configuration of the cluster, what a real node
+// joining it needs (test/node): the kwok controller manages the kwok nodes
+// only (kwokctl's binary runtime would have it manage every node, a
+// kubelet's too); the API server's certificate names this host's address,
+// where the real node's pods reach it; the API server reaches webhooks
+// served by pods through their endpoints (there is no kube-proxy for
+// Service addresses) and the kubelet at its address with the admin's
+// certificate (kubectl logs, exec); a namespace can send its pods to the
+// real node (PodNodeSelector and PodTolerationRestriction: test/node's
+// NamespaceAnnotations).
+func (c *Cluster) configuration() ([]byte, error) {
+	ip, err := HostIP()
+	if err != nil {
+		return nil, err
+	}
+	pki := c.PKIDir()
+	return fmt.Appendf(nil, `---
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  kubeApiserverCertSANs:
+  - %[1]q
+componentsPatches:
+- name: kwok-controller
+  extraArgs:
+  - key: manage-all-nodes
+    value: "false"
+    override: true
+  - key: manage-nodes-with-annotation-selector
+    value: kwok.x-k8s.io/node=fake
+- name: kube-apiserver
+  extraArgs:
+  - key: enable-aggregator-routing
+    value: "true"
+  - key: enable-admission-plugins
+    value: PodNodeSelector,PodTolerationRestriction
+  - key: kubelet-preferred-address-types
+    value: InternalIP
+  - key: kubelet-client-certificate
+    value: %[2]q
+  - key: kubelet-client-key
+    value: %[3]q
+`, ip, filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key")), nil
+}
+
+// HostIP is this host's address: the default route's (a kubelet refuses
+// loopback, and a real node's pods reach the host there).
+func HostIP() (string, error) {
+	conn, err := net.Dial("udp4", "203.0.113.1:9") // no packet is sent: the route is looked up
+	if err != nil {
+		return "", fmt.Errorf("finding this host's address (the default route's): %w", err)
+	}
+	defer func() { _ = conn.Close() }()
+	addr, ok := conn.LocalAddr().(*net.UDPAddr)
+	if !ok || addr.IP.IsLoopback() {
+		return "", fmt.Errorf("this host has no address but loopback (%v)", conn.LocalAddr())
+	}
+	return addr.IP.String(), nil
+}
+
+// config returns kwokctl's configuration file: the cluster's configuration,
+// kwok's default stages that we keep, then ours.
+func (c *Cluster) config(ctx context.Context) ([]byte, error) {
 	kwokDir, err := c.kwokModuleDir(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
+	conf, err := c.configuration()
+	if err != nil {
+		return nil, err
+	}
+	buf.Write(conf)
 	for _, rel := range kwokDefaultStages {
 		data, err := os.ReadFile(filepath.Join(kwokDir, rel))
 		if err != nil {

@@ -1,9 +1,12 @@
-// Command devenv runs `make dev` and `make dev-down`: a local kwok cluster
-// (binary runtime, no Docker) with the operator's manager as a host process
-// and the seed example applied.
+// Command devenv runs `make dev`, `make dev-node` and `make dev-down`: a
+// local kwok cluster (binary runtime, no Docker) with the operator's manager
+// as a host process and the seed example applied, and a real node joined to
+// it on request.
 //
-//	go run ./test/devenv up   --dir bin/dev   # create or refresh
-//	go run ./test/devenv down --dir bin/dev   # remove everything
+//	go run ./test/devenv up      --dir bin/dev   # create or refresh
+//	go run ./test/devenv node-up --dir bin/dev   # join the real node (root)
+//	go run ./test/devenv node-down --dir bin/dev # remove it alone
+//	go run ./test/devenv down    --dir bin/dev   # remove everything
 package main
 
 import (
@@ -19,11 +22,15 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/cluster"
+	"github.com/sidecarset-operator/sidecarset-operator/test/node"
+	"github.com/sidecarset-operator/sidecarset-operator/test/node/images"
 )
 
 const (
@@ -34,6 +41,8 @@ const (
 	healthAddr  = "127.0.0.1:8081"
 	metricsAddr = "127.0.0.1:8080"
 	webhookPort = "9443"
+	// realNodeNamespace's pods run on the real node.
+	realNodeNamespace = "real-node"
 )
 
 func main() {
@@ -53,7 +62,7 @@ func run() int {
 	config := fs.String("config", "config/dev", "The kustomization installed: the CRD and the webhook configurations, whose URLs name the webhook port "+
 		"(config/e2e: port 19443).")
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: devenv up|down [--dir DIR] [--bin-dir DIR]")
+		fmt.Fprintln(os.Stderr, "usage: devenv up|node-up|node-down|down [--dir DIR] [--bin-dir DIR]")
 		return 2
 	}
 	verb := os.Args[1]
@@ -72,10 +81,14 @@ func run() int {
 		switch verb {
 		case "up":
 			err = env.up(ctx)
+		case "node-up":
+			err = env.nodeUp(ctx)
+		case "node-down":
+			err = env.realNode().Down(ctx)
 		case "down":
 			err = env.down(ctx)
 		default:
-			err = fmt.Errorf("unknown command %q: want up or down", verb)
+			err = fmt.Errorf("unknown command %q: want up, node-up, node-down or down", verb)
 		}
 	}
 	if err != nil {
@@ -152,7 +165,7 @@ func (e *env) up(ctx context.Context) error {
 	if err := cluster.StopFromPIDFile(e.pidFile(), 15*time.Second); err != nil {
 		return fmt.Errorf("stopping the previous manager: %w", err)
 	}
-	m := &cluster.Manager{
+	m := &cluster.Process{
 		Binary: filepath.Join(e.binDir, "manager"),
 		Args: []string{
 			"--kubeconfig=" + c.KubeconfigPath(),
@@ -196,7 +209,60 @@ func (e *env) up(ctx context.Context) error {
 	return nil
 }
 
+// realNode is the dev cluster's real node.
+func (e *env) realNode() *node.Node {
+	return &node.Node{
+		Name: node.DefaultName, RepoRoot: e.cluster.RepoRoot, BinDir: e.binDir,
+		Dir: filepath.Join(e.dir, "node"), Cluster: e.cluster, Out: os.Stdout,
+	}
+}
+
+func (e *env) nodeUp(ctx context.Context) error {
+	if !e.cluster.Exists() || !e.apiServerUp(ctx) {
+		return fmt.Errorf("no dev cluster runs in %s: make dev first", e.dir)
+	}
+	if !e.cluster.ReadyForRealNodes() {
+		return errors.New("the dev cluster was made by an older make dev, without what a real node needs: make dev-down && make dev")
+	}
+	n := e.realNode()
+	if err := n.Up(ctx); err != nil {
+		return err
+	}
+	ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: realNodeNamespace, Annotations: node.NamespaceAnnotations()}}
+	manifest, err := yaml.Marshal(ns)
+	if err != nil {
+		return err
+	}
+	if _, err := e.cluster.RunKubectlStdin(ctx, manifest, "apply", "--server-side", "--field-manager=devenv", "-f", "-"); err != nil {
+		return err
+	}
+	fmt.Printf(`
+The real node %[1]s is Ready beside the kwok nodes: a kubelet with containerd
+and runc on this host (logs: %[2]s). Only pods that ask for it run there:
+every pod of the namespace %[6]s, as written (the manual's walkthrough runs
+there unchanged after kubectl config set-context --current --namespace=%[6]s),
+and any pod with
+
+  spec:
+    nodeSelector: {%[3]s: "true"}
+    tolerations: [{key: %[3]s, operator: Exists}]
+
+Its images are the ones the user manual and the docs name (nginx:1.15.1,
+centos:6.7, centos:7, busybox:latest, openkruise/hotupgrade-sample:*, ...),
+served by its registry on %[4]s; %[5]s crash-loops; any other
+reference fails to pull. kubectl logs and exec work.
+
+  make dev-down   removes the node, every change it made to the host, and the cluster
+`, n.Name, rel(n.Paths().Logs), node.Label, n.Registry(), images.CrashLoopImage, realNodeNamespace)
+	return nil
+}
+
 func (e *env) down(ctx context.Context) error {
+	step("Removing the real node, if any")
+	if err := e.realNode().Down(ctx); err != nil {
+		return err
+	}
 	step("Stopping the manager")
 	if err := cluster.StopFromPIDFile(e.pidFile(), 15*time.Second); err != nil {
 		return err
@@ -222,15 +288,17 @@ func (e *env) apiServerUp(ctx context.Context) bool {
 func (e *env) managerLog() string { return filepath.Join(e.dir, "manager.log") }
 func (e *env) pidFile() string    { return filepath.Join(e.dir, "manager.pid") }
 
-func (e *env) printUsage() {
-	rel := func(p string) string {
-		if wd, err := os.Getwd(); err == nil {
-			if r, err := filepath.Rel(wd, p); err == nil {
-				return r
-			}
+// rel is p relative to the working directory, if it can be.
+func rel(p string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, p); err == nil {
+			return r
 		}
-		return p
 	}
+	return p
+}
+
+func (e *env) printUsage() {
 	kc := rel(e.cluster.KubeconfigPath())
 	fmt.Printf(`
 The dev cluster %[1]s is ready: %[2]d kwok nodes, the SidecarSet operator

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,14 +23,27 @@ var (
 	etcdTools = []string{"go.etcd.io/etcd/server/v3"}
 	devTools  = []string{"sigs.k8s.io/kwok/cmd/kwok", "sigs.k8s.io/kwok/cmd/kwokctl", "sigs.k8s.io/controller-tools/cmd/controller-gen"}
 	lintTools = []string{"github.com/golangci/golangci-lint/v2/cmd/golangci-lint"}
+	nodeTools = []string{"k8s.io/kubernetes/cmd/kubelet", "github.com/containerd/containerd/v2/cmd/containerd",
+		"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2", "github.com/containerd/containerd/v2/cmd/ctr",
+		"github.com/opencontainers/runc", "github.com/containernetworking/plugins/plugins/main/bridge",
+		"github.com/containernetworking/plugins/plugins/ipam/host-local", "github.com/containernetworking/plugins/plugins/main/loopback",
+		"download libseccomp-dev busybox-static"}
 )
+
+// everyTool is every tool group's build.
+var everyTool = slices.Concat(k8sTools, etcdTools, devTools, lintTools, nodeTools)
 
 // The line each group prints as its build starts.
 var announcements = map[string]string{
-	"k8s":  "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v",
-	"etcd": "building etcd v",
-	"dev":  "building kwok, kwokctl and controller-gen",
-	"lint": "building golangci-lint v",
+	"k8s":        "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v",
+	"etcd":       "building etcd v",
+	"dev":        "building kwok, kwokctl and controller-gen",
+	"lint":       "building golangci-lint v",
+	"kubelet":    "building kubelet v",
+	"containerd": "building containerd v",
+	"debs":       "fetching the Debian packages libseccomp-dev and busybox-static",
+	"runc":       "building runc v",
+	"cni":        "building the CNI plugins bridge, host-local and loopback v",
 }
 
 func repoRoot(t *testing.T) string {
@@ -105,33 +119,48 @@ func requireAnnounced(t *testing.T, target, plan string, groups ...string) {
 func TestFreshClone_DevBuildsTheClusterTools(t *testing.T) {
 	plan := makePlan(t, t.TempDir(), "-n", "dev")
 	requireAll(t, "dev", plan, k8sTools, etcdTools, devTools)
-	requireNone(t, "dev", plan, lintTools)
+	requireNone(t, "dev", plan, slices.Concat(lintTools, nodeTools))
 	requireAnnounced(t, "dev", plan, "k8s", "etcd", "dev")
 	if !strings.Contains(plan, "test/devenv up") {
 		t.Errorf("`make dev` does not start the dev cluster; its plan:\n%s", plan)
 	}
 }
 
+// make dev-node builds what the real node needs, and only that (make dev
+// built the cluster's tools): the root check comes first, so that a user
+// without root hears it before ten minutes of builds.
+func TestFreshClone_DevNodeBuildsTheNodeTools(t *testing.T) {
+	plan := makePlan(t, t.TempDir(), "-n", "dev-node")
+	requireAll(t, "dev-node", plan, nodeTools)
+	requireNone(t, "dev-node", plan, slices.Concat(k8sTools, etcdTools, devTools, lintTools))
+	requireAnnounced(t, "dev-node", plan, "kubelet", "containerd", "debs", "runc", "cni")
+	root, node := strings.Index(plan, "needs root"), strings.Index(plan, "test/devenv node-up")
+	if root < 0 || node < 0 || root > strings.Index(plan, "building kubelet") {
+		t.Errorf("`make dev-node` does not check for root first, then join the node; its plan:\n%s", plan)
+	}
+}
+
 func TestFreshClone_ToolsBuildsEveryTool(t *testing.T) {
 	plan := makePlan(t, t.TempDir(), "-n", "tools")
-	requireAll(t, "tools", plan, k8sTools, etcdTools, devTools, lintTools)
-	requireAnnounced(t, "tools", plan, "k8s", "etcd", "dev", "lint")
+	requireAll(t, "tools", plan, everyTool)
+	requireAnnounced(t, "tools", plan, "k8s", "etcd", "dev", "lint", "kubelet", "containerd", "debs", "runc", "cni")
 }
 
 func TestFreshClone_TestBuildsEveryTool(t *testing.T) {
 	plan := makePlan(t, t.TempDir(), "-n", "test")
-	requireAll(t, "test", plan, k8sTools, etcdTools, devTools, lintTools)
+	requireAll(t, "test", plan, everyTool)
 }
 
 // After one build, the tools are reused: no later command rebuilds them. The
-// "build" here runs GO=true, which accepts any arguments and writes nothing
-// but the stamps the Makefile leaves behind.
+// "build" here runs GO=true (and true for the Debian commands), which
+// accepts any arguments and writes nothing but the stamps the Makefile
+// leaves behind.
 func TestFreshClone_ToolsAreBuiltOnce(t *testing.T) {
 	bin := t.TempDir()
-	makePlan(t, bin, "GO=true", "tools")
-	for _, target := range []string{"tools", "dev", "test"} {
+	makePlan(t, bin, "GO=true", "APT_GET=true", "DPKG_DEB=true", "tools")
+	for _, target := range []string{"tools", "dev", "dev-node", "test"} {
 		plan := makePlan(t, bin, "-n", target)
-		requireNone(t, target+" (after make tools)", plan, append(append(append(k8sTools, etcdTools...), devTools...), lintTools...))
+		requireNone(t, target+" (after make tools)", plan, everyTool)
 	}
 }
 
@@ -140,7 +169,7 @@ func TestFreshClone_ToolsAreBuiltOnce(t *testing.T) {
 // runs hack/image once per image, in order.
 func TestFreshClone_ReleaseImagesNeedNoTools(t *testing.T) {
 	plan := makePlan(t, t.TempDir(), "-n", "image", "bundle-image", "catalog")
-	requireNone(t, "image bundle-image catalog", plan, append(append(append(k8sTools, etcdTools...), devTools...), lintTools...))
+	requireNone(t, "image bundle-image catalog", plan, everyTool)
 	var steps []string
 	for line := range strings.SplitSeq(plan, "\n") {
 		if strings.Contains(line, "docker") || strings.Contains(line, "podman") {

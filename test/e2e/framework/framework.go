@@ -57,7 +57,7 @@ type Env struct {
 	Config    *rest.Config
 	Client    client.Client
 	Clientset kubernetes.Interface
-	Manager   *cluster.Manager
+	Manager   *cluster.Process
 }
 
 // Options shape the environment.
@@ -109,7 +109,7 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return e, fmt.Errorf("building the manager: %w\n%s", err, out)
 	}
-	e.Manager = &cluster.Manager{
+	e.Manager = &cluster.Process{
 		Binary: binary,
 		Args: append([]string{
 			"--kubeconfig=" + kubeconfig,

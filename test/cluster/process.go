@@ -14,11 +14,12 @@ import (
 	"time"
 )
 
-// Manager is the operator's manager running as a host process against a
-// cluster. The binary runtime has no pod network, so the API server reaches
-// its webhooks on localhost.
-type Manager struct {
-	// Binary is the manager executable.
+// Process is a program run on this host beside the cluster: the operator's
+// manager (the binary runtime has no pod network, so the API server reaches
+// its webhooks on localhost), and the real node's containerd, kubelet and
+// registry.
+type Process struct {
+	// Binary is the executable.
 	Binary string
 	// Args are its command-line arguments.
 	Args []string
@@ -28,15 +29,16 @@ type Manager struct {
 	LogPath string
 	// PIDPath, if set, records the process ID so another process can stop it.
 	PIDPath string
-	// ReadyURL is polled by WaitReady (the manager's /readyz).
+	// ReadyURL is polled by WaitReady (the manager's /readyz, the kubelet's
+	// /healthz).
 	ReadyURL string
 
 	cmd *exec.Cmd
 }
 
-// Start starts the manager. A detached manager runs in its own session and
+// Start starts the process. A detached process runs in its own session and
 // outlives the caller (make dev); otherwise it is the caller's child.
-func (m *Manager) Start(detached bool) error {
+func (m *Process) Start(detached bool) error {
 	if err := os.MkdirAll(filepath.Dir(m.LogPath), 0o755); err != nil {
 		return err
 	}
@@ -66,8 +68,8 @@ func (m *Manager) Start(detached bool) error {
 }
 
 // WaitReady polls ReadyURL until it answers 200 or the context ends. It fails
-// early, with the end of the log, if a child manager exits.
-func (m *Manager) WaitReady(ctx context.Context) error {
+// early, with the end of the log, if a child process exits.
+func (m *Process) WaitReady(ctx context.Context) error {
 	client := &http.Client{Timeout: 2 * time.Second}
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.ReadyURL, nil)
@@ -81,27 +83,27 @@ func (m *Manager) WaitReady(ctx context.Context) error {
 			}
 		}
 		if m.cmd != nil && m.cmd.ProcessState != nil {
-			return fmt.Errorf("the manager exited: %s\n%s", m.cmd.ProcessState, m.logTail())
+			return fmt.Errorf("%s exited: %s\n%s", filepath.Base(m.Binary), m.cmd.ProcessState, m.logTail())
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the manager is not ready at %s: %w\n%s", m.ReadyURL, ctx.Err(), m.logTail())
+			return fmt.Errorf("%s is not ready at %s: %w\n%s", filepath.Base(m.Binary), m.ReadyURL, ctx.Err(), m.logTail())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
 
-// Stop terminates a child manager gracefully (SIGTERM, then SIGKILL after
+// Stop terminates a child process gracefully (SIGTERM, then SIGKILL after
 // the timeout).
-func (m *Manager) Stop(timeout time.Duration) error {
+func (m *Process) Stop(timeout time.Duration) error {
 	if m.cmd == nil || m.cmd.Process == nil {
 		return nil
 	}
 	return stopPID(m.cmd.Process.Pid, timeout)
 }
 
-// Kill kills a child manager at once, as a crash would.
-func (m *Manager) Kill() error {
+// Kill kills a child process at once, as a crash would.
+func (m *Process) Kill() error {
 	if m.cmd == nil || m.cmd.Process == nil {
 		return nil
 	}
@@ -111,16 +113,16 @@ func (m *Manager) Kill() error {
 	return waitGone(m.cmd.Process.Pid, 10*time.Second)
 }
 
-// PID returns the process ID of the last child manager started, or 0 if
+// PID returns the process ID of the last child process started, or 0 if
 // none was.
-func (m *Manager) PID() int {
+func (m *Process) PID() int {
 	if m.cmd == nil || m.cmd.Process == nil {
 		return 0
 	}
 	return m.cmd.Process.Pid
 }
 
-// StopFromPIDFile stops the manager recorded in a PID file, if it still
+// StopFromPIDFile stops the process recorded in a PID file, if it still
 // runs, and removes the file.
 func StopFromPIDFile(path string, timeout time.Duration) error {
 	data, err := os.ReadFile(path)
@@ -180,7 +182,7 @@ func isZombie(pid int) bool {
 	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
-func (m *Manager) logTail() string {
+func (m *Process) logTail() string {
 	data, err := os.ReadFile(m.LogPath)
 	if err != nil {
 		return ""

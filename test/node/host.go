@@ -1,0 +1,460 @@
+package node
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// StateFile records a running real node's host changes. There is one per
+// machine: the kubelet's device-plugin directory, containerd's shim sockets
+// and the ports are the host's, so two real nodes cannot run side by side.
+// It is in /run, which a reboot empties as it undoes the changes.
+const StateFile = "/run/sidecarset-operator/real-node.json"
+
+// hostChanges is every change the node makes to the host outside its own
+// directory. Each is recorded before it is made, so that Down undoes it
+// whatever happened since, even after the process that made it was killed.
+type hostChanges struct {
+	// Dir is the node's directory.
+	Dir string `json:"dir"`
+	// Sysctls are the kernel settings the kubelet rewrites, as they were.
+	Sysctls map[string]string `json:"sysctls"`
+	// Cgroups are the kubelet's cgroup root in each hierarchy.
+	Cgroups []string `json:"cgroups"`
+	// Bridge is the pods' bridge.
+	Bridge string `json:"bridge,omitempty"`
+	// CreatedDirs are the directories outside Dir the node's programs
+	// create where their paths are fixed (the top of each that did not exist
+	// before).
+	CreatedDirs []string `json:"createdDirs"`
+	// PodLogs is where the kubelet writes the containers' logs; its links in
+	// /var/log/containers point there.
+	PodLogs string `json:"podLogs"`
+}
+
+// kubeletSysctls are the kernel settings the kubelet sets at its start
+// (kubelet's setupKernelTunables): it leaves them changed when it stops.
+var kubeletSysctls = []string{
+	"vm.overcommit_memory", "vm.panic_on_oom", "kernel.panic", "kernel.panic_on_oops",
+	"kernel.keys.root_maxkeys", "kernel.keys.root_maxbytes",
+}
+
+// fixedDirs are the directories the kubelet, containerd's shims and the CNI
+// library use whatever they are told: the device-plugin socket directory,
+// the container log links, the shims' sockets and CNI's result cache.
+var fixedDirs = []string{"/var/lib/kubelet/device-plugins", "/var/log/containers", "/run/containerd/s", "/var/lib/cni"}
+
+func readState() (*hostChanges, error) {
+	data, err := os.ReadFile(StateFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var h hostChanges
+	if err := json.Unmarshal(data, &h); err != nil {
+		return nil, fmt.Errorf("%s: %w", StateFile, err)
+	}
+	return &h, nil
+}
+
+func (h *hostChanges) save() error {
+	if err := os.MkdirAll(filepath.Dir(StateFile), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(h, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := StateFile + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, StateFile)
+}
+
+func sysctlPath(name string) string {
+	return filepath.Join("/proc/sys", strings.ReplaceAll(name, ".", "/"))
+}
+
+func readSysctl(name string) (string, error) {
+	data, err := os.ReadFile(sysctlPath(name))
+	return strings.TrimSpace(string(data)), err
+}
+
+// recordSysctls remembers the kubelet's kernel settings as they are.
+func (h *hostChanges) recordSysctls() error {
+	h.Sysctls = map[string]string{}
+	for _, name := range kubeletSysctls {
+		v, err := readSysctl(name)
+		if err != nil {
+			return err
+		}
+		h.Sysctls[name] = v
+	}
+	return h.save()
+}
+
+// restoreSysctls puts back every kernel setting that changed.
+func (h *hostChanges) restoreSysctls() error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(h.Sysctls)) {
+		want := h.Sysctls[name]
+		if got, err := readSysctl(name); err == nil && got == want {
+			continue
+		}
+		if err := os.WriteFile(sysctlPath(name), []byte(want), 0o644); err != nil {
+			errs = append(errs, fmt.Errorf("restoring %s to %s: %w", name, want, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mount is one line of /proc/self/mountinfo.
+type mount struct {
+	point, fstype, options string
+}
+
+func mounts() ([]mount, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	var out []mount
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		// id parent major:minor root point options [optional...] - fstype source super-options
+		fields := strings.Fields(s.Text())
+		sep := slices.Index(fields, "-")
+		if len(fields) < 5 || sep < 0 || sep+3 >= len(fields)+1 {
+			continue
+		}
+		m := mount{point: unescapeMount(fields[4])}
+		if sep+1 < len(fields) {
+			m.fstype = fields[sep+1]
+		}
+		if sep+3 < len(fields) {
+			m.options = fields[sep+3]
+		}
+		out = append(out, m)
+	}
+	return out, s.Err()
+}
+
+// unescapeMount decodes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// cgroupHierarchies are the mount points of the host's cgroup hierarchies
+// (v1's, one per controller, and the v2 one beside them, if any).
+func cgroupHierarchies() ([]string, error) {
+	ms, err := mounts()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range ms {
+		if m.fstype == "cgroup" || m.fstype == "cgroup2" {
+			out = append(out, m.point)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no cgroup hierarchy is mounted")
+	}
+	return out, nil
+}
+
+// makeCgroups creates the kubelet's cgroup root in every hierarchy (the
+// kubelet requires it to exist): in cpuset's, with the root's CPUs and
+// memory nodes.
+func (h *hostChanges) makeCgroups(root string) error {
+	hierarchies, err := cgroupHierarchies()
+	if err != nil {
+		return err
+	}
+	for _, mp := range hierarchies {
+		dir := filepath.Join(mp, root)
+		h.Cgroups = append(h.Cgroups, dir)
+		if err := h.save(); err != nil {
+			return err
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("creating the cgroup %s: %w", dir, err)
+		}
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			data, err := os.ReadFile(filepath.Join(mp, f))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+				return fmt.Errorf("setting %s of %s: %w", f, dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// cgroupDirs returns the directories under the node's cgroups, deepest
+// first.
+func (h *hostChanges) cgroupDirs() []string {
+	var dirs []string
+	for _, root := range h.Cgroups {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+	}
+	slices.SortFunc(dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	return dirs
+}
+
+// cgroupPIDs returns the processes in the node's cgroups.
+func (h *hostChanges) cgroupPIDs() []int {
+	seen := map[int]bool{}
+	for _, dir := range h.cgroupDirs() {
+		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for f := range strings.FieldsSeq(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				seen[pid] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// removeCgroups kills what still runs in the node's cgroups (the
+// containers' processes, once containerd and its shims are gone) and
+// removes them, deepest first.
+func (h *hostChanges) removeCgroups() error {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		pids := h.cgroupPIDs()
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		var errs []error
+		for _, dir := range h.cgroupDirs() {
+			if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
+				errs = append(errs, fmt.Errorf("removing the cgroup %s: %w", dir, err))
+			}
+		}
+		if len(errs) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.Join(errs...)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// makeBridge creates the pods' bridge with its address and brings it up.
+func (h *hostChanges) makeBridge(name, cidr string) error {
+	h.Bridge = name
+	if err := h.save(); err != nil {
+		return err
+	}
+	if !linkExists(name) {
+		if err := ip("link", "add", "name", name, "type", "bridge"); err != nil {
+			return err
+		}
+	}
+	if err := ip("addr", "replace", cidr, "dev", name); err != nil {
+		return err
+	}
+	return ip("link", "set", name, "up")
+}
+
+func (h *hostChanges) removeBridge() error {
+	if h.Bridge == "" || !linkExists(h.Bridge) {
+		return nil
+	}
+	return ip("link", "delete", h.Bridge)
+}
+
+func linkExists(name string) bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", name))
+	return err == nil
+}
+
+func ip(args ...string) error {
+	out, err := exec.Command("ip", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// recordFixedDirs remembers, for each fixed directory, the top of what does
+// not exist yet: what the node's programs will create.
+func (h *hostChanges) recordFixedDirs() error {
+	for _, d := range fixedDirs {
+		top := ""
+		for p := d; p != "/"; p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); err == nil {
+				break
+			}
+			top = p
+		}
+		if top != "" && !slices.Contains(h.CreatedDirs, top) {
+			h.CreatedDirs = append(h.CreatedDirs, top)
+		}
+	}
+	return h.save()
+}
+
+// removeFixedDirs removes the directories the node's programs created, and
+// the container log links that point into the node's logs in a
+// /var/log/containers that was there before.
+func (h *hostChanges) removeFixedDirs() error {
+	var errs []error
+	for _, d := range h.CreatedDirs {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	entries, _ := os.ReadDir("/var/log/containers")
+	for _, e := range entries {
+		p := filepath.Join("/var/log/containers", e.Name())
+		if target, err := os.Readlink(p); err == nil && h.PodLogs != "" && strings.HasPrefix(target, h.PodLogs+"/") {
+			if err := os.Remove(p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// underAny reports whether p is one of the roots or under one.
+func underAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// mountsUnder returns the mount points under the roots, deepest first.
+func mountsUnder(roots []string) ([]string, error) {
+	ms, err := mounts()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range ms {
+		if underAny(m.point, roots) {
+			out = append(out, m.point)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return slices.Compact(out), nil
+}
+
+// unmountUnder detaches every mount under the roots: the containers' root
+// file systems, shared memory and network namespaces, the pods' volumes.
+func unmountUnder(roots []string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		points, err := mountsUnder(roots)
+		if err != nil || len(points) == 0 {
+			return err
+		}
+		var errs []error
+		for _, p := range points {
+			if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+				errs = append(errs, fmt.Errorf("unmounting %s: %w", p, err))
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.Join(append(errs, fmt.Errorf("still mounted: %s", strings.Join(points, ", ")))...)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// processesOf returns the processes whose executable is one of the
+// binaries.
+func processesOf(binaries ...string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil {
+			continue
+		}
+		if slices.Contains(binaries, strings.TrimSuffix(exe, " (deleted)")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// killAll kills the processes and waits until they are gone.
+func killAll(pids []int) error {
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for syscall.Kill(pid, 0) == nil && !isZombie(pid) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("process %d survives SIGKILL", pid)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+func isZombie(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
