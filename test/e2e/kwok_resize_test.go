@@ -64,6 +64,31 @@ var _ = ginkgo.Describe("The kwok cluster's in-place resize", ginkgo.Label("kwok
 		}).WithContext(ctx).Should(gomega.Succeed())
 	})
 
+	// A kubelet restarts a container for a resize only when a resource whose
+	// policy says RestartContainer changed: a CPU change under a memory
+	// RestartContainer policy leaves it running, as the real node shows.
+	ginkgo.It("should restart a container only for a changed resource whose resizePolicy asks for it", func(ctx ginkgo.SpecContext) {
+		pod := runningPod(ctx, ns, "mixed", corev1.Container{Name: "sidecar", Image: "centos:7", Resources: requirements("100m", "64Mi"),
+			ResizePolicy: []corev1.ContainerResizePolicy{
+				{ResourceName: corev1.ResourceCPU, RestartPolicy: corev1.NotRequired},
+				{ResourceName: corev1.ResourceMemory, RestartPolicy: corev1.RestartContainer},
+			}})
+		resize(ctx, pod, "sidecar", requirements("200m", "64Mi"))
+		gomega.Eventually(func(g gomega.Gomega) {
+			got := getPod(ctx, g, pod)
+			g.Expect(podCondition(got, corev1.PodResizeInProgress)).To(gomega.BeNil())
+			st := got.Status.ContainerStatuses[0]
+			g.Expect(st.Resources.Requests.Cpu().String()).To(gomega.Equal("200m"))
+			g.Expect(st.RestartCount).To(gomega.BeZero(), "a CPU-only resize restarted the container whose memory policy is RestartContainer")
+		}).WithContext(ctx).Should(gomega.Succeed())
+		resize(ctx, pod, "sidecar", requirements("200m", "128Mi"))
+		gomega.Eventually(func(g gomega.Gomega) {
+			st := getPod(ctx, g, pod).Status.ContainerStatuses[0]
+			g.Expect(st.AllocatedResources.Memory().String()).To(gomega.Equal("128Mi"))
+			g.Expect(st.RestartCount).To(gomega.Equal(int32(1)))
+		}).WithContext(ctx).Should(gomega.Succeed())
+	})
+
 	ginkgo.DescribeTable("should hold a resize the test annotation refuses, and apply it once the annotation is gone",
 		func(ctx ginkgo.SpecContext, reason, message string) {
 			pod := runningPod(ctx, ns, "refused", corev1.Container{Name: "sidecar", Image: "centos:7", Resources: requirements("100m", "64Mi")})
