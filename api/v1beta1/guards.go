@@ -29,6 +29,14 @@ type RolloutGuards struct {
 	FailureWindow time.Duration
 }
 
+// Window is the failure window: DefaultFailureWindow when none is set.
+func (g RolloutGuards) Window() time.Duration {
+	if g.FailureWindow <= 0 {
+		return DefaultFailureWindow
+	}
+	return g.FailureWindow
+}
+
 // GuardError is a rollout-guard annotation whose value cannot be read.
 type GuardError struct {
 	// Key is the annotation.

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -58,6 +59,9 @@ type setView struct {
 	authority authority.Verbs
 	// now is the round's time.
 	now time.Time
+	// failureWindow is how long an upgraded sidecar has to run ready
+	// (appsv1beta1.RolloutGuards).
+	failureWindow time.Duration
 }
 
 // hotSidecar is a hot-upgrade sidecar and its twins.
@@ -255,7 +259,7 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 			v.finishing = true
 		}
 	}
-	v.ready = podRunningAndReady(pod)
+	v.ready = podRunningAndReady(pod) && !(v.updated && s.crashed(pod, state) != "")
 	for _, h := range s.hot {
 		_, idle := s.twins(v, h)
 		if c := specContainer(pod, idle); c != nil && c.Image != h.emptyImage {
@@ -263,6 +267,24 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 		}
 	}
 	return v
+}
+
+// crashed returns the first of the SidecarSet's sidecars, in order, that
+// its last in-place update made crash (consistency.go), and why; "" when
+// none did.
+func (s *setView) crashed(pod *corev1.Pod, state *podstate.InPlaceUpdateState) (why string) {
+	if state == nil {
+		return ""
+	}
+	for _, name := range s.names {
+		if _, changed := state.LastContainerStatuses[name]; !changed {
+			continue
+		}
+		if t := crashedAfterUpdate(containerStatus(pod, name), state.UpdateTimestamp.Time, s.now, s.failureWindow); t != nil {
+			return fmt.Sprintf("sidecar %s exited with code %d (%s) since the upgrade", name, t.ExitCode, t.Reason)
+		}
+	}
+	return ""
 }
 
 // twins returns the working and the idle twin of a hot-upgrade sidecar in a

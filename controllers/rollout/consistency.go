@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"strings"
+	"time"
 
 	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,36 @@ import (
 // A pod is consistent when the update of every one of the SidecarSet's
 // containers and native sidecars in it (both twins of a hot-upgrade
 // sidecar) is complete.
+
+// Crashes after an in-place update.
+//
+// A sidecar whose new image crashes at once is Running, and Ready when it
+// has no readiness probe, between its crashes: the kubelet starts it again
+// at once, then after a growing back-off, in which it waits in
+// CrashLoopBackOff. Taken at such a moment, the pod looks upgraded and
+// available. So an instance of a container started at or after its in-place
+// update that terminated (its last state: the in-place restart itself
+// leaves the old instance there, which started before) marks the update as
+// crashed until the container has run again for the failure window: the
+// pod is not ready (it takes a share of maxUnavailable) and counts against
+// the failure budget (guard.go).
+
+// crashedAfterUpdate returns the termination of a container's instance
+// started at or after its in-place update at since, unless the container
+// has run since for the window; nil if there is none.
+func crashedAfterUpdate(st *corev1.ContainerStatus, since, now time.Time, window time.Duration) *corev1.ContainerStateTerminated {
+	if st == nil || st.LastTerminationState.Terminated == nil {
+		return nil
+	}
+	t := st.LastTerminationState.Terminated
+	if t.StartedAt.IsZero() || t.StartedAt.Time.Before(since.Truncate(time.Second)) {
+		return nil
+	}
+	if r := st.State.Running; r != nil && now.Sub(r.StartedAt.Time) >= window {
+		return nil
+	}
+	return t
+}
 
 // sameImage reports whether two image references name the same image:
 // equal strings, or equal once normalized (docker.io/library prefix,

@@ -89,9 +89,7 @@ type guardRound struct {
 // the progress clock.
 func (s *setView) checkGuards(in Input, views []*podView) guardRound {
 	g := guardRound{guards: in.Guards, set: s.name, revision: in.LatestRevision}
-	if g.guards.FailureWindow <= 0 {
-		g.guards.FailureWindow = appsv1beta1.DefaultFailureWindow
-	}
+	g.guards.FailureWindow = in.Guards.Window()
 	for _, v := range views {
 		if u, ok := s.upgradedPod(v, in.Now, g.guards.FailureWindow); ok {
 			g.upgraded = append(g.upgraded, u)
@@ -125,6 +123,10 @@ func (s *setView) upgradedPod(v *podView, now time.Time, window time.Duration) (
 		return UpgradedPod{}, false
 	}
 	u := UpgradedPod{Pod: v.key, Since: v.state.Hashes[s.name].UpdateTimestamp.Time}
+	if why := s.crashed(v.pod, state); why != "" {
+		u.Failed, u.Reason = true, why
+		return u, true
+	}
 	var notReady []string
 	for _, name := range s.checkedSidecars(v) {
 		if _, changed := state.LastContainerStatuses[name]; !changed {

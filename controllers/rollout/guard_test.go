@@ -38,6 +38,25 @@ func (p *podWrapper) crashLooping(container string) *podWrapper {
 	return p
 }
 
+// crashedAfterUpgrade makes a container upgraded in place at a time crash
+// since: an instance of its new image started after the upgrade and exited
+// with code 1, and the next one runs, Ready between its crashes (no
+// readiness probe), as a real kubelet reports a sidecar that crashes at
+// once. The pod is ready.
+func (p *podWrapper) crashedAfterUpgrade(set, container string, upgraded, restarted time.Time) *podWrapper {
+	p.upgradedAt(set, upgraded)
+	state, _ := podstate.DecodeInPlaceState(p.Annotations[appsv1beta1.InPlaceUpdateStateAnnotation])
+	state[set].UpdateTimestamp = metav1.NewTime(upgraded)
+	p.Annotations[appsv1beta1.InPlaceUpdateStateAnnotation] = podstate.EncodeInPlaceState(state)
+	p.completed()
+	st := p.status(container)
+	st.RestartCount = 2
+	st.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 1, Reason: "Error", StartedAt: metav1.NewTime(upgraded.Add(time.Second)), FinishedAt: metav1.NewTime(restarted)}}
+	st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(restarted)}}
+	return p
+}
+
 // stuckAt makes the pod upgraded to v2 at a time, its sidecar stuck on an
 // image that cannot be pulled.
 func stuckAt(tb testing.TB, p *podWrapper, v2 *appsv1beta1.SidecarSet, at time.Time) *podWrapper {
@@ -121,6 +140,42 @@ func TestPlan_FailureBudget(t *testing.T) {
 			want: want{Upgraded: []UpgradedPod{{Pod: types.NamespacedName{Namespace: "default", Name: "pod-0"}, Since: early, Failed: true,
 				Reason: "sidecar agent restarts repeatedly (CrashLoopBackOff)"}}, Updates: []string{}, Pause: true,
 				Reason: appsv1beta1.ReasonFailureBudgetExceeded},
+		},
+		{
+			// A real node shows it: between its crashes the sidecar is
+			// Running and Ready, and was taken for upgraded.
+			name: "a sidecar that crashed after its upgrade fails within the window, though Ready between its crashes",
+			set:  v2, guards: failureBudget(0, 5*time.Minute),
+			pods: func() []*podWrapper {
+				ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
+				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early, t0.Add(-time.Second))
+				return ps
+			}(),
+			want: want{Upgraded: []UpgradedPod{{Pod: types.NamespacedName{Namespace: "default", Name: "pod-0"}, Since: early, Failed: true,
+				Reason: "sidecar agent exited with code 1 (Error) since the upgrade"}}, Updates: []string{}, Pause: true,
+				Reason: appsv1beta1.ReasonFailureBudgetExceeded},
+		},
+		{
+			name: "a sidecar that crashed after its upgrade takes a share of maxUnavailable, without a budget",
+			set:  v2.clone().maxUnavailable(intstr.FromInt32(1)),
+			pods: func() []*podWrapper {
+				ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
+				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early, t0.Add(-time.Second))
+				return ps
+			}(),
+			want: want{Upgraded: []UpgradedPod{{Pod: types.NamespacedName{Namespace: "default", Name: "pod-0"}, Since: early, Failed: true,
+				Reason: "sidecar agent exited with code 1 (Error) since the upgrade"}}, Updates: []string{},
+				Reason: appsv1beta1.ReasonWaitingForUnavailablePods},
+		},
+		{
+			name: "a sidecar that crashed once after its upgrade and has run for the failure window since is upgraded",
+			set:  v2.clone().maxUnavailable(intstr.FromInt32(1)), guards: failureBudget(0, 5*time.Minute),
+			pods: func() []*podWrapper {
+				ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
+				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", late, late.Add(time.Minute))
+				return ps
+			}(),
+			want: want{Upgraded: []UpgradedPod{}, Updates: []string{"pod-1"}, Reason: appsv1beta1.ReasonUpdating},
 		},
 		{
 			name: "a rollout already paused is not paused again, and still reports the failures",
