@@ -27,7 +27,18 @@ type RolloutGuards struct {
 	// FailureWindow is how long an upgraded pod's sidecars have to become
 	// ready.
 	FailureWindow time.Duration
+	// MinReady is how long an upgraded pod's new sidecars must run ready
+	// before the pod counts as available again: MinReadyAnnotation, or
+	// DefaultMinReadyWithBudget with a failure budget, or 0.
+	MinReady time.Duration
 }
+
+// DefaultMinReadyWithBudget is how long an upgraded sidecar must run ready
+// when a SidecarSet has a failure budget and no MinReadyAnnotation: longer
+// than a kubelet takes to report a sidecar that crashes at once (it shows
+// it Running, and Ready, for about a second between its crashes), so that
+// such a sidecar does not carry the rollout past the budget.
+const DefaultMinReadyWithBudget = 10 * time.Second
 
 // Window is the failure window: DefaultFailureWindow when none is set.
 func (g RolloutGuards) Window() time.Duration {
@@ -78,6 +89,11 @@ func ParseRolloutGuards(annotations map[string]string) (RolloutGuards, []*GuardE
 	}
 	if n, ok := read(FailureWindowAnnotation, 1, "must be a whole number of seconds from 1 to 2147483647"); ok {
 		g.FailureWindow = time.Duration(n) * time.Second
+	}
+	if n, ok := read(MinReadyAnnotation, 0, "must be a whole number of seconds from 0 to 2147483647"); ok {
+		g.MinReady = time.Duration(n) * time.Second
+	} else if _, set := annotations[MinReadyAnnotation]; !set && g.FailureBudget != nil {
+		g.MinReady = DefaultMinReadyWithBudget
 	}
 	slices.SortFunc(errs, func(a, b *GuardError) int { return strings.Compare(a.Key, b.Key) })
 	return g, errs

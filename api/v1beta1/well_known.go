@@ -244,6 +244,12 @@ const (
 	// sidecars have to become ready before the pod counts against the
 	// failure budget (DefaultFailureWindow when absent).
 	FailureWindowAnnotation = "sidecarset-operator.dev/failure-window-seconds"
+	// MinReadyAnnotation is how many seconds a pod's sidecars upgraded in
+	// place must run ready before the rollout counts the pod as available
+	// again (maxUnavailable) and as upgraded (the failure budget), as a
+	// Deployment's minReadySeconds: DefaultMinReadyWithBudget with a
+	// failure budget, 0 without, when absent.
+	MinReadyAnnotation = "sidecarset-operator.dev/min-ready-seconds"
 )
 
 // RecreatesPods reports whether a SidecarSet's rollout may recreate pods

@@ -59,9 +59,9 @@ type setView struct {
 	authority authority.Verbs
 	// now is the round's time.
 	now time.Time
-	// failureWindow is how long an upgraded sidecar has to run ready
-	// (appsv1beta1.RolloutGuards).
-	failureWindow time.Duration
+	// failureWindow is how long an upgraded sidecar has to run ready, and
+	// minReady how long it must run ready to count (appsv1beta1.RolloutGuards).
+	failureWindow, minReady time.Duration
 }
 
 // hotSidecar is a hot-upgrade sidecar and its twins.
@@ -139,6 +139,10 @@ type podView struct {
 	// ready is the status definition: running, Ready, not terminating, and
 	// every hot-upgrade sidecar's idle twin has the empty image.
 	ready bool
+	// settledAt is when the pod's sidecars upgraded in place will have run
+	// ready for the min-ready time, when that is later than now: until
+	// then the pod takes a share of maxUnavailable (zero otherwise).
+	settledAt time.Time
 	// inFlight: the shell patched the pod and has not observed it yet;
 	// inFlightHash is the hash it was patched to.
 	inFlight     bool
@@ -185,7 +189,7 @@ func (v *podView) unavailable() bool {
 	if v.err != nil {
 		return false
 	}
-	return v.inFlight || !v.consistent || (v.updated && !v.ready) || v.kind == kindResizing || v.evicting
+	return v.inFlight || !v.consistent || (v.updated && (!v.ready || !v.settledAt.IsZero())) || v.kind == kindResizing || v.evicting
 }
 
 // done reports whether the pod runs, or was patched or resized towards, the
@@ -260,6 +264,9 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 		}
 	}
 	v.ready = podRunningAndReady(pod) && !(v.updated && s.crashed(pod, state) != "")
+	if v.updated {
+		v.settledAt = s.settledAt(pod, state)
+	}
 	for _, h := range s.hot {
 		_, idle := s.twins(v, h)
 		if c := specContainer(pod, idle); c != nil && c.Image != h.emptyImage {
@@ -285,6 +292,29 @@ func (s *setView) crashed(pod *corev1.Pod, state *podstate.InPlaceUpdateState) (
 		}
 	}
 	return ""
+}
+
+// settledAt returns when the sidecars the SidecarSet's last in-place update
+// changed will have run for the min-ready time, if that is after now; the
+// zero time otherwise (settled, not running, or no min-ready).
+func (s *setView) settledAt(pod *corev1.Pod, state *podstate.InPlaceUpdateState) time.Time {
+	var at time.Time
+	if state == nil || s.minReady <= 0 {
+		return at
+	}
+	for _, name := range s.names {
+		if _, changed := state.LastContainerStatuses[name]; !changed {
+			continue
+		}
+		st := containerStatus(pod, name)
+		if st == nil || st.State.Running == nil {
+			continue
+		}
+		if t := st.State.Running.StartedAt.Add(s.minReady); t.After(s.now) && t.After(at) {
+			at = t
+		}
+	}
+	return at
 }
 
 // twins returns the working and the idle twin of a hot-upgrade sidecar in a

@@ -53,22 +53,25 @@ import (
 // has no readiness probe, between its crashes: the kubelet starts it again
 // at once, then after a growing back-off, in which it waits in
 // CrashLoopBackOff. Taken at such a moment, the pod looks upgraded and
-// available. So an instance of a container started at or after its in-place
+// available. So an instance of a container started after its in-place
 // update that terminated (its last state: the in-place restart itself
 // leaves the old instance there, which started before) marks the update as
 // crashed until the container has run again for the failure window: the
 // pod is not ready (it takes a share of maxUnavailable) and counts against
-// the failure budget (guard.go).
+// the failure budget (guard.go). Times have whole seconds: an instance
+// started in the second of the update is taken for the old one (a new one
+// that crashes is then seen at its next crash, or waiting in
+// CrashLoopBackOff).
 
 // crashedAfterUpdate returns the termination of a container's instance
-// started at or after its in-place update at since, unless the container
-// has run since for the window; nil if there is none.
+// started after its in-place update at since, unless the container has run
+// since for the window; nil if there is none.
 func crashedAfterUpdate(st *corev1.ContainerStatus, since, now time.Time, window time.Duration) *corev1.ContainerStateTerminated {
 	if st == nil || st.LastTerminationState.Terminated == nil {
 		return nil
 	}
 	t := st.LastTerminationState.Terminated
-	if t.StartedAt.IsZero() || t.StartedAt.Time.Before(since.Truncate(time.Second)) {
+	if !t.StartedAt.Time.After(since.Truncate(time.Second)) {
 		return nil
 	}
 	if r := st.State.Running; r != nil && now.Sub(r.StartedAt.Time) >= window {

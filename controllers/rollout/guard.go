@@ -127,7 +127,7 @@ func (s *setView) upgradedPod(v *podView, now time.Time, window time.Duration) (
 		u.Failed, u.Reason = true, why
 		return u, true
 	}
-	var notReady []string
+	var notReady, settling []string
 	for _, name := range s.checkedSidecars(v) {
 		if _, changed := state.LastContainerStatuses[name]; !changed {
 			continue
@@ -139,6 +139,10 @@ func (s *setView) upgradedPod(v *podView, now time.Time, window time.Duration) (
 			return u, true
 		}
 		if containerComplete(v.pod, name, state) && st != nil && st.Ready {
+			if st.State.Running == nil || !st.State.Running.StartedAt.Add(s.minReady).After(now) {
+				continue
+			}
+			settling = append(settling, name)
 			continue
 		}
 		why := name
@@ -148,12 +152,14 @@ func (s *setView) upgradedPod(v *podView, now time.Time, window time.Duration) (
 		notReady = append(notReady, why)
 	}
 	if len(notReady) == 0 {
-		return UpgradedPod{}, false
+		if len(settling) == 0 {
+			return UpgradedPod{}, false
+		}
+		// Ready, and not yet for the min-ready time: upgrading, never failed.
+		u.Reason = fmt.Sprintf("%s %s ready for less than %v", sidecarNoun(settling), strings.Join(settling, ", "), s.minReady)
+		return u, true
 	}
-	noun := "sidecar"
-	if len(notReady) > 1 {
-		noun = "sidecars"
-	}
+	noun := sidecarNoun(notReady)
 	if now.Sub(u.Since) >= window {
 		u.Failed = true
 		u.Reason = fmt.Sprintf("%s %s not ready within %v of the upgrade", noun, strings.Join(notReady, ", "), window)
@@ -161,6 +167,13 @@ func (s *setView) upgradedPod(v *podView, now time.Time, window time.Duration) (
 		u.Reason = fmt.Sprintf("%s %s not ready yet", noun, strings.Join(notReady, ", "))
 	}
 	return u, true
+}
+
+func sidecarNoun(names []string) string {
+	if len(names) > 1 {
+		return "sidecars"
+	}
+	return "sidecar"
 }
 
 // checkedSidecars are the containers whose readiness says whether an

@@ -168,6 +168,17 @@ func TestPlan_FailureBudget(t *testing.T) {
 				Reason: appsv1beta1.ReasonWaitingForUnavailablePods},
 		},
 		{
+			name: "the instance the upgrade replaced, started in the second of the upgrade, is not a crash",
+			set:  v2, guards: failureBudget(0, 5*time.Minute),
+			pods: func() []*podWrapper {
+				ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
+				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early, t0.Add(-time.Second))
+				ps[0].status("agent").LastTerminationState.Terminated.StartedAt = metav1.NewTime(early)
+				return ps
+			}(),
+			want: want{Upgraded: []UpgradedPod{}, Updates: []string{"pod-1"}, Reason: appsv1beta1.ReasonUpdating},
+		},
+		{
 			name: "a sidecar that crashed once after its upgrade and has run for the failure window since is upgraded",
 			set:  v2.clone().maxUnavailable(intstr.FromInt32(1)), guards: failureBudget(0, 5*time.Minute),
 			pods: func() []*podWrapper {
@@ -230,6 +241,76 @@ func TestPlan_FailureBudget(t *testing.T) {
 			plan := compute(t, in)
 			got := want{Upgraded: plan.Upgraded, Updates: updatedNames(plan.Updates), Pause: plan.Pause,
 				Reason: conditionReason(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing)}
+			if got.Upgraded == nil {
+				got.Upgraded = []UpgradedPod{}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// An upgraded sidecar counts as available once it has run ready for the
+// min-ready time: a sidecar that crashes at once is Running and Ready for a
+// moment first, on a real kubelet, and the rollout must not take it for
+// upgraded then.
+func TestPlan_MinReady(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromInt32(1))
+	// upgradedSince is 2 pods on v1, the first upgraded to v2 and its new sidecar
+	// running ready since a time.
+	upgradedSince := func(started time.Time) []*podWrapper {
+		ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
+		ps[0].upgradedTo(t, v2.obj()).upgradedAt("s", started).completed()
+		ps[0].status("agent").State.Running.StartedAt = metav1.NewTime(started)
+		return ps
+	}
+	type want struct {
+		Updates      []string
+		Upgraded     []UpgradedPod
+		RequeueAfter time.Duration
+		Ready        int32
+	}
+	tests := []struct {
+		name   string
+		guards appsv1beta1.RolloutGuards
+		pods   []*podWrapper
+		want   want
+	}{
+		{
+			name:   "running ready for less than min-ready: the pod holds maxUnavailable, is upgrading, and the round plans again when it settles",
+			guards: appsv1beta1.RolloutGuards{MinReady: 10 * time.Second}, pods: upgradedSince(t0.Add(-3 * time.Second)),
+			want: want{Updates: []string{}, RequeueAfter: 7 * time.Second, Ready: 2, Upgraded: []UpgradedPod{{
+				Pod: types.NamespacedName{Namespace: "default", Name: "pod-0"}, Since: t0.Add(-3 * time.Second),
+				Reason: "sidecar agent ready for less than 10s"}}},
+		},
+		{
+			name:   "running ready for min-ready: the rollout goes on",
+			guards: appsv1beta1.RolloutGuards{MinReady: 10 * time.Second}, pods: upgradedSince(t0.Add(-10 * time.Second)),
+			want:   want{Updates: []string{"pod-1"}, Upgraded: []UpgradedPod{}, Ready: 2},
+		},
+		{
+			name: "settling past the failure window does not fail the pod",
+			guards: appsv1beta1.RolloutGuards{MinReady: time.Minute, FailureWindow: 5 * time.Second, FailureBudget: new(int32(0))},
+			pods:   upgradedSince(t0.Add(-30 * time.Second)),
+			want: want{Updates: []string{}, RequeueAfter: 30 * time.Second, Ready: 2, Upgraded: []UpgradedPod{{
+				Pod: types.NamespacedName{Namespace: "default", Name: "pod-0"}, Since: t0.Add(-30 * time.Second),
+				Reason: "sidecar agent ready for less than 1m0s"}}},
+		},
+		{
+			name: "without min-ready a ready sidecar counts at once", pods: upgradedSince(t0.Add(-time.Second)),
+			want: want{Updates: []string{"pod-1"}, Upgraded: []UpgradedPod{}, Ready: 2},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := input(t, v2.obj(), pods(tc.pods...)...)
+			in.Guards = tc.guards
+			plan := compute(t, in)
+			got := want{Updates: updatedNames(plan.Updates), Upgraded: plan.Upgraded, RequeueAfter: plan.RequeueAfter, Ready: plan.Status.ReadyPods}
 			if got.Upgraded == nil {
 				got.Upgraded = []UpgradedPod{}
 			}

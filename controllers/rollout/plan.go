@@ -218,7 +218,7 @@ func Compute(in Input) (Plan, error) {
 	set := newSetView(in.SidecarSet, in.Hashes)
 	set.whitelist = in.Whitelist
 	set.revisions, set.resizeUnsupported, set.resizeRefused, set.now = in.Revisions, in.ResizeUnsupported, in.ResizeRefused, in.Now
-	set.failureWindow = in.Guards.Window()
+	set.failureWindow, set.minReady = in.Guards.Window(), in.Guards.MinReady
 	set.policies = resources.CompileSpec(&in.SidecarSet.Spec)
 	hash := in.Hashes.Hash
 	us := &in.SidecarSet.Spec.UpdateStrategy
@@ -240,6 +240,11 @@ func Compute(in Input) (Plan, error) {
 	}
 	plan.Status = counts(views)
 	plan.RequeueAfter = earliest(plan.RequeueAfter, nextResizeDeadline(views, in.Now))
+	for _, v := range views {
+		if !v.settledAt.IsZero() {
+			plan.RequeueAfter = earliest(plan.RequeueAfter, v.settledAt.Sub(in.Now))
+		}
+	}
 
 	// The pods that lack the sidecars join the rollout when it recreates.
 	var rec recreateSummary

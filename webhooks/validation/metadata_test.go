@@ -238,17 +238,20 @@ func TestValidateSidecarSet_RolloutGuards(t *testing.T) {
 			name: "every guard with a whole number is accepted",
 			annotations: map[string]string{
 				appsv1beta1.ProgressDeadlineAnnotation: "600", appsv1beta1.FailureBudgetAnnotation: "0",
-				appsv1beta1.FailureWindowAnnotation: "60",
+				appsv1beta1.FailureWindowAnnotation: "60", appsv1beta1.MinReadyAnnotation: "0",
 			},
 		},
 		{
 			name: "values that would turn a guard off are refused, each at its key",
 			annotations: map[string]string{
 				appsv1beta1.ProgressDeadlineAnnotation: "10m", appsv1beta1.FailureBudgetAnnotation: "three",
+				appsv1beta1.MinReadyAnnotation: "-1",
 			},
 			want: field.ErrorList{
 				field.Invalid(annotations.Key(appsv1beta1.FailureBudgetAnnotation), "three",
 					"must be a whole number of pods from 0 to 2147483647"),
+				field.Invalid(annotations.Key(appsv1beta1.MinReadyAnnotation), "-1",
+					"must be a whole number of seconds from 0 to 2147483647"),
 				field.Invalid(annotations.Key(appsv1beta1.ProgressDeadlineAnnotation), "10m",
 					"must be a whole number of seconds from 1 to 2147483647"),
 			},
