@@ -295,8 +295,8 @@ func (c *PodCache) statuses(in []corev1.ContainerStatus) []corev1.ContainerStatu
 		if st.Resources != nil {
 			res = requirementsKey(st.Resources.Requests, st.Resources.Limits)
 		}
-		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%t\x00%d\x00%s\x00%s\x00%s\x02", st.Name, st.Image, st.ImageID, st.Ready, st.RestartCount,
-			boolKey(st.Started), stateKey(st.State), res)
+		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%t\x00%d\x00%s\x00%s\x00%s\x00%s\x02", st.Name, st.Image, st.ImageID, st.Ready, st.RestartCount,
+			boolKey(st.Started), stateKey(st.State), lastTerminationKey(st.LastTerminationState.Terminated), res)
 	}
 	return c.statusSets.intern(b.String(), in, func() []corev1.ContainerStatus {
 		out := make([]corev1.ContainerStatus, len(in))
@@ -304,11 +304,29 @@ func (c *PodCache) statuses(in []corev1.ContainerStatus) []corev1.ContainerStatu
 			out[i] = corev1.ContainerStatus{
 				Name: c.str(in[i].Name), Image: c.str(in[i].Image), ImageID: c.str(in[i].ImageID), Ready: in[i].Ready,
 				RestartCount: in[i].RestartCount, Started: sharedBool(in[i].Started), State: *in[i].State.DeepCopy(),
-				Resources: c.requirements(in[i].Resources),
+				LastTerminationState: c.lastTermination(in[i].LastTerminationState.Terminated),
+				Resources:            c.requirements(in[i].Resources),
 			}
 		}
 		return out
 	})
+}
+
+// lastTermination keeps of a container's last terminated instance what the
+// rollout reads (a sidecar that crashed since its upgrade): when it
+// started, its exit code and reason.
+func (c *PodCache) lastTermination(t *corev1.ContainerStateTerminated) corev1.ContainerState {
+	if t == nil {
+		return corev1.ContainerState{}
+	}
+	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: t.ExitCode, Reason: c.str(t.Reason), StartedAt: t.StartedAt}}
+}
+
+func lastTerminationKey(t *corev1.ContainerStateTerminated) string {
+	if t == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d\x00%s\x00%s", t.ExitCode, t.Reason, timeKey(t.StartedAt))
 }
 
 // stateKey is a container state's content as one string.

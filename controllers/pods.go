@@ -78,7 +78,8 @@ func podToSidecarSets(_ context.Context, o client.Object) []reconcile.Request {
 // podChanged filters pod events down to those that can change a
 // SidecarSet's status or rollout: creation and deletion of pods listing a
 // SidecarSet, and updates that change readiness, termination, the phase,
-// container images or their statuses (an in-place update completing),
+// container images or their statuses (an in-place update completing; a
+// sidecar crashing: its restarts, waiting reason and last termination),
 // labels (selectors) or annotations (recorded hashes).
 var podChanged = predicate.Funcs{
 	CreateFunc: func(e event.CreateEvent) bool { return injected(e.Object) },
@@ -180,11 +181,29 @@ func sameStatuses(a, b []corev1.ContainerStatus) bool {
 	}
 	for i := range a {
 		if a[i].Name != b[i].Name || a[i].Image != b[i].Image || a[i].ImageID != b[i].ImageID || a[i].Ready != b[i].Ready ||
-			!equality.Semantic.DeepEqual(a[i].Resources, b[i].Resources) {
+			a[i].RestartCount != b[i].RestartCount || waitingReason(a[i].State) != waitingReason(b[i].State) ||
+			lastStarted(a[i]) != lastStarted(b[i]) || !equality.Semantic.DeepEqual(a[i].Resources, b[i].Resources) {
 			return false
 		}
 	}
 	return true
+}
+
+// waitingReason is why a container waits ("" when it does not): a sidecar
+// that crashes at once waits in CrashLoopBackOff, not ready as it was.
+func waitingReason(s corev1.ContainerState) string {
+	if s.Waiting == nil {
+		return ""
+	}
+	return s.Waiting.Reason
+}
+
+// lastStarted is when a container's last terminated instance started.
+func lastStarted(st corev1.ContainerStatus) metav1.Time {
+	if t := st.LastTerminationState.Terminated; t != nil {
+		return t.StartedAt
+	}
+	return metav1.Time{}
 }
 
 // namespaceRelabeled passes a namespace's label changes only. A namespace

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -74,6 +75,16 @@ func TestRelevantPodChange(t *testing.T) {
 			p.Status.ContainerStatuses[1].Resources = &corev1.ResourceRequirements{}
 		}, want: true},
 		{name: "annotations are relevant (recorded hashes)", change: func(p *corev1.Pod) { p.Annotations["kruise.io/sidecarset-hash"] = "{}" }, want: true},
+		// A sidecar that crashes at once stays not ready while it crashes,
+		// restarts and waits in CrashLoopBackOff: the failure budget reads
+		// those, and a real kubelet reports nothing else that changes.
+		{name: "a container waiting in CrashLoopBackOff is relevant", change: func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[1].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+		}, want: true},
+		{name: "a container restarting is relevant", change: func(p *corev1.Pod) { p.Status.ContainerStatuses[1].RestartCount++ }, want: true},
+		{name: "a container's last termination is relevant", change: func(p *corev1.Pod) {
+			p.Status.ContainerStatuses[1].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, StartedAt: now}}
+		}, want: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +115,9 @@ func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
 	pod.Status.PodIP = "10.0.0.1"
 	pod.Status.ContainerStatuses[0].RestartCount = 2
 	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	pod.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+	started := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	pod.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 1, Reason: "Error", Message: "crashed", StartedAt: started, FinishedAt: metav1.Now(), ContainerID: "containerd://1"}}
 	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "mesh", Image: "mesh:1", ImageID: "id-mesh", Ready: true, Started: new(true)}}
 
 	got, err := NewPodCache(NewInterner()).Trim(pod)
@@ -115,6 +128,10 @@ func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
 	want.Spec.InitContainers = append(want.Spec.InitContainers, corev1.Container{Name: "mesh", Image: "mesh:1", RestartPolicy: &always})
 	want.Status.ContainerStatuses[0].RestartCount = 2
 	want.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	// The failure budget reads when the last instance started, and how it
+	// ended (a sidecar that crashed since its upgrade).
+	want.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 1, Reason: "Error", StartedAt: started}}
 	want.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "mesh", Image: "mesh:1", ImageID: "id-mesh", Ready: true, Started: new(true)}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trimmed pod (-want +got):\n%s", diff)

@@ -289,10 +289,10 @@ func TestPlan_MinReady(t *testing.T) {
 		{
 			name:   "running ready for min-ready: the rollout goes on",
 			guards: appsv1beta1.RolloutGuards{MinReady: 10 * time.Second}, pods: upgradedSince(t0.Add(-10 * time.Second)),
-			want:   want{Updates: []string{"pod-1"}, Upgraded: []UpgradedPod{}, Ready: 2},
+			want: want{Updates: []string{"pod-1"}, Upgraded: []UpgradedPod{}, Ready: 2},
 		},
 		{
-			name: "settling past the failure window does not fail the pod",
+			name:   "settling past the failure window does not fail the pod",
 			guards: appsv1beta1.RolloutGuards{MinReady: time.Minute, FailureWindow: 5 * time.Second, FailureBudget: new(int32(0))},
 			pods:   upgradedSince(t0.Add(-30 * time.Second)),
 			want: want{Updates: []string{}, RequeueAfter: 30 * time.Second, Ready: 2, Upgraded: []UpgradedPod{{
