@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -59,9 +58,9 @@ type setView struct {
 	authority authority.Verbs
 	// now is the round's time.
 	now time.Time
-	// failureWindow is how long an upgraded sidecar has to run ready, and
-	// minReady how long it must run ready to count (appsv1beta1.RolloutGuards).
-	failureWindow, minReady time.Duration
+	// minReady is how long an upgraded sidecar must run ready to count
+	// (appsv1beta1.RolloutGuards).
+	minReady time.Duration
 }
 
 // hotSidecar is a hot-upgrade sidecar and its twins.
@@ -263,7 +262,7 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 			v.finishing = true
 		}
 	}
-	v.ready = podRunningAndReady(pod) && !(v.updated && s.crashed(pod, state) != "")
+	v.ready = podRunningAndReady(pod)
 	if v.updated {
 		v.settledAt = s.settledAt(pod, state)
 	}
@@ -274,24 +273,6 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 		}
 	}
 	return v
-}
-
-// crashed returns the first of the SidecarSet's sidecars, in order, that
-// its last in-place update made crash (consistency.go), and why; "" when
-// none did.
-func (s *setView) crashed(pod *corev1.Pod, state *podstate.InPlaceUpdateState) (why string) {
-	if state == nil {
-		return ""
-	}
-	for _, name := range s.names {
-		if _, changed := state.LastContainerStatuses[name]; !changed {
-			continue
-		}
-		if t := crashedAfterUpdate(containerStatus(pod, name), state.UpdateTimestamp.Time, s.now, s.failureWindow); t != nil {
-			return fmt.Sprintf("sidecar %s exited with code %d (%s) since the upgrade", name, t.ExitCode, t.Reason)
-		}
-	}
-	return ""
 }
 
 // settledAt returns when the sidecars the SidecarSet's last in-place update

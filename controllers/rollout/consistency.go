@@ -50,31 +50,30 @@ import (
 // Crashes after an in-place update.
 //
 // A sidecar whose new image crashes at once is Running, and Ready when it
-// has no readiness probe, between its crashes: the kubelet starts it again
-// at once, then after a growing back-off, in which it waits in
-// CrashLoopBackOff. Taken at such a moment, the pod looks upgraded and
-// available. So an instance of a container started after its in-place
-// update that terminated (its last state: the in-place restart itself
-// leaves the old instance there, which started before) marks the update as
-// crashed until the container has run again for the failure window: the
-// pod is not ready (it takes a share of maxUnavailable) and counts against
-// the failure budget (guard.go). Times have whole seconds: an instance
-// started in the second of the update is taken for the old one (a new one
-// that crashes is then seen at its next crash, or waiting in
-// CrashLoopBackOff).
+// has no readiness probe, for a moment after each start: a kubelet starts
+// it again at once, then after a growing back-off, in which it waits in
+// CrashLoopBackOff. Running, it is judged by the min-ready time (guard.go:
+// it must run that long to count). Not running, an instance started after
+// the update that terminated (the current state, or the last one: the
+// in-place restart itself leaves the old instance there, which started
+// before) says the update made it crash, and the pod fails the failure
+// budget at once. Times have whole seconds: an instance started in the
+// second of the update is taken for the old one (a new one that crashes is
+// then seen at its next crash). A sidecar running again, after a rollback
+// for one, is not failed for a crash of the image rolled back from.
 
-// crashedAfterUpdate returns the termination of a container's instance
-// started after its in-place update at since, unless the container has run
-// since for the window; nil if there is none.
-func crashedAfterUpdate(st *corev1.ContainerStatus, since, now time.Time, window time.Duration) *corev1.ContainerStateTerminated {
-	if st == nil || st.LastTerminationState.Terminated == nil {
+// crashedAfterUpdate returns the instance of a container started after its
+// in-place update at since that terminated, when the container does not
+// run now; nil otherwise.
+func crashedAfterUpdate(st *corev1.ContainerStatus, since time.Time) *corev1.ContainerStateTerminated {
+	if st == nil || st.State.Running != nil {
 		return nil
 	}
-	t := st.LastTerminationState.Terminated
-	if !t.StartedAt.Time.After(since.Truncate(time.Second)) {
-		return nil
+	t := st.State.Terminated
+	if t == nil {
+		t = st.LastTerminationState.Terminated
 	}
-	if r := st.State.Running; r != nil && now.Sub(r.StartedAt.Time) >= window {
+	if t == nil || !t.StartedAt.Time.After(since.Truncate(time.Second)) {
 		return nil
 	}
 	return t

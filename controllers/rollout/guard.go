@@ -123,16 +123,17 @@ func (s *setView) upgradedPod(v *podView, now time.Time, window time.Duration) (
 		return UpgradedPod{}, false
 	}
 	u := UpgradedPod{Pod: v.key, Since: v.state.Hashes[s.name].UpdateTimestamp.Time}
-	if why := s.crashed(v.pod, state); why != "" {
-		u.Failed, u.Reason = true, why
-		return u, true
-	}
 	var notReady, settling []string
 	for _, name := range s.checkedSidecars(v) {
 		if _, changed := state.LastContainerStatuses[name]; !changed {
 			continue
 		}
 		st := containerStatus(v.pod, name)
+		if t := crashedAfterUpdate(st, state.UpdateTimestamp.Time); t != nil {
+			u.Failed = true
+			u.Reason = fmt.Sprintf("sidecar %s exited with code %d (%s) since the upgrade", name, t.ExitCode, t.Reason)
+			return u, true
+		}
 		if st != nil && st.State.Waiting != nil && st.State.Waiting.Reason == "CrashLoopBackOff" {
 			u.Failed = true
 			u.Reason = fmt.Sprintf("sidecar %s restarts repeatedly (CrashLoopBackOff)", name)

@@ -39,21 +39,21 @@ func (p *podWrapper) crashLooping(container string) *podWrapper {
 }
 
 // crashedAfterUpgrade makes a container upgraded in place at a time crash
-// since: an instance of its new image started after the upgrade and exited
-// with code 1, and the next one runs, Ready between its crashes (no
-// readiness probe), as a real kubelet reports a sidecar that crashes at
-// once. The pod is ready.
-func (p *podWrapper) crashedAfterUpgrade(set, container string, upgraded, restarted time.Time) *podWrapper {
+// since: an instance of its new image started a second after the upgrade
+// and exited with code 1, and the container waits to start again (not
+// running, not ready), as a real kubelet reports a sidecar that crashes at
+// once between two of its starts.
+func (p *podWrapper) crashedAfterUpgrade(set, container string, upgraded time.Time) *podWrapper {
 	p.upgradedAt(set, upgraded)
 	state, _ := podstate.DecodeInPlaceState(p.Annotations[appsv1beta1.InPlaceUpdateStateAnnotation])
 	state[set].UpdateTimestamp = metav1.NewTime(upgraded)
 	p.Annotations[appsv1beta1.InPlaceUpdateStateAnnotation] = podstate.EncodeInPlaceState(state)
 	p.completed()
 	st := p.status(container)
-	st.RestartCount = 2
-	st.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-		ExitCode: 1, Reason: "Error", StartedAt: metav1.NewTime(upgraded.Add(time.Second)), FinishedAt: metav1.NewTime(restarted)}}
-	st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(restarted)}}
+	st.RestartCount, st.Ready = 2, false
+	st.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 1, Reason: "Error", StartedAt: metav1.NewTime(upgraded.Add(time.Second)), FinishedAt: metav1.NewTime(upgraded.Add(2 * time.Second))}}
+	p.notReady()
 	return p
 }
 
@@ -142,13 +142,13 @@ func TestPlan_FailureBudget(t *testing.T) {
 				Reason: appsv1beta1.ReasonFailureBudgetExceeded},
 		},
 		{
-			// A real node shows it: between its crashes the sidecar is
-			// Running and Ready, and was taken for upgraded.
-			name: "a sidecar that crashed after its upgrade fails within the window, though Ready between its crashes",
+			// A real node shows it: the first crash of the new image, before
+			// any CrashLoopBackOff.
+			name: "a sidecar whose new image exited since the upgrade, and does not run, fails at once",
 			set:  v2, guards: failureBudget(0, 5*time.Minute),
 			pods: func() []*podWrapper {
 				ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
-				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early, t0.Add(-time.Second))
+				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early)
 				return ps
 			}(),
 			want: want{Upgraded: []UpgradedPod{{Pod: types.NamespacedName{Namespace: "default", Name: "pod-0"}, Since: early, Failed: true,
@@ -156,34 +156,43 @@ func TestPlan_FailureBudget(t *testing.T) {
 				Reason: appsv1beta1.ReasonFailureBudgetExceeded},
 		},
 		{
-			name: "a sidecar that crashed after its upgrade takes a share of maxUnavailable, without a budget",
-			set:  v2.clone().maxUnavailable(intstr.FromInt32(1)),
+			name: "waiting to start again, its last instance is the one that exited",
+			set:  v2, guards: failureBudget(0, 5*time.Minute),
 			pods: func() []*podWrapper {
 				ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
-				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early, t0.Add(-time.Second))
+				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early)
+				st := ps[0].status("agent")
+				st.LastTerminationState, st.State = st.State, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 				return ps
 			}(),
 			want: want{Upgraded: []UpgradedPod{{Pod: types.NamespacedName{Namespace: "default", Name: "pod-0"}, Since: early, Failed: true,
-				Reason: "sidecar agent exited with code 1 (Error) since the upgrade"}}, Updates: []string{},
-				Reason: appsv1beta1.ReasonWaitingForUnavailablePods},
+				Reason: "sidecar agent exited with code 1 (Error) since the upgrade"}}, Updates: []string{}, Pause: true,
+				Reason: appsv1beta1.ReasonFailureBudgetExceeded},
 		},
 		{
 			name: "the instance the upgrade replaced, started in the second of the upgrade, is not a crash",
 			set:  v2, guards: failureBudget(0, 5*time.Minute),
 			pods: func() []*podWrapper {
 				ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
-				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early, t0.Add(-time.Second))
-				ps[0].status("agent").LastTerminationState.Terminated.StartedAt = metav1.NewTime(early)
+				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early)
+				ps[0].status("agent").State.Terminated.StartedAt = metav1.NewTime(early)
 				return ps
 			}(),
-			want: want{Upgraded: []UpgradedPod{}, Updates: []string{"pod-1"}, Reason: appsv1beta1.ReasonUpdating},
+			want: want{Upgraded: []UpgradedPod{{Pod: types.NamespacedName{Namespace: "default", Name: "pod-0"}, Since: early,
+				Reason: "sidecar agent not ready yet"}}, Updates: []string{"pod-1"}, Reason: appsv1beta1.ReasonUpdating},
 		},
 		{
-			name: "a sidecar that crashed once after its upgrade and has run for the failure window since is upgraded",
-			set:  v2.clone().maxUnavailable(intstr.FromInt32(1)), guards: failureBudget(0, 5*time.Minute),
+			// After a rollback from a crashing image, the last instance may
+			// be of the image rolled back from.
+			name: "a sidecar that runs again is not failed for a crash",
+			set:  v2, guards: failureBudget(0, 5*time.Minute),
 			pods: func() []*podWrapper {
 				ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
-				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", late, late.Add(time.Minute))
+				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early)
+				st := ps[0].status("agent")
+				st.LastTerminationState, st.Ready = st.State, true
+				st.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(-time.Second))}}
+				ps[0].Status.Conditions[0].Status = corev1.ConditionTrue
 				return ps
 			}(),
 			want: want{Upgraded: []UpgradedPod{}, Updates: []string{"pod-1"}, Reason: appsv1beta1.ReasonUpdating},

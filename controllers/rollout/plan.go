@@ -218,7 +218,7 @@ func Compute(in Input) (Plan, error) {
 	set := newSetView(in.SidecarSet, in.Hashes)
 	set.whitelist = in.Whitelist
 	set.revisions, set.resizeUnsupported, set.resizeRefused, set.now = in.Revisions, in.ResizeUnsupported, in.ResizeRefused, in.Now
-	set.failureWindow, set.minReady = in.Guards.Window(), in.Guards.MinReady
+	set.minReady = in.Guards.MinReady
 	set.policies = resources.CompileSpec(&in.SidecarSet.Spec)
 	hash := in.Hashes.Hash
 	us := &in.SidecarSet.Spec.UpdateStrategy
