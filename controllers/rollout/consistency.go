@@ -59,8 +59,10 @@ import (
 // before) says the update made it crash, and the pod fails the failure
 // budget at once. Times have whole seconds: an instance started in the
 // second of the update is taken for the old one (a new one that crashes is
-// then seen at its next crash). A sidecar running again, after a rollback
-// for one, is not failed for a crash of the image rolled back from.
+// then seen at its next crash). Only a complete update's crash counts: a
+// sidecar rolled back from a crashing image reports the old image's crashes
+// until the kubelet restarts it on the restored one, and one running again
+// is not failed for the crash before.
 
 // crashedAfterUpdate returns the instance of a container started after its
 // in-place update at since that terminated, when the container does not

@@ -129,17 +129,21 @@ func (s *setView) upgradedPod(v *podView, now time.Time, window time.Duration) (
 			continue
 		}
 		st := containerStatus(v.pod, name)
-		if t := crashedAfterUpdate(st, state.UpdateTimestamp.Time); t != nil {
+		// A crash counts once the status reports the new image's instance:
+		// until then it is the old image's (a rollback from a crashing
+		// image that the kubelet has not applied yet).
+		complete := containerComplete(v.pod, name, state)
+		if t := crashedAfterUpdate(st, state.UpdateTimestamp.Time); t != nil && complete {
 			u.Failed = true
 			u.Reason = fmt.Sprintf("sidecar %s exited with code %d (%s) since the upgrade", name, t.ExitCode, t.Reason)
 			return u, true
 		}
-		if st != nil && st.State.Waiting != nil && st.State.Waiting.Reason == "CrashLoopBackOff" {
+		if complete && st != nil && st.State.Waiting != nil && st.State.Waiting.Reason == "CrashLoopBackOff" {
 			u.Failed = true
 			u.Reason = fmt.Sprintf("sidecar %s restarts repeatedly (CrashLoopBackOff)", name)
 			return u, true
 		}
-		if containerComplete(v.pod, name, state) && st != nil && st.Ready {
+		if complete && st != nil && st.Ready {
 			if st.State.Running == nil || !st.State.Running.StartedAt.Add(s.minReady).After(now) {
 				continue
 			}

@@ -182,6 +182,23 @@ func TestPlan_FailureBudget(t *testing.T) {
 				Reason: "sidecar agent not ready yet"}}, Updates: []string{"pod-1"}, Reason: appsv1beta1.ReasonUpdating},
 		},
 		{
+			// A rollback from a crashing image: the kubelet has not applied
+			// it yet, and reports the crashes of the image rolled back from.
+			name: "the crashes of the image an update replaces do not count until the status reports the new image",
+			set:  v2, guards: failureBudget(0, 5*time.Minute),
+			pods: func() []*podWrapper {
+				ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
+				ps[0].upgradedTo(t, v2.obj()).crashedAfterUpgrade("s", "agent", early)
+				st := ps[0].status("agent")
+				st.Image, st.ImageID = "agent:1", imageID("agent:1")
+				st.LastTerminationState = st.State
+				st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+				return ps
+			}(),
+			want: want{Upgraded: []UpgradedPod{{Pod: types.NamespacedName{Namespace: "default", Name: "pod-0"}, Since: early,
+				Reason: "sidecar agent (CrashLoopBackOff) not ready yet"}}, Updates: []string{"pod-1"}, Reason: appsv1beta1.ReasonUpdating},
+		},
+		{
 			// After a rollback from a crashing image, the last instance may
 			// be of the image rolled back from.
 			name: "a sidecar that runs again is not failed for a crash",
