@@ -41,8 +41,11 @@ const (
 	bridgeName         = "ssnode0"
 	podSubnet          = "172.30.213.0/24"
 	podGateway         = "172.30.213.1"
-	cgroupRoot         = "/sidecarset-real-node"
 )
+
+// CgroupRoot is the kubelet's cgroup, in every hierarchy: a container's is
+// <hierarchy>/CgroupRoot/kubepods[/burstable|/besteffort]/pod<UID>/<ID>.
+const CgroupRoot = "/sidecarset-real-node"
 
 // Node is a real node of a cluster.
 type Node struct {
@@ -132,8 +135,8 @@ func (n *Node) Up(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	n.step(start, "Making the cgroup %s and the bridge %s (%s)", cgroupRoot, bridgeName, podGateway)
-	if err := h.makeCgroups(cgroupRoot); err != nil {
+	n.step(start, "Making the cgroup %s and the bridge %s (%s)", CgroupRoot, bridgeName, podGateway)
+	if err := h.makeCgroups(CgroupRoot); err != nil {
 		return err
 	}
 	if err := h.makeBridge(bridgeName, podGateway+"/24"); err != nil {
@@ -142,7 +145,7 @@ func (n *Node) Up(ctx context.Context) (err error) {
 
 	s := Settings{
 		Name: n.Name, IP: nodeIP, Paths: p, Registry: registryAddr,
-		Bridge: bridgeName, Subnet: podSubnet, Gateway: podGateway, CgroupRoot: cgroupRoot,
+		Bridge: bridgeName, Subnet: podSubnet, Gateway: podGateway, CgroupRoot: CgroupRoot,
 		ClientCA: n.Cluster.CACertPath(), KubeletPort: kubeletPort, KubeletHealthzPort: kubeletHealthzPort,
 		DNS: hostNameServer(),
 	}

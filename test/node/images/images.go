@@ -26,6 +26,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/hack/image/release"
+	"github.com/sidecarset-operator/sidecarset-operator/test/node/counter"
 )
 
 // Kind is what an image runs.
@@ -73,10 +74,6 @@ const (
 	// NginxPort is where the nginx images serve.
 	NginxPort = 80
 )
-
-// ImageFile holds, in every image, the reference it was built for; the
-// server answers it and it makes every image's digest its own.
-const ImageFile = "etc/sidecarset-node-image"
 
 func server(port int, repo string, tags ...string) []Image {
 	out := make([]Image, 0, len(tags))
@@ -176,7 +173,7 @@ func NewBuilder(in Inputs) (*Builder, error) {
 // Build builds one image of the catalogue: its shared layer, then its own
 // (the file naming it, and what its kind adds).
 func (b *Builder) Build(img Image) (v1.Image, error) {
-	own := release.Tree{ImageFile: {Mode: 0o644, Data: []byte(img.Ref + "\n")}}
+	own := release.Tree{counter.ImageFile: {Mode: 0o644, Data: []byte(img.Ref + "\n")}}
 	cfg := v1.Config{Env: []string{defaultPath}, WorkingDir: "/", Cmd: []string{"sh"}}
 	base := b.shell
 	switch img.Kind {
@@ -226,14 +223,15 @@ func (b *Builder) Build(img Image) (v1.Image, error) {
 
 // migrateScript is the hot-upgrade sample's state migration: it returns once
 // this container's own server answers (its twin serves the same port, so an
-// answer from the twin does not count).
+// answer from the twin does not count). Debian's busybox wget crashes with
+// its own -T timeout: timeout bounds it instead.
 const migrateScript = `#!/bin/sh
 # The hot-upgrade sample's migration (lifecycle.postStart): done once this
 # container serves on its port beside its twin.
-me=$(cat /` + ImageFile + `)
+me=$(cat /` + counter.ImageFile + `)
 i=0
 while [ $i -lt 300 ]; do
-  if wget -q -T 1 -O - "http://127.0.0.1:${PORT}/" 2>/dev/null | grep -q "\"image\":\"$me\""; then
+  if timeout 1 wget -q -O - "http://127.0.0.1:${PORT}/" 2>/dev/null | grep -q "\"image\":\"$me\""; then
     echo "migrate: $me serves on :${PORT}"
     exit 0
   fi

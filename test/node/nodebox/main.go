@@ -11,8 +11,9 @@
 //     The listener sets SO_REUSEPORT, so two containers of one pod (the hot
 //     upgrade's twins) can serve the same port while one takes over from the
 //     other. SIGTERM stops it gracefully.
-//   - crash: prints why and exits 1 at once, whatever its arguments: every
-//     command of the crash-looping images.
+//   - crash: prints why and exits 1 at once, whatever its arguments and
+//     whatever name it is run as: every command of the crash-looping images
+//     is a link to it.
 package main
 
 import (
@@ -31,14 +32,17 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-)
 
-// ImageFile names the image a container runs from, in every image of the
-// node (written by test/node/images).
-const ImageFile = "/etc/sidecarset-node-image"
+	"github.com/sidecarset-operator/sidecarset-operator/test/node/counter"
+)
 
 func main() {
 	name := filepath.Base(os.Args[0])
+	// In the crash-looping images every command is a link to crash: what
+	// it is run as is the command's name (sleep, sh), what it is, crash.
+	if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "crash" {
+		name = "crash"
+	}
 	switch name {
 	case "pause":
 		pause()
@@ -57,7 +61,7 @@ func main() {
 }
 
 func image() string {
-	data, err := os.ReadFile(ImageFile)
+	data, err := os.ReadFile("/" + counter.ImageFile)
 	if err != nil {
 		return "an unknown image"
 	}
@@ -82,16 +86,6 @@ func pause() {
 			}
 		}
 	}
-}
-
-// Counter is what the server answers.
-type Counter struct {
-	// Image is the image the container runs from.
-	Image string `json:"image"`
-	// Started is when the server started.
-	Started time.Time `json:"started"`
-	// Requests is the number of requests served, this one included.
-	Requests int64 `json:"requests"`
 }
 
 func serve() error {
@@ -121,7 +115,7 @@ func serve() error {
 		ReadHeaderTimeout: 5 * time.Second,
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(Counter{Image: img, Started: started, Requests: requests.Add(1)})
+			_ = json.NewEncoder(w).Encode(counter.Counter{Image: img, Started: started, Requests: requests.Add(1)})
 		}),
 	}
 	fmt.Printf("serving %s on :%s\n", img, port)
