@@ -160,6 +160,16 @@ func (w *ContainerWrapper) Limits(cpu, memory string) *ContainerWrapper {
 	return w
 }
 
+// ResizePolicy sets whether an in-place resize of the CPU and of the
+// memory restarts the container.
+func (w *ContainerWrapper) ResizePolicy(cpu, memory corev1.ResourceResizeRestartPolicy) *ContainerWrapper {
+	w.Container.ResizePolicy = []corev1.ContainerResizePolicy{
+		{ResourceName: corev1.ResourceCPU, RestartPolicy: cpu},
+		{ResourceName: corev1.ResourceMemory, RestartPolicy: memory},
+	}
+	return w
+}
+
 func cpuMemory(cpu, memory string) corev1.ResourceList {
 	l := corev1.ResourceList{}
 	if cpu != "" {

@@ -53,3 +53,11 @@ func (w *DeploymentWrapper) Containers(cs ...*ContainerWrapper) *DeploymentWrapp
 	}
 	return w
 }
+
+// TerminationGracePeriod sets how long the kubelet waits for the pods'
+// containers to stop before killing them (a sleep as PID 1 ignores
+// SIGTERM: a real kubelet waits the whole period, 30 seconds by default).
+func (w *DeploymentWrapper) TerminationGracePeriod(seconds int64) *DeploymentWrapper {
+	w.Spec.Template.Spec.TerminationGracePeriodSeconds = &seconds
+	return w
+}

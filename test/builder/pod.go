@@ -83,3 +83,10 @@ func (w *PodWrapper) ImagePullSecrets(names ...string) *PodWrapper {
 	}
 	return w
 }
+
+// TerminationGracePeriod sets how long the kubelet waits for the
+// containers to stop before killing them.
+func (w *PodWrapper) TerminationGracePeriod(seconds int64) *PodWrapper {
+	w.Spec.TerminationGracePeriodSeconds = &seconds
+	return w
+}

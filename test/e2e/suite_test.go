@@ -9,6 +9,7 @@ package e2e_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
@@ -31,16 +32,33 @@ func TestE2E(t *testing.T) {
 	gomega.SetDefaultConsistentlyPollingInterval(pollInterval)
 	// The clients' logs (API warnings, for one) go to the spec's output.
 	ctrllog.SetLogger(ginkgo.GinkgoLogr)
-	ginkgo.RunSpecs(t, "End-to-end Suite")
+	suite, reporter := ginkgo.GinkgoConfiguration()
+	if !withRealNode() {
+		// Without the real node, its specs are left out, by their label.
+		if suite.LabelFilter == "" {
+			suite.LabelFilter = "!" + realNodeLabel
+		} else {
+			suite.LabelFilter = "(" + suite.LabelFilter + ") && !" + realNodeLabel
+		}
+	}
+	ginkgo.RunSpecs(t, "End-to-end Suite", suite, reporter)
+}
+
+// withRealNode reports whether the suite joins a real node to its cluster
+// and runs the specs labelled realnode there: unless SIDECARSET_REAL_NODE
+// says off (make test REAL_NODE=off).
+func withRealNode() bool {
+	return os.Getenv("SIDECARSET_REAL_NODE") != "off"
 }
 
 var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
 	var err error
-	env, err = framework.Setup(ctx, framework.Options{Nodes: 3})
+	env, err = framework.Setup(ctx, framework.Options{Nodes: 3, RealNode: withRealNode(), Out: ginkgo.GinkgoWriter})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 }, ginkgo.NodeTimeout(setupTimeout))
 
 var _ = ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) {
 	keep := ginkgo.CurrentSpecReport().Failed()
+	gomega.Expect(writeTimings(env)).To(gomega.Succeed())
 	gomega.Expect(env.Teardown(context.WithoutCancel(ctx), keep)).To(gomega.Succeed())
 }, ginkgo.NodeTimeout(teardownTimeout))

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/install"
 	"github.com/sidecarset-operator/sidecarset-operator/test/cluster"
+	"github.com/sidecarset-operator/sidecarset-operator/test/node"
 )
 
 // Ports of the e2e manager; they differ from `make dev`'s so that both can
@@ -58,6 +60,9 @@ type Env struct {
 	Client    client.Client
 	Clientset kubernetes.Interface
 	Manager   *cluster.Process
+	// Node is the real node joined to the cluster (Options.RealNode), or
+	// nil.
+	Node *node.Node
 }
 
 // Options shape the environment.
@@ -66,7 +71,15 @@ type Options struct {
 	Nodes int
 	// ManagerArgs are added to the manager's command line.
 	ManagerArgs []string
+	// RealNode joins a real node (test/node) to the cluster beside the kwok
+	// nodes. It needs root, and no other real node on the machine.
+	RealNode bool
+	// Out receives the real node's progress lines; nil discards them.
+	Out io.Writer
 }
+
+// RealNodeName is the name of the e2e cluster's real node.
+const RealNodeName = "real-node"
 
 // Setup creates the cluster (replacing a leftover one), installs the CRD and
 // the webhook configurations, builds the manager and starts it.
@@ -77,6 +90,17 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 	}
 	dir := filepath.Join(root, "bin", "e2e")
 	c := &cluster.Cluster{Name: "sidecarset-e2e", RepoRoot: root, WorkDir: dir}
+	realNode := &node.Node{Name: RealNodeName, RepoRoot: root, BinDir: filepath.Join(root, "bin"),
+		Dir: filepath.Join(dir, "node"), Cluster: c, Out: o.Out}
+	if o.RealNode {
+		if os.Geteuid() != 0 {
+			return nil, errors.New("the e2e suite's real-node specs need root: run it as root, or leave them out (make test REAL_NODE=off)")
+		}
+		// A node an earlier run left: its mounts are under dir.
+		if err := realNode.Down(ctx); err != nil {
+			return nil, fmt.Errorf("the e2e suite needs the machine's real node (make dev-down removes the dev cluster's): %w", err)
+		}
+	}
 	if err := c.Delete(ctx); err != nil {
 		return nil, fmt.Errorf("removing a leftover e2e cluster: %w", err)
 	}
@@ -127,7 +151,16 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 		LogPath:  filepath.Join(dir, "manager.log"),
 		ReadyURL: "http://" + HealthAddr + "/readyz",
 	}
-	return e, e.StartManager(ctx)
+	if err := e.StartManager(ctx); err != nil {
+		return e, err
+	}
+	if o.RealNode {
+		e.Node = realNode
+		if err := realNode.Up(ctx); err != nil {
+			return e, fmt.Errorf("joining the real node: %w", err)
+		}
+	}
+	return e, nil
 }
 
 // StartManager starts the manager and waits until it is ready. It fails at
@@ -151,13 +184,18 @@ func (e *Env) StartManager(ctx context.Context) error {
 	return e.Manager.WaitReady(ctx)
 }
 
-// Teardown stops the manager and deletes the cluster. With keep set (a
-// failed run), the cluster and the logs are left for inspection.
+// Teardown stops the manager, removes the real node and deletes the
+// cluster. With keep set (a failed run), the cluster and the logs are left
+// for inspection; the real node is removed whatever happened (its logs stay),
+// since it changes the host.
 func (e *Env) Teardown(ctx context.Context, keep bool) error {
 	if e == nil {
 		return nil
 	}
 	var errs []error
+	if e.Node != nil {
+		errs = append(errs, e.Node.Down(ctx))
+	}
 	if e.Manager != nil {
 		errs = append(errs, e.Manager.Stop(15*time.Second))
 	}
