@@ -75,7 +75,7 @@ func crashedAfterUpdate(st *corev1.ContainerStatus, since time.Time) *corev1.Con
 	if t == nil {
 		t = st.LastTerminationState.Terminated
 	}
-	if t == nil || !t.StartedAt.Time.After(since.Truncate(time.Second)) {
+	if t == nil || !t.StartedAt.After(since.Truncate(time.Second)) {
 		return nil
 	}
 	return t

@@ -32,11 +32,11 @@ import (
 // and some after the step's change shows in the pod.
 var _ = ginkgo.Describe("The kwok kubelet against a real one", ginkgo.Label(realNodeLabel, "kwok", "fidelity"), func() {
 	ginkgo.It("should show the same restarts, images, resizes and refusals on a kwok node as on the real node", func(ctx ginkgo.SpecContext) {
-		kwok := fidelityPod(ctx, createNamespace(ctx, "fidelity-kwok"))
-		real := fidelityPod(ctx, createRealNodeNamespace(ctx, "fidelity-real"))
+		kwokPod := fidelityPod(ctx, createNamespace(ctx, "fidelity-kwok"))
+		realPod := fidelityPod(ctx, createRealNodeNamespace(ctx, "fidelity-real"))
 		gomega.Eventually(func(g gomega.Gomega) {
-			g.Expect(getPod(ctx, g, kwok).Spec.NodeName).To(gomega.HavePrefix("node-"))
-			onRealNode(g, getPod(ctx, g, real))
+			g.Expect(getPod(ctx, g, kwokPod).Spec.NodeName).To(gomega.HavePrefix("node-"))
+			onRealNode(g, getPod(ctx, g, realPod))
 		}).WithContext(ctx).Should(gomega.Succeed())
 		var blocker *corev1.Pod
 		steps := []fidelityStep{
@@ -85,17 +85,17 @@ var _ = ginkgo.Describe("The kwok kubelet against a real one", ginkgo.Label(real
 		var report []string
 		for _, step := range steps {
 			ginkgo.By(step.name)
-			kwokSeen, realSeen := observe(ctx, kwok), observe(ctx, real)
+			kwokSeen, realSeen := observe(ctx, kwokPod), observe(ctx, realPod)
 			// The first step compares the pods as they start with the pods
 			// as created, without a status.
-			before := map[bool]*corev1.Pod{false: kwok, true: real}
+			before := map[bool]*corev1.Pod{false: kwokPod, true: realPod}
 			if step.change != nil {
-				before = map[bool]*corev1.Pod{false: getPod(ctx, gomega.Default, kwok), true: getPod(ctx, gomega.Default, real)}
-				step.change(ctx, kwok, false)
-				step.change(ctx, real, true)
+				before = map[bool]*corev1.Pod{false: getPod(ctx, gomega.Default, kwokPod), true: getPod(ctx, gomega.Default, realPod)}
+				step.change(ctx, kwokPod, false)
+				step.change(ctx, realPod, true)
 			}
 			got := map[bool]observation{}
-			for onReal, pod := range map[bool]*corev1.Pod{false: kwok, true: real} {
+			for onReal, pod := range map[bool]*corev1.Pod{false: kwokPod, true: realPod} {
 				var after *corev1.Pod
 				gomega.Eventually(func(g gomega.Gomega) {
 					after = getPod(ctx, g, pod)
@@ -111,10 +111,10 @@ var _ = ginkgo.Describe("The kwok kubelet against a real one", ginkgo.Label(real
 				}
 				got[onReal] = observeStep(before[onReal], after, seen.stop())
 			}
-			report = append(report, fmt.Sprintf("%s:\n  kwok: %s\n  real: %s", step.name, got[false], got[true]))
+			report = append(report, fmt.Sprintf("%s:\n  kwokPod: %s\n  real: %s", step.name, got[false], got[true]))
 			kwokShows, realShows := got[false], got[true]
 			kwokShows.Events, realShows.Events = nil, nil
-			gomega.Expect(kwokShows).To(gomega.Equal(realShows), "after %q, what kwok shows (first) is not what the real node shows (second)", step.name)
+			gomega.Expect(kwokShows).To(gomega.Equal(realShows), "after %q, what kwokPod shows (first) is not what the real node shows (second)", step.name)
 		}
 		ginkgo.AddReportEntry("what both nodes showed", strings.Join(report, "\n"))
 	})
@@ -214,11 +214,11 @@ func fillRealNode(ctx context.Context, ns string) *corev1.Pod {
 // step, whether it observed its generation, and the kubelet's events of the
 // step, by reason (reported only).
 type observation struct {
-	Containers        map[string]containerObservation
-	PodReady          bool
-	ResizeConditions  []string
-	ResizeSeen        []string
-	Events            []string
+	Containers         map[string]containerObservation
+	PodReady           bool
+	ResizeConditions   []string
+	ResizeSeen         []string
+	Events             []string
 	GenerationObserved bool
 }
 
@@ -347,7 +347,7 @@ func eventTime(e *eventsv1.Event) time.Time {
 	switch {
 	case !e.EventTime.IsZero():
 		return e.EventTime.Time
-	case e.DeprecatedLastTimestamp.Time.After(e.DeprecatedFirstTimestamp.Time):
+	case e.DeprecatedLastTimestamp.After(e.DeprecatedFirstTimestamp.Time):
 		return e.DeprecatedLastTimestamp.Time
 	default:
 		return e.DeprecatedFirstTimestamp.Time

@@ -3,15 +3,10 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -101,41 +96,18 @@ func expectCountedOn(g gomega.Gomega, before, now counter.Counter, what string) 
 	g.ExpectWithOffset(1, now.Requests).To(gomega.BeNumerically(">", before.Requests), "%s did not count on", what)
 }
 
-// timings are the real-node specs' measured times, written at the end of
-// the suite (writeTimings) and reported with each spec.
-var timings struct {
-	mu    sync.Mutex
-	lines []string
-}
+// timings are the real-node specs' measured times, reported with each spec
+// and written at the end of the suite.
+var timings framework.Timings
 
 // timing records a measured time of the current spec.
 func timing(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
 	ginkgo.AddReportEntry("real node", line, ginkgo.ReportEntryVisibilityAlways)
-	timings.mu.Lock()
-	defer timings.mu.Unlock()
-	timings.lines = append(timings.lines, ginkgo.CurrentSpecReport().LeafNodeText+": "+line)
+	timings.Record(ginkgo.CurrentSpecReport().LeafNodeText, line)
 }
 
 // seconds formats a duration as seconds, one decimal.
 func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
-}
-
-// writeTimings writes the real-node timings to the e2e directory
-// (real-node-timings.txt), which make test prints.
-func writeTimings(e *framework.Env) error {
-	if e == nil {
-		return nil
-	}
-	timings.mu.Lock()
-	defer timings.mu.Unlock()
-	path := filepath.Join(e.Dir, "real-node-timings.txt")
-	if len(timings.lines) == 0 {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	return os.WriteFile(path, []byte(strings.Join(timings.lines, "\n")+"\n"), 0o644)
 }

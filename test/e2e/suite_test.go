@@ -59,6 +59,6 @@ var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
 
 var _ = ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) {
 	keep := ginkgo.CurrentSpecReport().Failed()
-	gomega.Expect(writeTimings(env)).To(gomega.Succeed())
+	gomega.Expect(timings.Write(env)).To(gomega.Succeed())
 	gomega.Expect(env.Teardown(context.WithoutCancel(ctx), keep)).To(gomega.Succeed())
 }, ginkgo.NodeTimeout(teardownTimeout))

@@ -67,8 +67,16 @@ type Env struct {
 
 // Options shape the environment.
 type Options struct {
+	// Name names the environment: its cluster (sidecarset-<name>) and its
+	// directory (bin/<name>); "e2e" when empty. Suites that run one after
+	// the other each have their own.
+	Name string
 	// Nodes is the number of kwok nodes.
 	Nodes int
+	// InCluster leaves the operator to the suite, which installs it into
+	// the cluster (from its image, on the real node): no manager is started
+	// on the host and no local webhook configuration is installed.
+	InCluster bool
 	// ManagerArgs are added to the manager's command line.
 	ManagerArgs []string
 	// RealNode joins a real node (test/node) to the cluster beside the kwok
@@ -81,15 +89,20 @@ type Options struct {
 // RealNodeName is the name of the e2e cluster's real node.
 const RealNodeName = "real-node"
 
-// Setup creates the cluster (replacing a leftover one), installs the CRD and
-// the webhook configurations, builds the manager and starts it.
+// Setup creates the cluster (replacing a leftover one) and joins the real
+// node if asked; then, unless the suite installs the operator itself
+// (InCluster), installs the CRD and the webhook configurations, builds the
+// manager and starts it on the host.
 func Setup(ctx context.Context, o Options) (*Env, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, "bin", "e2e")
-	c := &cluster.Cluster{Name: "sidecarset-e2e", RepoRoot: root, WorkDir: dir}
+	if o.Name == "" {
+		o.Name = "e2e"
+	}
+	dir := filepath.Join(root, "bin", o.Name)
+	c := &cluster.Cluster{Name: "sidecarset-" + o.Name, RepoRoot: root, WorkDir: dir}
 	realNode := &node.Node{Name: RealNodeName, RepoRoot: root, BinDir: filepath.Join(root, "bin"),
 		Dir: filepath.Join(dir, "node"), Cluster: c, Out: o.Out}
 	if o.RealNode {
@@ -117,21 +130,40 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 	if err := e.connect(); err != nil {
 		return e, err
 	}
+	if !o.InCluster {
+		if err := e.startHostManager(ctx, o); err != nil {
+			return e, err
+		}
+	}
+	if o.RealNode {
+		e.Node = realNode
+		if err := realNode.Up(ctx); err != nil {
+			return e, fmt.Errorf("joining the real node: %w", err)
+		}
+	}
+	return e, nil
+}
+
+// startHostManager installs the CRD and the local webhook configurations
+// (config/e2e), builds the manager and starts it on the host, as the
+// manager's ServiceAccount.
+func (e *Env) startHostManager(ctx context.Context, o Options) error {
+	c, root, dir := e.Cluster, e.RepoRoot, e.Dir
 	if _, err := c.RunKubectl(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(root, "config", "e2e")); err != nil {
-		return e, err
+		return err
 	}
 	if err := waitEstablished(ctx, c, "sidecarsets.apps.kruise.io", time.Minute); err != nil {
-		return e, err
+		return err
 	}
 	kubeconfig, err := e.serviceAccountKubeconfig(ctx)
 	if err != nil {
-		return e, err
+		return err
 	}
 	binary := filepath.Join(dir, "manager")
 	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return e, fmt.Errorf("building the manager: %w\n%s", err, out)
+		return fmt.Errorf("building the manager: %w\n%s", err, out)
 	}
 	e.Manager = &cluster.Process{
 		Binary: binary,
@@ -151,16 +183,7 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 		LogPath:  filepath.Join(dir, "manager.log"),
 		ReadyURL: "http://" + HealthAddr + "/readyz",
 	}
-	if err := e.StartManager(ctx); err != nil {
-		return e, err
-	}
-	if o.RealNode {
-		e.Node = realNode
-		if err := realNode.Up(ctx); err != nil {
-			return e, fmt.Errorf("joining the real node: %w", err)
-		}
-	}
-	return e, nil
+	return e.StartManager(ctx)
 }
 
 // StartManager starts the manager and waits until it is ready. It fails at

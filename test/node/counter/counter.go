@@ -4,7 +4,7 @@ package counter
 
 import "time"
 
-// ImageFile, in every image of the real node, holds the reference the image
+// ImageFile holds, in every image of the real node, the reference the image
 // was built for (relative to the root).
 const ImageFile = "etc/sidecarset-node-image"
 
