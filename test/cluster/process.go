@@ -110,7 +110,7 @@ func (m *Process) Kill() error {
 	if err := m.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return err
 	}
-	return waitGone(m.cmd.Process.Pid, 10*time.Second)
+	return WaitGone(m.cmd.Process.Pid, 10*time.Second)
 }
 
 // PID returns the process ID of the last child process started, or 0 if
@@ -149,18 +149,18 @@ func stopPID(pid int, timeout time.Duration) error {
 		}
 		return err
 	}
-	if waitGone(pid, timeout) == nil {
+	if WaitGone(pid, timeout) == nil {
 		return nil
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
-	return waitGone(pid, 5*time.Second)
+	return WaitGone(pid, 5*time.Second)
 }
 
-// waitGone waits until no process has the PID (or it is a zombie of ours
-// that Wait will reap).
-func waitGone(pid int, timeout time.Duration) error {
+// WaitGone waits until no process has the PID (or it is a zombie, that its
+// parent will reap).
+func WaitGone(pid int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) || isZombie(pid) {

@@ -104,11 +104,15 @@ disabled_plugins = ["io.containerd.nri.v1.nri"]
 
 // ContainerdConfig renders containerd's config.toml.
 func ContainerdConfig(s Settings) ([]byte, error) {
-	var buf bytes.Buffer
-	err := containerdConfig.Execute(&buf, struct {
+	return render(containerdConfig, struct {
 		Settings
 		Sandbox string
 	}{s, images.SandboxImage})
+}
+
+func render(t *template.Template, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	err := t.Execute(&buf, data)
 	return buf.Bytes(), err
 }
 
@@ -199,10 +203,8 @@ registerWithTaints:
 
 // KubeletConfig renders the kubelet's config.yaml.
 func KubeletConfig(s Settings) ([]byte, error) {
-	var buf bytes.Buffer
-	err := kubeletConfig.Execute(&buf, struct {
+	return render(kubeletConfig, struct {
 		Settings
 		Taint string
 	}{s, Taint})
-	return buf.Bytes(), err
 }

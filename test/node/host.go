@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sidecarset-operator/sidecarset-operator/test/cluster"
 )
 
 // StateFile records a running real node's host changes. There is one per
@@ -437,24 +439,9 @@ func killAll(pids []int) error {
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	var errs []error
 	for _, pid := range pids {
-		for syscall.Kill(pid, 0) == nil && !isZombie(pid) {
-			if time.Now().After(deadline) {
-				return fmt.Errorf("process %d survives SIGKILL", pid)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		errs = append(errs, cluster.WaitGone(pid, 10*time.Second))
 	}
-	return nil
-}
-
-func isZombie(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+	return errors.Join(errs...)
 }

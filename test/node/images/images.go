@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -109,21 +108,6 @@ var Catalogue = slices.Concat(
 	of(CrashLoop, "busybox", "crashloop"),
 	[]Image{{Ref: SandboxImage, Kind: Pause}},
 )
-
-// Lookup returns the catalogue's image of a reference, however it is
-// written ("nginx:1.25", "docker.io/library/nginx:1.25").
-func Lookup(ref string) (Image, bool) {
-	want, err := name.ParseReference(ref)
-	if err != nil {
-		return Image{}, false
-	}
-	for _, img := range Catalogue {
-		if r, err := name.ParseReference(img.Ref); err == nil && r.Name() == want.Name() {
-			return img, true
-		}
-	}
-	return Image{}, false
-}
 
 // Inputs are the programs the images are made of.
 type Inputs struct {
