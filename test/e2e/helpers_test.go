@@ -332,6 +332,15 @@ func seed(file string) string {
 	return filepath.Join(env.RepoRoot, "test", "integration", "crd", "testdata", "seeds", "newest", file)
 }
 
+// applySeed applies a seed example of the user manual as written, and
+// deletes it when the spec ends.
+func applySeed(ctx context.Context, file string) {
+	kubectl(ctx, "apply", "-f", seed(file))
+	ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+		kubectl(ctx, "delete", "-f", seed(file), "--ignore-not-found")
+	})
+}
+
 // kubectl runs kubectl against the e2e cluster and returns its output.
 func kubectl(ctx context.Context, args ...string) string {
 	out, err := env.Cluster.RunKubectl(ctx, args...)

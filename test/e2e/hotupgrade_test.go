@@ -29,10 +29,7 @@ const (
 var _ = ginkgo.Describe("Hot upgrade", ginkgo.Label("hotupgrade", "seed"), func() {
 	ginkgo.It("should upgrade the idle twin, reset the old one once the new one runs, alternate twins, and survive a bad image", func(ctx ginkgo.SpecContext) {
 		ns := createNamespace(ctx, "hot")
-		kubectl(ctx, "apply", "-f", seed("17-hot-upgrade.yaml"))
-		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
-			kubectl(ctx, "delete", "-f", seed("17-hot-upgrade.yaml"), "--ignore-not-found")
-		})
+		applySeed(ctx, "17-hot-upgrade.yaml")
 		expectObserved(ctx, hotName)
 		labels := map[string]string{"app": "hotupgrade"}
 		runDeployment(ctx, builder.MakeDeployment("hot", ns, 2).PodLabel("app", "hotupgrade").

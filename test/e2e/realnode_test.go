@@ -42,10 +42,7 @@ var _ = ginkgo.Describe("On a real node", ginkgo.Label(realNodeLabel), func() {
 			ns := createRealNodeNamespace(ctx, "walkthrough")
 
 			ginkgo.By("applying the manual's sidecarset.yaml and its pod")
-			kubectl(ctx, "apply", "-f", seed("01-sidecarset.yaml"))
-			ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
-				kubectl(ctx, "delete", "-f", seed("01-sidecarset.yaml"), "--ignore-not-found")
-			})
+			applySeed(ctx, "01-sidecarset.yaml")
 			expectObserved(ctx, name)
 			expectInjects(ctx, ns, map[string]string{"app": "nginx"}, name)
 			created := time.Now()
@@ -153,10 +150,7 @@ var _ = ginkgo.Describe("On a real node", ginkgo.Label(realNodeLabel), func() {
 	ginkgo.It("should hot-upgrade the manual's sidecar: the new twin serves beside the old one before the old one is reset, the port never stops answering",
 		ginkgo.Label("hotupgrade", "seed"), func(ctx ginkgo.SpecContext) {
 			ns := createRealNodeNamespace(ctx, "hot")
-			kubectl(ctx, "apply", "-f", seed("17-hot-upgrade.yaml"))
-			ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
-				kubectl(ctx, "delete", "-f", seed("17-hot-upgrade.yaml"), "--ignore-not-found")
-			})
+			applySeed(ctx, "17-hot-upgrade.yaml")
 			expectObserved(ctx, hotName)
 			labels := map[string]string{"app": "hotupgrade"}
 			pods := runDeployment(ctx, builder.MakeDeployment("hot", ns, 2).PodLabel("app", "hotupgrade").TerminationGracePeriod(2).
@@ -212,52 +206,44 @@ var _ = ginkgo.Describe("On a real node", ginkgo.Label(realNodeLabel), func() {
 				gomega.Expect(cgroupFile(&p, "agent", "cpu", "cpu.cfs_quota_us")).To(gomega.Equal("20000"))
 			}
 
-			ginkgo.By("raising the agent's CPU: resized in place, no restart (cpu: NotRequired), the cgroup changed")
-			changed := time.Now()
-			gen := updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) {
-				s.Spec.Containers[0].Resources = requirementsOf("150m", "32Mi", "300m", "64Mi")
-			})
-			expectResized(ctx, ns, uids, map[string]int32{"agent": 0, "proxy": 0, "main": 0}, func(g gomega.Gomega, p *corev1.Pod) {
-				g.Expect(containerStatus(p, "agent").Resources.Limits.Cpu().String()).To(gomega.Equal("300m"))
-				g.Expect(cgroupFile(p, "agent", "cpu", "cpu.cfs_quota_us")).To(gomega.Equal("30000"))
-			})
-			timing("the agent's CPU resized in place on 2 pods in %s", seconds(time.Since(changed)))
-			expectStatus(ctx, s.Name, gen, counts{Matched: 2, Updated: 2, Ready: 2, UpdatedReady: 2})
-
-			ginkgo.By("raising the agent's memory: resized with a restart, as its memory policy (RestartContainer) asks")
-			changed = time.Now()
-			gen = updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) {
-				s.Spec.Containers[0].Resources = requirementsOf("150m", "48Mi", "300m", "96Mi")
-			})
-			expectResized(ctx, ns, uids, map[string]int32{"agent": 1, "proxy": 0, "main": 0}, func(g gomega.Gomega, p *corev1.Pod) {
-				g.Expect(containerStatus(p, "agent").Resources.Limits.Memory().String()).To(gomega.Equal("96Mi"))
-				g.Expect(cgroupFile(p, "agent", "memory", "memory.limit_in_bytes")).To(gomega.Equal("100663296"))
-			})
-			timing("the agent's memory resized with a restart on 2 pods in %s", seconds(time.Since(changed)))
-			expectStatus(ctx, s.Name, gen, counts{Matched: 2, Updated: 2, Ready: 2, UpdatedReady: 2})
-
-			ginkgo.By("lowering the proxy's memory limit: applied in place, no restart")
-			changed = time.Now()
-			gen = updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) {
-				s.Spec.Containers[1].Resources = requirementsOf("50m", "64Mi", "100m", "96Mi")
-			})
-			expectResized(ctx, ns, uids, map[string]int32{"agent": 1, "proxy": 0, "main": 0}, func(g gomega.Gomega, p *corev1.Pod) {
-				g.Expect(containerStatus(p, "proxy").Resources.Limits.Memory().String()).To(gomega.Equal("96Mi"))
-				g.Expect(cgroupFile(p, "proxy", "memory", "memory.limit_in_bytes")).To(gomega.Equal("100663296"))
-			})
-			timing("the proxy's memory limit lowered in place on 2 pods in %s", seconds(time.Since(changed)))
-			expectStatus(ctx, s.Name, gen, counts{Matched: 2, Updated: 2, Ready: 2, UpdatedReady: 2})
+			for _, step := range []struct {
+				what      string
+				container int // of the SidecarSet
+				resources corev1.ResourceRequirements
+				restarts  map[string]int32 // of each container, since the pod started
+				check     func(gomega.Gomega, *corev1.Pod)
+			}{
+				{"the agent's CPU raised: resized in place, no restart (cpu: NotRequired), the cgroup changed",
+					0, requirementsOf("150m", "32Mi", "300m", "64Mi"), map[string]int32{"agent": 0, "proxy": 0, "main": 0},
+					func(g gomega.Gomega, p *corev1.Pod) {
+						g.Expect(containerStatus(p, "agent").Resources.Limits.Cpu().String()).To(gomega.Equal("300m"))
+						g.Expect(cgroupFile(p, "agent", "cpu", "cpu.cfs_quota_us")).To(gomega.Equal("30000"))
+					}},
+				{"the agent's memory raised: resized with a restart, as its memory policy (RestartContainer) asks",
+					0, requirementsOf("150m", "48Mi", "300m", "96Mi"), map[string]int32{"agent": 1, "proxy": 0, "main": 0},
+					func(g gomega.Gomega, p *corev1.Pod) {
+						g.Expect(containerStatus(p, "agent").Resources.Limits.Memory().String()).To(gomega.Equal("96Mi"))
+						g.Expect(cgroupFile(p, "agent", "memory", "memory.limit_in_bytes")).To(gomega.Equal("100663296"))
+					}},
+				{"the proxy's memory limit lowered: applied in place, no restart",
+					1, requirementsOf("50m", "64Mi", "100m", "96Mi"), map[string]int32{"agent": 1, "proxy": 0, "main": 0},
+					func(g gomega.Gomega, p *corev1.Pod) {
+						g.Expect(containerStatus(p, "proxy").Resources.Limits.Memory().String()).To(gomega.Equal("96Mi"))
+						g.Expect(cgroupFile(p, "proxy", "memory", "memory.limit_in_bytes")).To(gomega.Equal("100663296"))
+					}},
+			} {
+				ginkgo.By(step.what)
+				changed := time.Now()
+				gen := updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[step.container].Resources = step.resources })
+				expectResized(ctx, ns, uids, step.restarts, step.check)
+				timing("%s, on 2 pods in %s", step.what, seconds(time.Since(changed)))
+				expectStatus(ctx, s.Name, gen, counts{Matched: 2, Updated: 2, Ready: 2, UpdatedReady: 2})
+			}
 
 			ginkgo.By("filling the node's CPU with a blocker pod, then raising the agent's CPU request past what is left")
-			free := freeCPU(ctx, gomega.Default)
-			blocker := builder.MakePod("blocker", ns).Name("blocker").TerminationGracePeriod(1).
-				Containers(builder.MakeContainer("main", "busybox:1.36").Command("sleep", "999d").Requests(fmt.Sprintf("%dm", free-50), "")).Obj()
-			gomega.Expect(env.Client.Create(ctx, blocker)).To(gomega.Succeed())
-			gomega.Eventually(func(g gomega.Gomega) {
-				g.Expect(getPod(ctx, g, blocker).Status.Phase).To(gomega.Equal(corev1.PodRunning))
-			}).WithContext(ctx).Should(gomega.Succeed())
-			changed = time.Now()
-			gen = updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) {
+			blocker := fillRealNode(ctx, ns)
+			changed := time.Now()
+			gen := updateSidecarSet(ctx, s.Name, func(s *appsv1beta1.SidecarSet) {
 				s.Spec.Containers[0].Resources = requirementsOf("250m", "48Mi", "300m", "96Mi")
 			})
 			gomega.Eventually(func(g gomega.Gomega) {

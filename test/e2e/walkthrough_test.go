@@ -18,10 +18,7 @@ var _ = ginkgo.Describe("The seed walkthrough", ginkgo.Label("walkthrough", "see
 		ns := createNamespace(ctx, "walkthrough")
 
 		ginkgo.By("applying the seed sidecarset.yaml")
-		kubectl(ctx, "apply", "-f", seed("01-sidecarset.yaml"))
-		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
-			kubectl(ctx, "delete", "-f", seed("01-sidecarset.yaml"), "--ignore-not-found")
-		})
+		applySeed(ctx, "01-sidecarset.yaml")
 		expectObserved(ctx, name)
 
 		ginkgo.By("applying the seed test pod")
