@@ -84,7 +84,7 @@ func (n *Node) step(start time.Time, format string, args ...any) {
 
 // Up starts the node and waits until it is Ready. A node left in Dir by an
 // earlier run is removed first; a node running from another directory is an
-// error.
+// error. A node that does not come up is removed before Up returns.
 func (n *Node) Up(ctx context.Context) (err error) {
 	start := time.Now()
 	if os.Geteuid() != 0 {
@@ -111,10 +111,23 @@ func (n *Node) Up(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
+	for _, addr := range []string{registryAddr, fmt.Sprintf("127.0.0.1:%d", kubeletHealthzPort), net.JoinHostPort(nodeIP, fmt.Sprint(kubeletPort))} {
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			err = fmt.Errorf("%w\n(the logs: %s)", err, p.Logs)
+			return fmt.Errorf("the real node needs the address %s, which is in use: %w", addr, err)
 		}
+		_ = l.Close()
+	}
+	// A node that fails to come up is taken down again: nothing half-done
+	// stays on the host.
+	defer func() {
+		if err == nil {
+			return
+		}
+		if state, _ := readState(); state != nil {
+			err = errors.Join(err, n.Down(context.WithoutCancel(ctx)))
+		}
+		err = fmt.Errorf("%w\n(the logs: %s)", err, p.Logs)
 	}()
 
 	n.step(start, "Building the node's programs (nodebox, registry)")
@@ -386,6 +399,7 @@ func (n *Node) Down(ctx context.Context) error {
 	if err := os.Remove(StateFile); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	_ = os.Remove(filepath.Dir(StateFile)) // only if empty
 	n.step(start, "The real node is gone (its logs: %s)", p.Logs)
 	return nil
 }
