@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/cluster"
@@ -297,21 +298,15 @@ func (n *Node) ctr(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 func (n *Node) waitContainerd(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		_, err := n.ctr(ctx, "version")
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("containerd does not answer on %s: %w", n.Paths().ContainerdSocket, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		_, last = n.ctr(ctx, "version")
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("containerd does not answer on %s: %w (%w)", n.Paths().ContainerdSocket, err, last)
 	}
+	return nil
 }
 
 func (n *Node) clientset() (kubernetes.Interface, error) {
@@ -327,31 +322,25 @@ func (n *Node) waitReady(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(timeout)
 	var last string
-	for {
-		node, err := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
-		if err == nil {
-			for _, c := range node.Status.Conditions {
-				if c.Type == corev1.NodeReady {
-					if c.Status == corev1.ConditionTrue {
-						return nil
-					}
-					last = c.Reason + ": " + c.Message
-				}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		node, getErr := cs.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if getErr != nil {
+			last = getErr.Error() // not registered yet: wait on
+			return false, nil     //nolint:nilerr // an error to wait through
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				last = c.Reason + ": " + c.Message
+				return c.Status == corev1.ConditionTrue, nil
 			}
-		} else {
-			last = err.Error()
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the node %s is not Ready after %s (%s)", n.Name, timeout, last)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the node %s is not Ready after %s (%s): %w", n.Name, timeout, last, err)
 	}
+	return nil
 }
 
 // Down stops the node and undoes every change it made to the host; the
