@@ -127,10 +127,3 @@ func TestPushReference_NamesTheHostAsContainerdDoes(t *testing.T) {
 		}
 	}
 }
-
-func TestUnescapeMount(t *testing.T) {
-	t.Parallel()
-	if got := unescapeMount(`/a\040b\011c`); got != "/a b\tc" {
-		t.Errorf("got %q", got)
-	}
-}

@@ -1,7 +1,7 @@
 package node
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +15,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/moby/sys/mountinfo"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/cluster"
 )
@@ -125,73 +128,19 @@ func (h *hostChanges) restoreSysctls() error {
 	return errors.Join(errs...)
 }
 
-// mount is one line of /proc/self/mountinfo.
-type mount struct {
-	point, fstype, options string
-}
-
-func mounts() ([]mount, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	var out []mount
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		// id parent major:minor root point options [optional...] - fstype source super-options
-		fields := strings.Fields(s.Text())
-		sep := slices.Index(fields, "-")
-		if len(fields) < 5 || sep < 0 || sep+3 >= len(fields)+1 {
-			continue
-		}
-		m := mount{point: unescapeMount(fields[4])}
-		if sep+1 < len(fields) {
-			m.fstype = fields[sep+1]
-		}
-		if sep+3 < len(fields) {
-			m.options = fields[sep+3]
-		}
-		out = append(out, m)
-	}
-	return out, s.Err()
-}
-
-// unescapeMount decodes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // cgroupHierarchies are the mount points of the host's cgroup hierarchies
 // (v1's, one per controller, and the v2 one beside them, if any).
 func cgroupHierarchies() ([]string, error) {
-	ms, err := mounts()
+	ms, err := mountinfo.GetMounts(mountinfo.FSTypeFilter("cgroup", "cgroup2"))
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, m := range ms {
-		if m.fstype == "cgroup" || m.fstype == "cgroup2" {
-			out = append(out, m.point)
-		}
-	}
-	if len(out) == 0 {
+	if len(ms) == 0 {
 		return nil, errors.New("no cgroup hierarchy is mounted")
+	}
+	out := make([]string, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, m.Mountpoint)
 	}
 	return out, nil
 }
@@ -266,26 +215,23 @@ func (h *hostChanges) cgroupPIDs() []int {
 // containers' processes, once containerd and its shims are gone) and
 // removes them, deepest first.
 func (h *hostChanges) removeCgroups() error {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		pids := h.cgroupPIDs()
-		for _, pid := range pids {
+	var errs []error
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 15*time.Second, true, func(context.Context) (bool, error) {
+		for _, pid := range h.cgroupPIDs() {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		var errs []error
+		errs = nil
 		for _, dir := range h.cgroupDirs() {
 			if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
 				errs = append(errs, fmt.Errorf("removing the cgroup %s: %w", dir, err))
 			}
 		}
-		if len(errs) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.Join(errs...)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return len(errs) == 0, nil
+	})
+	if err != nil {
+		return errors.Join(errs...)
 	}
+	return nil
 }
 
 // makeBridge creates the pods' bridge with its address and brings it up.
@@ -365,27 +311,23 @@ func (h *hostChanges) removeFixedDirs() error {
 	return errors.Join(errs...)
 }
 
-// underAny reports whether p is one of the roots or under one.
-func underAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if p == r || strings.HasPrefix(p, r+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// mountsUnder returns the mount points under the roots, deepest first.
+// mountsUnder returns the mount points at or under the roots, deepest
+// first.
 func mountsUnder(roots []string) ([]string, error) {
-	ms, err := mounts()
+	ms, err := mountinfo.GetMounts(func(m *mountinfo.Info) (skip, stop bool) {
+		for _, r := range roots {
+			if m.Mountpoint == r || strings.HasPrefix(m.Mountpoint, r+"/") {
+				return false, false
+			}
+		}
+		return true, false
+	})
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	out := make([]string, 0, len(ms))
 	for _, m := range ms {
-		if underAny(m.point, roots) {
-			out = append(out, m.point)
-		}
+		out = append(out, m.Mountpoint)
 	}
 	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return slices.Compact(out), nil
@@ -394,23 +336,25 @@ func mountsUnder(roots []string) ([]string, error) {
 // unmountUnder detaches every mount under the roots: the containers' root
 // file systems, shared memory and network namespaces, the pods' volumes.
 func unmountUnder(roots []string) error {
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		points, err := mountsUnder(roots)
-		if err != nil || len(points) == 0 {
-			return err
+	var errs []error
+	var points []string
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		var err error
+		if points, err = mountsUnder(roots); err != nil || len(points) == 0 {
+			return true, err
 		}
-		var errs []error
+		errs = nil
 		for _, p := range points {
 			if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
 				errs = append(errs, fmt.Errorf("unmounting %s: %w", p, err))
 			}
 		}
-		if time.Now().After(deadline) {
-			return errors.Join(append(errs, fmt.Errorf("still mounted: %s", strings.Join(points, ", ")))...)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return false, nil
+	})
+	if wait.Interrupted(err) {
+		return errors.Join(append(errs, fmt.Errorf("still mounted: %s", strings.Join(points, ", ")))...)
 	}
+	return err
 }
 
 // processesOf returns the processes whose executable is one of the
