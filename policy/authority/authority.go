@@ -255,6 +255,11 @@ func settingNeeds(c *corev1.Container) []Need {
 			add(fmt.Sprintf(".envFrom[%d].secretRef", i), Secrets)
 		}
 	}
+	// A resource claim names one of the pod's claims (DRA devices: GPUs,
+	// NICs): what the pod holds for its owner, as its volumes' devices are.
+	if len(c.Resources.Claims) > 0 {
+		add(".resources.claims", Secrets)
+	}
 	return out
 }
 
