@@ -10,11 +10,18 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
+// OperatorKeyPrefix is the prefix of this operator's own keys
+// (sidecarset-operator.dev/reach, /restricted, and any it adds later).
+const OperatorKeyPrefix = "sidecarset-operator.dev/"
+
 // Reserved reports whether a pod annotation key holds SidecarSet state: the
-// annotations this package encodes and the hot-upgrade version keys. Only
-// injection and the controller's own bookkeeping write them;
-// patchPodMetadata never does, or it could corrupt the pod's state (forge a
-// hash, hide a SidecarSet from the controller, swap the working twin).
+// annotations this package encodes, the hot-upgrade version keys and every
+// key of this operator's own prefix (OperatorKeyPrefix: the reach and
+// restricted records among them). Only injection and the controller's own
+// bookkeeping write them; patchPodMetadata never does, or it could corrupt
+// the pod's state (forge a hash, hide a SidecarSet from the controller,
+// swap the working twin, forge the reach record the in-place upgrade's
+// authority check trusts).
 func Reserved(key string) bool {
 	switch key {
 	case appsv1beta1.SidecarSetHashAnnotation,
@@ -25,7 +32,8 @@ func Reserved(key string) bool {
 		return true
 	}
 	return strings.HasPrefix(key, appsv1beta1.HotUpgradeVersionAnnotationPrefix) ||
-		strings.HasPrefix(key, appsv1beta1.HotUpgradeVersionAltAnnotationPrefix)
+		strings.HasPrefix(key, appsv1beta1.HotUpgradeVersionAltAnnotationPrefix) ||
+		strings.HasPrefix(key, OperatorKeyPrefix)
 }
 
 // SidecarList is the sidecarList a pod records for a SidecarSet spec: the

@@ -259,3 +259,42 @@ func TestBuildUpdate_LeavesThePodsOwnContainerOfASidecarsName(t *testing.T) {
 		t.Errorf("sidecarList after the upgrade (-want +got):\n%s", diff)
 	}
 }
+
+// TestBuildUpdate_PatchPodMetadataNeverForgesTheReachRecord: the pod's
+// record of what each SidecarSet's sidecars reach (and were refused) is the
+// operator's own, under the sidecarset-operator.dev/ prefix. Another
+// SidecarSet's patchPodMetadata, even where the whitelist allows any key,
+// never rewrites it at an in-place upgrade: a forged record would let a
+// SidecarSet whose authority no longer covers a mounted Secret swap its
+// image in place (review N4).
+func TestBuildUpdate_PatchPodMetadataNeverForgesTheReachRecord(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("b").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").patchMetadata(appsv1beta1.SidecarSetMergePatchJSONPatchPolicy,
+		appsv1beta1.ReachAnnotation, `{"a":""}`,
+		appsv1beta1.RestrictedAnnotation, `{"a":null}`,
+		"sidecarset-operator.dev/future-key", `{"x":"y"}`,
+		"team.example.com/owner", `{"team":"web"}`)
+	pod := makePod("p").injected(t, v1.obj()).
+		annotation(appsv1beta1.ReachAnnotation, `{"a":"inject-secrets","b":""}`).
+		annotation(appsv1beta1.RestrictedAnnotation, `{"a":["the ServiceAccount token"]}`)
+
+	plan := compute(t, input(t, v2.obj(), pod.obj()))
+	anns := patchedAnnotations(t, plan)
+	for _, k := range []string{appsv1beta1.ReachAnnotation, appsv1beta1.RestrictedAnnotation, "sidecarset-operator.dev/future-key"} {
+		if v, ok := anns[k]; ok {
+			t.Errorf("the upgrade patch sets %s to %q, want it untouched", k, v)
+		}
+	}
+	if got := anns["team.example.com/owner"]; got != `{"team":"web"}` {
+		t.Errorf("annotation team.example.com/owner = %q, want the merged value", got)
+	}
+	want := []string{
+		`SidecarSet "b": patchPodMetadata: annotation sidecarset-operator.dev/future-key holds SidecarSet state and was not patched`,
+		`SidecarSet "b": patchPodMetadata: annotation sidecarset-operator.dev/reach holds SidecarSet state and was not patched`,
+		`SidecarSet "b": patchPodMetadata: annotation sidecarset-operator.dev/restricted holds SidecarSet state and was not patched`,
+	}
+	if diff := cmp.Diff(want, plan.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
