@@ -20,15 +20,20 @@ func ControllerUID(rev *appsv1.ControllerRevision) types.UID {
 	return ""
 }
 
-// OwnedBy reports whether a revision labelled with a SidecarSet's name
-// belongs to that SidecarSet: the SidecarSet (by UID) controls it, or
-// nothing does (a revision recorded by OpenKruise before the owner
-// reference existed). A revision controlled by another UID was left by an
-// earlier SidecarSet of the same name that garbage collection has not
-// reached yet; it is not this SidecarSet's history.
+// OwnedBy reports whether a revision belongs to a SidecarSet: CheckOwned
+// finds nothing wrong with it. Only a revision the SidecarSet controls, by
+// UID, is its history. One without a controller is not trusted, whatever its
+// label says: anyone who can write ControllerRevisions in the operator's
+// namespace could have planted it, and a customVersion pin, the history's
+// numbering or a rollout undo would otherwise pick its content (OpenKruise
+// 1.8 and 1.9 write every revision with the SidecarSet as controller, so a
+// takeover keeps them all; a revision loses its controller only when its
+// SidecarSet is deleted with --cascade=orphan). A revision controlled by
+// another UID was left by an earlier SidecarSet of the same name that
+// garbage collection has not reached yet; it is not this SidecarSet's
+// history either.
 func OwnedBy(rev *appsv1.ControllerRevision, s *appsv1beta1.SidecarSet) bool {
-	uid := ControllerUID(rev)
-	return uid == "" || uid == s.UID
+	return CheckOwned(rev, s) == nil
 }
 
 // CheckOwned returns an error unless a revision is the SidecarSet's own: it
@@ -58,9 +63,10 @@ func CheckOwned(rev *appsv1.ControllerRevision, s *appsv1beta1.SidecarSet) error
 
 // NewestWithCustomVersion returns the revision a customVersion pin resolves
 // to: among the revisions labelled with the SidecarSet's name and owned by
-// it (OwnedBy), the one with the highest revision number carrying the
-// custom-version label (the name breaks ties); nil if there is none. The
-// pod webhook injects it, and the controller's history keeps it.
+// it (OwnedBy: controlled by its UID), the one with the highest revision
+// number carrying the custom-version label (the name breaks ties); nil if
+// there is none. The pod webhook injects it, and the controller's history
+// keeps it.
 func NewestWithCustomVersion(s *appsv1beta1.SidecarSet, version string, revs []appsv1.ControllerRevision) *appsv1.ControllerRevision {
 	var newest *appsv1.ControllerRevision
 	for i := range revs {

@@ -217,7 +217,7 @@ func TestOwnedBy(t *testing.T) {
 		want bool
 	}{
 		{name: "a revision the SidecarSet controls is its own", rev: revisionOf("r", 1, "uid-now", ""), uid: "uid-now", want: true},
-		{name: "a revision without controller (recorded before owner references) is its own", rev: revisionOf("r", 1, "", ""), want: true},
+		{name: "a revision without controller (planted, or orphaned by a deletion) is not its own", rev: revisionOf("r", 1, "", "")},
 		{name: "a revision an earlier SidecarSet of the same name controls is not", rev: revisionOf("r", 1, "uid-before", ""), uid: "uid-before"},
 	}
 	for _, tc := range tests {
@@ -253,9 +253,12 @@ func TestNewestWithCustomVersion(t *testing.T) {
 		{name: "a newer one left by an earlier SidecarSet of the same name does not count",
 			revs:    []appsv1.ControllerRevision{revisionOf("mine", 2, "uid-now", "v1"), revisionOf("foreign", 8, "uid-before", "v1")},
 			version: "v1", want: "mine"},
-		{name: "one without controller counts",
-			revs:    []appsv1.ControllerRevision{revisionOf("legacy", 2, "", "v1")},
-			version: "v1", want: "legacy"},
+		{name: "a newer one without controller (planted, or orphaned) does not count",
+			revs:    []appsv1.ControllerRevision{revisionOf("mine", 2, "uid-now", "v1"), revisionOf("planted", 999999, "", "v1")},
+			version: "v1", want: "mine"},
+		{name: "one without controller alone resolves to nothing",
+			revs:    []appsv1.ControllerRevision{revisionOf("planted", 2, "", "v1")},
+			version: "v1"},
 		{name: "another SidecarSet's revision does not count",
 			revs:    []appsv1.ControllerRevision{other},
 			version: "v1"},

@@ -113,8 +113,10 @@ func getSidecarSet(ctx context.Context, c client.Client, name string) (*appsv1be
 }
 
 // revisionsOf lists the SidecarSet's ControllerRevisions in the operator's
-// namespace (those labelled with its name that it owns, or nobody does, as
-// the controller counts them), by revision number.
+// namespace (those labelled with its name that it controls by UID, as the
+// controller counts them: revision.OwnedBy), by revision number. A revision
+// without a controller is left out: undo writes with the caller's
+// credentials, and must not restore content someone planted.
 func (o *options) revisionsOf(ctx context.Context, c client.Client, s *appsv1beta1.SidecarSet) ([]appsv1.ControllerRevision, error) {
 	list := &appsv1.ControllerRevisionList{}
 	if err := c.List(ctx, list, client.InNamespace(o.operatorNamespace), client.MatchingLabels{appsv1beta1.SidecarSetNameLabel: s.Name}); err != nil {

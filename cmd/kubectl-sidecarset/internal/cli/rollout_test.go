@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
@@ -356,4 +357,47 @@ func runCommand(t *testing.T, args ...string) (string, string, error) {
 	cmd.SetArgs(append(args, "--kubeconfig", "testdata/no-kubeconfig"))
 	err := cmd.ExecuteContext(t.Context())
 	return out.String(), errOut.String(), err
+}
+
+// TestRevisionsOf_OnlyTheSidecarSetsOwn: rollout history and undo list only
+// the revisions the SidecarSet controls, by UID. A revision planted in the
+// operator's namespace with the SidecarSet's name label, no owner and a high
+// number is neither listed nor restored by undo, which writes with the
+// caller's credentials (review N8); nor is one left by an earlier
+// SidecarSet of the same name.
+func TestRevisionsOf_OnlyTheSidecarSetsOwn(t *testing.T) {
+	t.Parallel()
+	v1, v2 := agent("agent:1").Obj(), agent("agent:2").Obj()
+	v1.UID, v2.UID = "uid-now", "uid-now"
+	mine1, mine2 := recorded(t, v1, 1, ""), recorded(t, v2, 2, "")
+	planted := recorded(t, agent("attacker/exfil:1").Obj(), 999999, "")
+	planted.OwnerReferences = nil
+	earlier := recorded(t, agent("agent:0").Obj(), 7, "")
+	earlier.OwnerReferences[0].UID = "uid-before"
+	live := v2.DeepCopy()
+	live.Status.LatestRevision = mine2.Name
+	o := &options{sidecarSetsFrom: fromCluster, operatorNamespace: "kruise-system", kubeconfig: "testdata/no-kubeconfig"}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(live, &mine1, &mine2, &planted, &earlier).Build()
+
+	revs, err := o.revisionsOf(t.Context(), c, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range revs {
+		names = append(names, r.Name)
+	}
+	if diff := cmp.Diff([]string{mine1.Name, mine2.Name}, names); diff != "" {
+		t.Errorf("revisions (-want +got):\n%s", diff)
+	}
+	plan, err := planUndo(live, revs, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.target.Name != mine1.Name || plan.restored.Spec.Containers[0].Image != "agent:1" {
+		t.Errorf("undo restores %s (image %s), want %s (agent:1)", plan.target.Name, plan.restored.Spec.Containers[0].Image, mine1.Name)
+	}
+	if _, err := planUndo(live, revs, 999999, false); err == nil {
+		t.Errorf("undo --to-revision 999999 restores the planted revision, want an error")
+	}
 }
