@@ -380,11 +380,12 @@ func (d *Detector) missing(ctx context.Context, pod *corev1.Pod) (map[string]str
 		return nil, nil
 	}
 	ns := match.PodNamespace{Name: pod.Namespace}
-	if slices.ContainsFunc(entries, func(e *candidate.Entry) bool { return match.NeedsNamespaceLabels(e.SidecarSet) }) {
-		var err error
-		if ns.Labels, err = lookup.NamespaceLabels(ctx, d.Cache, pod.Namespace); err != nil {
+	if slices.ContainsFunc(entries, func(e *candidate.Entry) bool { return match.NeedsNamespace(e.SidecarSet, pod.Namespace) }) {
+		meta, err := lookup.Namespace(ctx, d.Cache, pod.Namespace)
+		if err != nil {
 			return nil, err
 		}
+		ns.Labels, ns.UID = meta.GetLabels(), meta.GetUID()
 	}
 	cands := make([]match.Candidate, len(entries))
 	for i, e := range entries {
@@ -400,6 +401,11 @@ func (d *Detector) missing(ctx context.Context, pod *corev1.Pod) (map[string]str
 		if a.RecordedError != nil {
 			out[s.Name] = match.NotInjectedUnreadable
 		} else if reason := match.NotInjected(s, pod, a.Recorded.Hashes); reason != "" {
+			if v.Reason == match.ReasonNamespaceReplaced || v.Reason == match.ReasonCanaryBaseReplaced {
+				// Left out on purpose: said as such, not as a pod the
+				// webhook missed.
+				reason = v.Reason
+			}
 			out[s.Name] = reason
 		}
 	}

@@ -1,13 +1,20 @@
 package controllers
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
@@ -35,6 +42,21 @@ func TestDetectorMissing(t *testing.T) {
 	canaryOf := func(base string) func(*appsv1beta1.SidecarSet) {
 		return func(s *appsv1beta1.SidecarSet) {
 			s.Annotations = map[string]string{appsv1beta1.SidecarSetCanaryAnnotation: "true", appsv1beta1.SidecarSetBaseAnnotation: base}
+		}
+	}
+	pinnedTo := func(uid string) func(*appsv1beta1.SidecarSet) {
+		return func(s *appsv1beta1.SidecarSet) {
+			s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace("shop")
+			s.Annotations = map[string]string{appsv1beta1.NamespaceUIDsAnnotation: `{"shop":"` + uid + `"}`}
+		}
+	}
+	baseUID := func(uid string) func(*appsv1beta1.SidecarSet) {
+		return func(s *appsv1beta1.SidecarSet) { s.UID = types.UID(uid) }
+	}
+	canaryOfUID := func(base, uid string) func(*appsv1beta1.SidecarSet) {
+		return func(s *appsv1beta1.SidecarSet) {
+			canaryOf(base)(s)
+			s.Annotations[appsv1beta1.CanaryBaseUIDAnnotation] = uid
 		}
 	}
 	metadataOnly := func(s *appsv1beta1.SidecarSet) {
@@ -78,8 +100,30 @@ func TestDetectorMissing(t *testing.T) {
 		name string
 		sets []*appsv1beta1.SidecarSet
 		pod  *corev1.Pod
-		want map[string]string
+		// namespaceUID is the UID of namespace shop in the cache.
+		namespaceUID string
+		want         map[string]string
 	}{
+		{
+			name:         "a SidecarSet written for the pod's namespace reports a pod it missed",
+			sets:         []*appsv1beta1.SidecarSet{set("agent", "web", pinnedTo("ns-1"))},
+			pod:          pod(),
+			namespaceUID: "ns-1",
+			want:         map[string]string{"agent": match.NotInjectedAtAdmission},
+		},
+		{
+			name:         "a SidecarSet written for a namespace of the same name deleted since reports its pods as left out for that",
+			sets:         []*appsv1beta1.SidecarSet{set("agent", "web", pinnedTo("ns-1"))},
+			pod:          pod(),
+			namespaceUID: "ns-2",
+			want:         map[string]string{"agent": match.NotInjectedNamespaceReplaced},
+		},
+		{
+			name: "a canary of a base created again is reported left out, and the base is expected",
+			sets: []*appsv1beta1.SidecarSet{set("agent", "web", baseUID("base-2")), set("agent-canary", "web", canaryOfUID("agent", "base-1"))},
+			pod:  pod(),
+			want: map[string]string{"agent": match.NotInjectedAtAdmission, "agent-canary": match.NotInjectedCanaryBaseReplaced},
+		},
 		{
 			name: "a pod carrying the sidecars its hash entry lists misses nothing",
 			sets: []*appsv1beta1.SidecarSet{set("agent", "web")},
@@ -165,6 +209,12 @@ func TestDetectorMissing(t *testing.T) {
 				}
 			}
 			d := &Detector{Registry: reg, Namespace: "operator-system"}
+			if tc.namespaceUID != "" {
+				scheme := runtime.NewScheme()
+				utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+				d.Cache = readerCache{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(&corev1.Namespace{
+					ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: types.UID(tc.namespaceUID)}}).Build()}
+			}
 			got, err := d.missing(t.Context(), tc.pod)
 			if err != nil {
 				t.Fatal(err)
@@ -177,6 +227,21 @@ func TestDetectorMissing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readerCache is a cache whose reads are the reader's; only reads are
+// used.
+type readerCache struct {
+	cache.Cache
+	Reader client.Reader
+}
+
+func (c readerCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (c readerCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.Reader.List(ctx, list, opts...)
 }
 
 // A SidecarSet no pod misses any more holds no map: an empty one would

@@ -31,6 +31,10 @@ var notInjectedReasons = map[string]string{
 	match.NotInjectedAtAdmission:   "admitted without it: the operator unreachable, a best-effort failure, or created just after the SidecarSet",
 	match.NotInjectedUnreadable:    "its SidecarSet annotations cannot be read",
 	match.NotInjectedOperatorLabel: "carries the operator's label app.kubernetes.io/name=sidecarset-operator, which exempts it from injection under OLM",
+	match.NotInjectedNamespaceReplaced: "its namespace was deleted and created again since the SidecarSet was written: " +
+		"it applies there only once someone allowed to create pods there writes it again",
+	match.NotInjectedCanaryBaseReplaced: "the canary's base was deleted and created again since the canary was written: " +
+		"the base is injected until the canary is written again",
 }
 
 // notInjectedMessage names up to maxNamedPods pods and why.

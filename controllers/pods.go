@@ -21,7 +21,9 @@ import (
 
 // matchedPods returns the SidecarSet's pods: active pods listing it in
 // their kruise.io/sidecarset-injected-list (found through the cache index,
-// never by listing every pod), whose labels and namespace it still selects.
+// never by listing every pod), whose labels and namespace it still selects,
+// in a namespace it was written for (match.InNamespace: not one deleted and
+// created again since).
 func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1beta1.SidecarSet) ([]*corev1.Pod, error) {
 	list := &corev1.PodList{}
 	if err := r.Client.List(ctx, list, client.MatchingFields{fieldindex.PodBySidecarSet: s.Name}, client.UnsafeDisableDeepCopy); err != nil {
@@ -39,11 +41,11 @@ func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1beta1.S
 		}
 		selected, seen := nsSelected[p.Namespace]
 		if !seen {
-			labels, err := r.namespaceLabels(ctx, s, p.Namespace)
+			ns, err := r.namespace(ctx, s, p.Namespace)
 			if err != nil {
 				return nil, err
 			}
-			selected, _ = match.Namespace(s, p.Namespace, labels)
+			selected, _ = match.InNamespace(s, ns)
 			nsSelected[p.Namespace] = selected
 		}
 		if selected {
@@ -53,15 +55,21 @@ func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1beta1.S
 	return pods, nil
 }
 
-// namespaceLabels reads a namespace's labels, only when the SidecarSet's
-// namespace selection needs more than the name. A namespace gone from the
-// cache has no labels: its pods are on their way out.
-func (r *SidecarSetReconciler) namespaceLabels(ctx context.Context, s *appsv1beta1.SidecarSet, name string) (map[string]string, error) {
-	if !match.NeedsNamespaceLabels(s) {
-		return nil, nil
+// namespace reads a namespace's labels and UID, only when the SidecarSet's
+// namespace selection needs more than the name, or it records the
+// namespace's UID. A namespace gone from the cache has no labels and no
+// UID: its pods are on their way out.
+func (r *SidecarSetReconciler) namespace(ctx context.Context, s *appsv1beta1.SidecarSet, name string) (match.PodNamespace, error) {
+	out := match.PodNamespace{Name: name}
+	if !match.NeedsNamespace(s, name) {
+		return out, nil
 	}
-	labels, err := lookup.NamespaceLabels(ctx, r.Client, name)
-	return labels, client.IgnoreNotFound(err)
+	ns, err := lookup.Namespace(ctx, r.Client, name)
+	if err != nil {
+		return out, client.IgnoreNotFound(err)
+	}
+	out.Labels, out.UID = ns.GetLabels(), ns.GetUID()
+	return out, nil
 }
 
 // podToSidecarSets maps a pod event to the SidecarSets its injected-list

@@ -1,13 +1,21 @@
 package controllers
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 )
 
 // basePod is a running, ready pod with one sidecar, for the pod-event tests.
@@ -169,5 +177,58 @@ func TestNamespaceRelabeled(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("%s: requeues %v, want %v", tc.what, tc.got, tc.want)
 		}
+	}
+}
+
+// The rollout upgrades only the pods of the namespaces the SidecarSet was
+// written for: not those of a namespace of the same name created again
+// since (the pod webhook does not inject them either, match.SameNamespace).
+func TestMatchedPods_NamespaceIdentity(t *testing.T) {
+	t.Parallel()
+	podIn := func(ns string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns, Labels: map[string]string{"app": "web"},
+			Annotations: map[string]string{appsv1beta1.SidecarSetListAnnotation: "agent"}}}
+	}
+	tests := []struct {
+		name   string
+		record string
+		want   []string
+	}{
+		{name: "no record (OpenKruise's): pods matched by namespace name", record: "", want: []string{"team-a/web", "team-b/web"}},
+		{name: "the namespaces written for: their pods", record: `{"team-a":"a-1","team-b":"b-1"}`, want: []string{"team-a/web", "team-b/web"}},
+		{name: "a namespace created again since: its pods are not the SidecarSet's", record: `{"team-a":"a-0","team-b":"b-1"}`, want: []string{"team-b/web"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}, Spec: appsv1beta1.SidecarSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+				NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+					Key: appsv1beta1.NamespaceNameLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{"team-a", "team-b"}}}},
+			}}
+			if tc.record != "" {
+				s.Annotations = map[string]string{appsv1beta1.NamespaceUIDsAnnotation: tc.record}
+			}
+			scheme := runtime.NewScheme()
+			utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+			c := fake.NewClientBuilder().WithScheme(scheme).
+				WithIndex(&corev1.Pod{}, fieldindex.PodBySidecarSet, fieldindex.PodSidecarSets).
+				WithObjects(podIn("team-a"), podIn("team-b"),
+					&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", UID: "a-1"}},
+					&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b", UID: "b-1"}}).Build()
+			r := &SidecarSetReconciler{Client: c}
+			pods, err := r.matchedPods(t.Context(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range pods {
+				got = append(got, p.Namespace+"/"+p.Name)
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("matched pods (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

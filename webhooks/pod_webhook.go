@@ -183,30 +183,36 @@ func (h *PodInjector) decide(ctx context.Context, pod *corev1.Pod, namespace str
 		if e.SidecarSet.Spec.InjectionStrategy.Revision != nil && e.Matches(pod.Labels) {
 			c.Pinned, c.PinnedError = h.resolvePinned(ctx, e)
 		}
-		if match.NeedsNamespaceLabels(e.SidecarSet) && !e.SidecarSet.Spec.InjectionStrategy.Paused && e.Matches(pod.Labels) {
+		if match.NeedsNamespace(e.SidecarSet, namespace) && !e.SidecarSet.Spec.InjectionStrategy.Paused && e.Matches(pod.Labels) {
 			needNamespaceLabels = true
 		}
 		in.Candidates = append(in.Candidates, c)
 	}
 	if needNamespaceLabels {
-		// Only when a SidecarSet that tests the namespace's labels selects
-		// the pod: a pod no SidecarSet selects never waits on the read,
-		// and never fails for it (the injector fails only the SidecarSets
-		// that need the labels).
-		in.Namespace.Labels, in.Namespace.LabelsError = h.namespaceLabels(ctx, namespace)
+		// Only when a SidecarSet that tests the namespace's labels, or
+		// records its UID, selects the pod: a pod no SidecarSet selects
+		// never waits on the read, and never fails for it (the injector
+		// fails only the SidecarSets that need the namespace).
+		ns, err := h.namespaceMetadata(ctx, namespace)
+		if err != nil {
+			in.Namespace.LabelsError = err
+		} else {
+			in.Namespace.Labels, in.Namespace.UID = ns.GetLabels(), ns.GetUID()
+		}
 	}
 	out, err := inject.Inject(in)
 	return Decision{Input: in, Output: out, Denied: err}, nil
 }
 
-// namespaceLabels reads the namespace's labels from the cache, and from the
-// API server when the cache does not have the namespace yet.
-func (h *PodInjector) namespaceLabels(ctx context.Context, namespace string) (map[string]string, error) {
-	labels, err := lookup.NamespaceLabels(ctx, h.Reader, namespace)
+// namespaceMetadata reads the namespace's metadata (labels, UID) from the
+// cache, and from the API server when the cache does not have the
+// namespace yet.
+func (h *PodInjector) namespaceMetadata(ctx context.Context, namespace string) (*metav1.PartialObjectMetadata, error) {
+	ns, err := lookup.Namespace(ctx, h.Reader, namespace)
 	if apierrors.IsNotFound(err) && h.LiveReader != nil {
-		labels, err = lookup.NamespaceLabels(ctx, h.LiveReader, namespace)
+		ns, err = lookup.Namespace(ctx, h.LiveReader, namespace)
 	}
-	return labels, err
+	return ns, err
 }
 
 func (h *PodInjector) now() metav1.Time {

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -36,6 +37,14 @@ const (
 	// ReasonReplacedByCanary: a canary SidecarSet that applies to the pod
 	// names this one as its base, and applies instead.
 	ReasonReplacedByCanary = "ReplacedByCanary"
+	// ReasonNamespaceReplaced: the SidecarSet selects the pod, but the
+	// pod's namespace is not the one of that name the SidecarSet was
+	// written for (SameNamespace): it was deleted and created again since.
+	ReasonNamespaceReplaced = "NamespaceReplaced"
+	// ReasonCanaryBaseReplaced: a canary SidecarSet selects the pod, but
+	// its base is not the one it was written for (CanaryReplaces): the
+	// canary is left out and the base applies.
+	ReasonCanaryBaseReplaced = "CanaryBaseReplaced"
 )
 
 // Candidate is a SidecarSet that may apply to a pod.
@@ -55,7 +64,12 @@ type PodNamespace struct {
 	// Labels of the namespace; needed only by the SidecarSets for which
 	// NeedsNamespaceLabels is true.
 	Labels map[string]string
-	// LabelsError is set when the labels could not be read.
+	// UID of the namespace; needed only by the SidecarSets that record the
+	// namespace's UID (PinsNamespace). Empty: not known, the namespace is
+	// matched by name (SameNamespace).
+	UID types.UID
+	// LabelsError is set when the namespace's metadata (its labels and
+	// UID) could not be read.
 	LabelsError error
 }
 
@@ -90,8 +104,11 @@ type Applicability struct {
 
 // Applicable decides which of the candidate SidecarSets apply to a pod:
 // the pod is active, the SidecarSet is not paused, its namespace selection
-// and its selector select the pod, and no canary SidecarSet that applies
-// to the pod replaces it. An invalid selector or namespaceSelector selects
+// and its selector select the pod, the namespace is the one it was written
+// for (SameNamespace), and no canary SidecarSet that applies to the pod
+// replaces it. A canary whose base is among the candidates but is not the
+// base it was written for (CanaryReplaces) does not apply, and the base
+// does. An invalid selector or namespaceSelector selects
 // nothing: unlike OpenKruise, which denies every pod its index puts next to
 // an invalid selector, a SidecarSet's own defect never blocks pods
 // (validation refuses such selectors when a SidecarSet is written). When
@@ -111,6 +128,10 @@ func Applicable(pod *corev1.Pod, ns PodNamespace, cands []Candidate) Applicabili
 	nsName := namespaceName(pod, ns)
 	replacedBy := map[string]string{}
 	selecting := false
+	byName := make(map[string]*appsv1beta1.SidecarSet, len(cands))
+	for _, c := range cands {
+		byName[c.SidecarSet.Name] = c.SidecarSet
+	}
 	for i, c := range cands {
 		v := selection(c, pod, ns, nsName)
 		if c.SidecarSet.Spec.InjectionStrategy.Paused {
@@ -120,7 +141,12 @@ func Applicable(pod *corev1.Pod, ns PodNamespace, cands []Candidate) Applicabili
 		selecting = selecting || v.Selects
 		if v.Reason == "" {
 			if base := CanaryBase(c.SidecarSet); base != "" {
-				if _, seen := replacedBy[base]; !seen {
+				if b, ok := byName[base]; ok {
+					if replaces, why := CanaryReplaces(c.SidecarSet, b); !replaces {
+						v.Reason, v.Message = ReasonCanaryBaseReplaced, why
+					}
+				}
+				if _, seen := replacedBy[base]; !seen && v.Reason == "" {
 					replacedBy[base] = c.SidecarSet.Name
 				}
 			}
@@ -144,9 +170,13 @@ func Applicable(pod *corev1.Pod, ns PodNamespace, cands []Candidate) Applicabili
 // select the pod, and why not.
 func selection(c Candidate, pod *corev1.Pod, ns PodNamespace, nsName string) Verdict {
 	s := c.SidecarSet
-	if ns.LabelsError != nil && NeedsNamespaceLabels(s) {
+	if ns.LabelsError != nil && NeedsNamespace(s, nsName) {
 		if ok, err := podSelected(c, pod.Labels); err != nil || !ok {
 			return Verdict{Reason: ReasonPodNotSelected, Message: "its selector does not match the pod's labels"}
+		}
+		if !NeedsNamespaceLabels(s) {
+			return Verdict{Reason: ReasonNamespaceLabelsUnknown, Message: fmt.Sprintf(
+				"whether namespace %q is the one it was written for cannot be told: the namespace could not be read: %v", nsName, ns.LabelsError)}
 		}
 		return Verdict{Reason: ReasonNamespaceLabelsUnknown, Message: fmt.Sprintf(
 			"its namespaceSelector cannot be evaluated: the labels of namespace %q could not be read: %v", nsName, ns.LabelsError)}
@@ -164,6 +194,9 @@ func selection(c Candidate, pod *corev1.Pod, ns PodNamespace, nsName string) Ver
 		return Verdict{Reason: ReasonInvalidSelector, Message: fmt.Sprintf("its selector cannot be evaluated, so it selects no pod: %v", err)}
 	case !ok:
 		return Verdict{Reason: ReasonPodNotSelected, Message: "its selector does not match the pod's labels"}
+	}
+	if same, why := SameNamespace(s, nsName, ns.UID); !same {
+		return Verdict{Reason: ReasonNamespaceReplaced, Message: why, Selects: true}
 	}
 	return Verdict{Selects: true}
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -64,6 +65,23 @@ func TestApplicable(t *testing.T) {
 			Message: `canary SidecarSet "` + by + `" also matches the pod and is injected instead`}
 	}
 	const corrupt = `{"a":`
+	pinned := func(s *appsv1beta1.SidecarSet, record string) *appsv1beta1.SidecarSet {
+		s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace("default")
+		s.Annotations = map[string]string{appsv1beta1.NamespaceUIDsAnnotation: record}
+		return s
+	}
+	withUID := func(s *appsv1beta1.SidecarSet, uid string) *appsv1beta1.SidecarSet {
+		s.UID = types.UID(uid)
+		return s
+	}
+	pinnedCanary := func(name, base, baseUID string) *appsv1beta1.SidecarSet {
+		s := canary(name, base)
+		s.Annotations[appsv1beta1.CanaryBaseUIDAnnotation] = baseUID
+		return s
+	}
+	namespaceReplaced := Verdict{Reason: ReasonNamespaceReplaced, Selects: true,
+		Message: `namespace "default" was deleted and created again since the SidecarSet was written (UID ns-1 then, ns-2 now): ` +
+			`it applies there only once someone allowed to create pods there writes it again`}
 
 	tests := []struct {
 		name string
@@ -127,6 +145,62 @@ func TestApplicable(t *testing.T) {
 			name: "a canary that applies replaces its base",
 			sets: []*appsv1beta1.SidecarSet{applicableSet("base", "web"), canary("canary", "base")},
 			want: []Verdict{replaced("canary"), applies},
+		},
+		{
+			name: "a canary replaces the base it was written for",
+			sets: []*appsv1beta1.SidecarSet{withUID(applicableSet("base", "web"), "base-1"), pinnedCanary("canary", "base", "base-1")},
+			want: []Verdict{replaced("canary"), applies},
+		},
+		{
+			name: "a canary does not replace a base created again since it was written: the base applies, the canary is left out",
+			sets: []*appsv1beta1.SidecarSet{withUID(applicableSet("base", "web"), "base-2"), pinnedCanary("canary", "base", "base-1")},
+			want: []Verdict{applies, {Reason: ReasonCanaryBaseReplaced, Selects: true,
+				Message: `its base "base" was deleted and created again since the canary was written (UID base-1 then, base-2 now): ` +
+					`the canary is left out, and the base applies, until the canary is written again`}},
+		},
+		{
+			name: "a canary that records no base (OpenKruise's) replaces its base by name",
+			sets: []*appsv1beta1.SidecarSet{withUID(applicableSet("base", "web"), "base-2"), canary("canary", "base")},
+			want: []Verdict{replaced("canary"), applies},
+		},
+		{
+			name: "a SidecarSet applies in the namespace it was written for",
+			sets: []*appsv1beta1.SidecarSet{pinned(applicableSet("pinned", "web"), `{"default":"ns-1"}`)},
+			ns:   PodNamespace{UID: "ns-1"},
+			want: []Verdict{applies},
+		},
+		{
+			name: "a SidecarSet does not apply in a namespace of the same name created again since it was written",
+			sets: []*appsv1beta1.SidecarSet{pinned(applicableSet("pinned", "web"), `{"default":"ns-1"}`), applicableSet("unpinned", "web")},
+			ns:   PodNamespace{UID: "ns-2"},
+			want: []Verdict{namespaceReplaced, applies},
+		},
+		{
+			name: "a namespace that did not exist when the SidecarSet was written, or no record (OpenKruise's), is matched by name",
+			sets: []*appsv1beta1.SidecarSet{pinned(applicableSet("pinned-other", "web"), `{"other":"ns-9"}`),
+				withNsLabels(applicableSet("by-name", "web"), map[string]string{NamespaceNameLabel: "default"})},
+			ns:   PodNamespace{UID: "ns-2"},
+			want: []Verdict{applies, applies},
+		},
+		{
+			name: "a namespace whose UID the caller does not know (the plugin's offline state) is matched by name",
+			sets: []*appsv1beta1.SidecarSet{pinned(applicableSet("pinned", "web"), `{"default":"ns-1"}`)},
+			want: []Verdict{applies},
+		},
+		{
+			name: "a namespace that could not be read leaves a SidecarSet recording its UID undecided",
+			sets: []*appsv1beta1.SidecarSet{pinned(applicableSet("pinned", "web"), `{"default":"ns-1"}`)},
+			ns:   PodNamespace{LabelsError: errors.New("the cache does not have it")},
+			want: []Verdict{{Reason: ReasonNamespaceLabelsUnknown,
+				Message: `whether namespace "default" is the one it was written for cannot be told: the namespace could not be read: the cache does not have it`}},
+		},
+		{
+			name: "a record that cannot be read matches no namespace",
+			sets: []*appsv1beta1.SidecarSet{pinned(applicableSet("pinned", "web"), `{"default":`)},
+			ns:   PodNamespace{UID: "ns-1"},
+			want: []Verdict{{Reason: ReasonNamespaceReplaced, Selects: true,
+				Message: "its record of the namespaces it was written for cannot be read (annotation sidecarset-operator.dev/namespace-uids: " +
+					"unexpected end of JSON input): write the SidecarSet again"}},
 		},
 		{
 			name: "a paused canary replaces nothing",

@@ -35,6 +35,13 @@ const (
 	// cannot be told; the pod webhook denies such a pod at creation, so the
 	// annotations were broken afterwards. Fix or remove them.
 	NotInjectedUnreadable = "UnreadableAnnotations"
+	// NotInjectedNamespaceReplaced: the pod's namespace was deleted and
+	// created again since the SidecarSet was written (ReasonNamespaceReplaced).
+	NotInjectedNamespaceReplaced = ReasonNamespaceReplaced
+	// NotInjectedCanaryBaseReplaced: the canary's base was deleted and
+	// created again since the canary was written (ReasonCanaryBaseReplaced);
+	// the base is injected instead.
+	NotInjectedCanaryBaseReplaced = ReasonCanaryBaseReplaced
 )
 
 // InjectsSomething reports whether a SidecarSet has sidecars to inject: one

@@ -195,6 +195,19 @@ const (
 	// were not given because its authority did not cover it, as a JSON map
 	// from SidecarSet name to sentences.
 	RestrictedAnnotation = "sidecarset-operator.dev/restricted"
+	// NamespaceUIDsAnnotation, on a SidecarSet, records the UIDs of the
+	// namespaces it names one by one (match.IndexValues) that existed when
+	// it was last written and judged, as a JSON map from namespace name to
+	// UID. The mutating webhook writes it, overwriting whatever the author
+	// wrote; the operator's pause and the garbage collector's writes keep
+	// it. A SidecarSet does not apply in a namespace of a recorded name
+	// whose UID differs (the namespace was deleted and created again).
+	NamespaceUIDsAnnotation = "sidecarset-operator.dev/namespace-uids"
+	// CanaryBaseUIDAnnotation, on a canary SidecarSet, records the UID of
+	// the base SidecarSet judged when the canary was last written. The
+	// mutating webhook writes it, like NamespaceUIDsAnnotation. A canary
+	// replaces only the base of that UID.
+	CanaryBaseUIDAnnotation = "sidecarset-operator.dev/canary-base-uid"
 
 	// OperatorPodLabel and OperatorPodName mark the operator's own pods. In
 	// the operator's namespace, and only there, they are never injected

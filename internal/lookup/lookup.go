@@ -30,11 +30,22 @@ import (
 // API server (the cache may lag a new namespace), the controller counts the
 // namespace as having no labels (its pods are on their way out).
 func NamespaceLabels(ctx context.Context, reader client.Reader, name string) (map[string]string, error) {
+	ns, err := Namespace(ctx, reader, name)
+	if err != nil {
+		return nil, err
+	}
+	return ns.GetLabels(), nil
+}
+
+// Namespace returns a namespace's metadata (labels, UID) from the reader,
+// as NamespaceLabels: the UID tells whether a SidecarSet that records it
+// applies there (match.SameNamespace).
+func Namespace(ctx context.Context, reader client.Reader, name string) (*metav1.PartialObjectMetadata, error) {
 	ns := NamespaceMetadata()
 	if err := reader.Get(ctx, types.NamespacedName{Name: name}, ns); err != nil {
 		return nil, err
 	}
-	return ns.GetLabels(), nil
+	return ns, nil
 }
 
 // PinnedRevision returns the ControllerRevision a SidecarSet's

@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
@@ -79,8 +80,13 @@ type Namespace struct {
 	Name string
 	// Labels of the namespace.
 	Labels map[string]string
-	// LabelsError is set when the labels could not be read: a SidecarSet
-	// whose namespaceSelector needs them and whose selector matches the pod
+	// UID of the namespace: a SidecarSet that records the UID of the
+	// namespace of this name (match.SameNamespace) applies only if it is
+	// the same. Empty: not known.
+	UID types.UID
+	// LabelsError is set when the namespace's metadata (labels, UID) could
+	// not be read: a SidecarSet whose namespaceSelector needs the labels, or
+	// that records the namespace's UID, and whose selector matches the pod
 	// fails (a required one denies the pod, a best-effort one is left out);
 	// the others are unaffected.
 	LabelsError error
@@ -186,6 +192,10 @@ const (
 	ReasonPodNotSelected = match.ReasonPodNotSelected
 	// ReasonReplacedByCanary: see match.ReasonReplacedByCanary.
 	ReasonReplacedByCanary = match.ReasonReplacedByCanary
+	// ReasonNamespaceReplaced: see match.ReasonNamespaceReplaced.
+	ReasonNamespaceReplaced = match.ReasonNamespaceReplaced
+	// ReasonCanaryBaseReplaced: see match.ReasonCanaryBaseReplaced.
+	ReasonCanaryBaseReplaced = match.ReasonCanaryBaseReplaced
 	// ReasonAlreadyInjected: the pod's SidecarSet annotations already list
 	// this SidecarSet (for example, the webhook is invoked again).
 	ReasonAlreadyInjected = "AlreadyInjected"
@@ -219,6 +229,7 @@ func Inject(in Input) (Output, error) {
 	var out Output
 	matched, skips, unknown, state, stateErr := matchCandidates(cands, pod, in.Namespace)
 	out.Skipped = append(out.Skipped, skips...)
+	out.Warnings = append(out.Warnings, identityWarnings(skips)...)
 	for _, u := range unknown {
 		out.fail(u.c.SidecarSet, fmt.Errorf("SidecarSet %q: %s", u.c.SidecarSet.Name, u.message))
 	}

@@ -66,7 +66,7 @@ func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) (matched
 	for i, c := range cands {
 		in[i] = match.Candidate{SidecarSet: c.SidecarSet, Selector: c.Selector}
 	}
-	a := match.Applicable(pod, match.PodNamespace{Name: ns.Name, Labels: ns.Labels, LabelsError: ns.LabelsError}, in)
+	a := match.Applicable(pod, match.PodNamespace{Name: ns.Name, Labels: ns.Labels, UID: ns.UID, LabelsError: ns.LabelsError}, in)
 	for i, c := range cands {
 		switch v := a.Verdicts[i]; v.Reason { // one verdict per candidate, in order
 		case "":
@@ -79,6 +79,20 @@ func matchCandidates(cands []*Candidate, pod *corev1.Pod, ns Namespace) (matched
 	}
 	state, stateErr = stateOf(a.Recorded, a.RecordedError)
 	return matched, skips, unknown, state, stateErr
+}
+
+// identityWarnings tells the user creating the pod which SidecarSets that
+// select it are left out because an object they were written for was
+// deleted and created again (their namespace, a canary's base): someone
+// may want to write them again, or delete them.
+func identityWarnings(skips []Skip) []string {
+	var warnings []string
+	for _, s := range skips {
+		if s.Reason == ReasonNamespaceReplaced || s.Reason == ReasonCanaryBaseReplaced {
+			warnings = append(warnings, fmt.Sprintf("SidecarSet %q is not injected: %s", s.SidecarSet, s.Message))
+		}
+	}
+	return warnings
 }
 
 // chooseVersion picks the version of a matched SidecarSet to inject: the

@@ -298,3 +298,84 @@ func TestMatchCandidates_UsesTheCompiledSelector(t *testing.T) {
 		t.Errorf("skips (-want +got):\n%s", diff)
 	}
 }
+
+func TestInject_Identity(t *testing.T) {
+	t.Parallel()
+	pinned := func(name, record string) *appsv1beta1.SidecarSet {
+		s := newSidecarSet(name, "web", name+"-c")
+		s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace("default")
+		s.Annotations = map[string]string{appsv1beta1.NamespaceUIDsAnnotation: record}
+		return s
+	}
+	base := newSidecarSet("mesh", "web", "proxy")
+	base.UID = "base-2"
+	canary := newSidecarSet("mesh-canary", "web", "proxy")
+	canary.Annotations = map[string]string{appsv1beta1.SidecarSetCanaryAnnotation: "true",
+		appsv1beta1.SidecarSetBaseAnnotation: "mesh", appsv1beta1.CanaryBaseUIDAnnotation: "base-1"}
+	tests := []struct {
+		name         string
+		in           Input
+		wantInjected []string
+		wantSkipped  []Skip
+		wantWarnings []string
+		wantErr      string
+	}{
+		{
+			name: "a SidecarSet is injected in the namespace it was written for",
+			in: Input{Pod: newPod("web", "web"), Namespace: Namespace{UID: "ns-1"},
+				Candidates: []Candidate{candidateOf(pinned("team-a", `{"default":"ns-1"}`))}},
+			wantInjected: []string{"team-a"},
+		},
+		{
+			name: "a SidecarSet is not injected in a namespace of the same name created again, and the user is told",
+			in: Input{Pod: newPod("web", "web"), Namespace: Namespace{UID: "ns-2"},
+				Candidates: []Candidate{candidateOf(pinned("team-a", `{"default":"ns-1"}`))}},
+			wantSkipped: []Skip{{SidecarSet: "team-a", Reason: ReasonNamespaceReplaced,
+				Message: `namespace "default" was deleted and created again since the SidecarSet was written (UID ns-1 then, ns-2 now): ` +
+					`it applies there only once someone allowed to create pods there writes it again`}},
+			wantWarnings: []string{`SidecarSet "team-a" is not injected: namespace "default" was deleted and created again since the SidecarSet ` +
+				`was written (UID ns-1 then, ns-2 now): it applies there only once someone allowed to create pods there writes it again`},
+		},
+		{
+			name: "a required SidecarSet recording the namespace's UID denies the pod when the namespace cannot be read",
+			in: Input{Pod: newPod("web", "web"), Namespace: Namespace{LabelsError: errors.New("timeout")},
+				Candidates: []Candidate{candidateOf(pinned("team-a", `{"default":"ns-1"}`))}},
+			wantErr: `SidecarSet "team-a": whether namespace "default" is the one it was written for cannot be told: the namespace could not be read: timeout`,
+		},
+		{
+			name: "a canary of a base created again is left out and the base injected, and the user is told",
+			in:   Input{Pod: newPod("web", "web"), Candidates: []Candidate{candidateOf(base), candidateOf(canary)}},
+			wantSkipped: []Skip{{SidecarSet: "mesh-canary", Reason: ReasonCanaryBaseReplaced,
+				Message: `its base "mesh" was deleted and created again since the canary was written (UID base-1 then, base-2 now): ` +
+					`the canary is left out, and the base applies, until the canary is written again`}},
+			wantInjected: []string{"mesh"},
+			wantWarnings: []string{`SidecarSet "mesh-canary" is not injected: its base "mesh" was deleted and created again since the canary ` +
+				`was written (UID base-1 then, base-2 now): the canary is left out, and the base applies, until the canary is written again`},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tc.in.Now = testNow
+			out, err := Inject(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantInjected, out.Injected); diff != "" {
+				t.Errorf("injected (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantSkipped, out.Skipped); diff != "" {
+				t.Errorf("skipped (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantWarnings, out.Warnings); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

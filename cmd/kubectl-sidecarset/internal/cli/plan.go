@@ -226,7 +226,7 @@ func planPods(ctx context.Context, o *options, st *state, c client.Client, s *ap
 		switch {
 		case slices.Contains(a.Recorded.Injected, s.Name):
 			managed = append(managed, p)
-		case v.Reason != match.ReasonReplacedByCanary:
+		case v.Reason != match.ReasonReplacedByCanary && v.Reason != match.ReasonNamespaceReplaced && v.Reason != match.ReasonCanaryBaseReplaced:
 			reason := match.NotInjected(s, p, a.Recorded.Hashes)
 			if reason == match.NotInjectedCreatedBefore || reason == match.NotInjectedAtAdmission {
 				notInjected = append(notInjected, p)
