@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -164,9 +165,6 @@ func (a *AuthoringPolicy) check(ctx context.Context, s, old *appsv1beta1.Sidecar
 		// Judge the request here rather than let it through unjudged.
 		ctrl.LoggerFrom(ctx).Error(err, "Reading the SidecarSet authoring policy; the webhook evaluates it")
 	}
-	if enforced {
-		return nil
-	}
 	r := authoring.Request{Operation: apiadmission.Operation(req.Operation), User: userInfo(req.UserInfo), DryRun: req.DryRun != nil && *req.DryRun}
 	if s != nil {
 		if r.Object, err = toUnstructured(s); err != nil {
@@ -178,17 +176,36 @@ func (a *AuthoringPolicy) check(ctx context.Context, s, old *appsv1beta1.Sidecar
 			return apierrors.NewInternalError(err)
 		}
 	}
-	denial, err := a.Policy.Evaluate(ctx, r, a.Authorizer)
+	if !enforced {
+		denial, err := a.Policy.Evaluate(ctx, r, a.Authorizer)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if denial != nil {
+			// Worded as the API server words a policy's denial, saying who
+			// judged.
+			return denied(req.Name, denial, fmt.Sprintf(
+				"ValidatingAdmissionPolicy '%s' (evaluated by the operator's webhook: the policy or its binding is not installed) denied request: ",
+				a.Policy.Name()))
+		}
+	}
+	// The rights in each namespace the write reaches are checked here,
+	// whoever evaluates the policy: the API server's CEL cost limits allow
+	// a policy about 28 authorization checks per request.
+	denial, err := a.Policy.CheckNamespaces(ctx, r, a.Authorizer)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	if denial == nil {
-		return nil
+	if denial != nil {
+		return denied(req.Name, denial, "")
 	}
-	// Worded as the API server words a policy's denial, saying who judged.
-	status := apierrors.NewForbidden(sidecarSetsResource, req.Name,
-		fmt.Errorf("ValidatingAdmissionPolicy '%s' (evaluated by the operator's webhook: the policy or its binding is not installed) denied request: %s",
-			a.Policy.Name(), denial.Message))
+	return nil
+}
+
+// denied is the refusal of a write of SidecarSet name, its message
+// prefixed.
+func denied(name string, denial *authoring.Denial, prefix string) error {
+	status := apierrors.NewForbidden(sidecarSetsResource, name, errors.New(prefix+denial.Message))
 	status.ErrStatus.Reason = denial.Reason
 	status.ErrStatus.Code = statusCode(denial.Reason)
 	return status

@@ -105,6 +105,9 @@ type Policy struct {
 	conditions    plugincel.ConditionEvaluator
 	// messages has one evaluator per validation with a messageExpression.
 	messages []plugincel.ConditionEvaluator
+	// namespaceFacts reads the variables NamespaceChecks needs (nil if the
+	// policy lacks them).
+	namespaceFacts plugincel.ConditionEvaluator
 }
 
 // Load compiles the shipped policy with the CEL library of
@@ -173,6 +176,13 @@ func Compile(vap *admissionregistrationv1.ValidatingAdmissionPolicy, compatibili
 		}
 	}
 	p := &Policy{name: vap.Name, failurePolicy: admissionregistrationv1.Fail, validations: spec.Validations}
+	defined := make(map[string]bool, len(spec.Variables))
+	for _, v := range spec.Variables {
+		defined[v.Name] = true
+	}
+	if p.namespaceFacts, err = compileNamespaceFacts(compiler, defined); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", vap.Name, err)
+	}
 	if spec.FailurePolicy != nil {
 		p.failurePolicy = *spec.FailurePolicy
 	}
@@ -242,25 +252,7 @@ func (p *Policy) Evaluate(ctx context.Context, r Request, authz authorizer.Uncon
 }
 
 func (p *Policy) evaluate(ctx context.Context, r Request, authz authorizer.UnconditionalAuthorizer) (*Denial, error) {
-	gvk := appsv1beta1.GroupVersion.WithKind("SidecarSet")
-	gvr := appsv1beta1.GroupVersion.WithResource("sidecarsets")
-	// A nil pointer in an interface is not a nil interface: pass nil.
-	var obj, old runtime.Object
-	name := ""
-	if r.OldObject != nil {
-		old, name = r.OldObject, r.OldObject.GetName()
-	}
-	if r.Object != nil {
-		obj, name = r.Object, r.Object.GetName()
-	}
-	attrs := apiadmission.NewAttributesRecord(obj, old, gvk, "", name, gvr, "", r.Operation, nil, r.DryRun, r.User)
-	versioned := &apiadmission.VersionedAttributes{
-		Attributes:         attrs,
-		VersionedKind:      gvk,
-		VersionedObject:    apiadmission.NewLazyObject(obj),
-		VersionedOldObject: apiadmission.NewLazyObject(old),
-	}
-	request := plugincel.CreateAdmissionRequest(attrs, metav1.GroupVersionResource(gvr), metav1.GroupVersionKind(gvk))
+	versioned, request := p.input(r)
 	results, remaining, err := p.conditions.ForInput(ctx, versioned, request,
 		plugincel.OptionalVariableBindings{Authorizer: authz}, nil, celconfig.RuntimeCELCostBudget)
 	if err != nil {
@@ -281,6 +273,40 @@ func (p *Policy) evaluate(ctx context.Context, r Request, authz authorizer.Uncon
 		return denial, nil
 	}
 	return nil, nil
+}
+
+// Judge is the whole decision on a write where the API server does not
+// evaluate the policy: the policy's validations (Evaluate), then the
+// rights in each namespace (CheckNamespaces).
+func (p *Policy) Judge(ctx context.Context, r Request, authz authorizer.UnconditionalAuthorizer) (*Denial, error) {
+	denial, err := p.Evaluate(ctx, r, authz)
+	if denial != nil || err != nil {
+		return denial, err
+	}
+	return p.CheckNamespaces(ctx, r, authz)
+}
+
+// input is a request as the policy's expressions read it.
+func (p *Policy) input(r Request) (*apiadmission.VersionedAttributes, *admissionv1.AdmissionRequest) {
+	gvk := appsv1beta1.GroupVersion.WithKind("SidecarSet")
+	gvr := appsv1beta1.GroupVersion.WithResource("sidecarsets")
+	// A nil pointer in an interface is not a nil interface: pass nil.
+	var obj, old runtime.Object
+	name := ""
+	if r.OldObject != nil {
+		old, name = r.OldObject, r.OldObject.GetName()
+	}
+	if r.Object != nil {
+		obj, name = r.Object, r.Object.GetName()
+	}
+	attrs := apiadmission.NewAttributesRecord(obj, old, gvk, "", name, gvr, "", r.Operation, nil, r.DryRun, r.User)
+	versioned := &apiadmission.VersionedAttributes{
+		Attributes:         attrs,
+		VersionedKind:      gvk,
+		VersionedObject:    apiadmission.NewLazyObject(obj),
+		VersionedOldObject: apiadmission.NewLazyObject(old),
+	}
+	return versioned, plugincel.CreateAdmissionRequest(attrs, metav1.GroupVersionResource(gvr), metav1.GroupVersionKind(gvk))
 }
 
 // message is the message of a failed validation, chosen as the API server

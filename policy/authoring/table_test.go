@@ -120,7 +120,7 @@ func TestSecurityTable_MatchesThePolicyAndTheInjector(t *testing.T) {
 			}
 			evaluate := func(v authority.Verbs) *Denial {
 				t.Helper()
-				d, err := p.Evaluate(t.Context(), Request{Operation: apiadmission.Create, Object: obj, User: &user.DefaultInfo{Name: "bob"}},
+				d, err := p.Judge(t.Context(), Request{Operation: apiadmission.Create, Object: obj, User: &user.DefaultInfo{Name: "bob"}},
 					&grants{allowed: grant(v)})
 				if err != nil {
 					t.Fatalf("Evaluate: %v", err)
