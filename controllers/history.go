@@ -35,12 +35,13 @@ type historyPlan struct {
 }
 
 // planHistory decides, from the SidecarSet's existing revisions (those
-// labelled with its name and owned by it or by nobody), how the history
+// labelled with its name that it controls, revision.OwnedBy), how the history
 // records the current spec. It follows OpenKruise: an identical existing
 // revision is reused (and renumbered as the newest on a rollback), else a
 // new one is created; the history is cut to revisionHistoryLimit (at least
-// 1), oldest first, never deleting the latest revision or an active one (a
-// revision a pod records, or the pinned one).
+// 1 and, unlike OpenKruise, at most revision.MaxHistoryLimit), oldest
+// first, never deleting the latest revision or an active one (a revision a
+// pod records, or the pinned one).
 func planHistory(s *appsv1beta1.SidecarSet, namespace string, existing []appsv1.ControllerRevision, active sets.Set[string], collisionCount int32) (historyPlan, error) {
 	revs := make([]*appsv1.ControllerRevision, 0, len(existing))
 	for i := range existing {
@@ -80,10 +81,7 @@ func planHistory(s *appsv1beta1.SidecarSet, namespace string, existing []appsv1.
 	}
 	plan.Relabel = customVersionToLabel(s, plan.Latest)
 
-	limit := 1
-	if l := s.Spec.RevisionHistoryLimit; l != nil && *l > 1 {
-		limit = int(*l)
-	}
+	limit := revision.HistoryLimit(s)
 	count := len(revs)
 	if plan.Create {
 		count++

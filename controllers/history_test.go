@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -212,6 +214,9 @@ func TestPlanHistory(t *testing.T) {
 		{name: "an earlier SidecarSet's revisions neither number nor count", set: set("v2", 1),
 			existing: []appsv1.ControllerRevision{rev("v0", 7, "uid-before"), rev("v1", 1, "uid-now")},
 			want:     want{latest: name("v2"), create: true, delete: []string{name("v1")}}},
+		{name: "a planted revision without controller neither numbers nor counts, and is left alone", set: set("v2", 1),
+			existing: []appsv1.ControllerRevision{rev("planted", 999999, ""), rev("v1", 1, "uid-now")},
+			want:     want{latest: name("v2"), create: true, delete: []string{name("v1")}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -236,5 +241,42 @@ func TestPlanHistory(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlanHistory_ClampsTheLimitToTheMaximum: a revisionHistoryLimit above
+// the maximum (OpenKruise has none) keeps the maximum, 100 revisions, the
+// latest among them (review N3).
+func TestPlanHistory_ClampsTheLimitToTheMaximum(t *testing.T) {
+	t.Parallel()
+	const ns = "kruise-system"
+	set := func(image string, limit int32) *appsv1beta1.SidecarSet {
+		s := proxySet(image)
+		s.Spec.RevisionHistoryLimit = &limit
+		return s
+	}
+	var existing []appsv1.ControllerRevision
+	for n := range int64(120) {
+		r, err := revision.New(set(fmt.Sprintf("envoy:%d", n+1), 10), ns, n+1, new(int32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		existing = append(existing, *r)
+	}
+	for _, limit := range []int32{101, 500, math.MaxInt32} {
+		plan, err := planHistory(set("envoy:new", limit), ns, existing, sets.New[string](), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !plan.Create {
+			t.Fatalf("limit %d: the plan reuses %s, want a new revision", limit, plan.Latest.Name)
+		}
+		var want []string
+		for _, r := range existing[:21] { // 120 + the new one - 100
+			want = append(want, r.Name)
+		}
+		if diff := cmp.Diff(want, plan.Delete); diff != "" {
+			t.Errorf("limit %d: deletes (-want +got):\n%s", limit, diff)
+		}
 	}
 }

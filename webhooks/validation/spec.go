@@ -36,10 +36,7 @@ func validatePinnedRevision(s *appsv1beta1.SidecarSet, o Options, path *field.Pa
 	if r == nil || resolveErr == nil {
 		return nil
 	}
-	namespace := o.Namespace
-	if namespace == "" {
-		namespace = "kruise-system"
-	}
+	namespace := o.operatorNamespace()
 	consequence := "pods matching this SidecarSet would be rejected at creation while it is missing; " +
 		"pin an existing revision (kubectl get controllerrevisions -n " + namespace + " -l kruise.io/sidecarset-name=" + s.Name + ") " +
 		"or remove injectionStrategy.revision"

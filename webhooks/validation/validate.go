@@ -34,6 +34,15 @@ type Options struct {
 	Namespace string
 }
 
+// operatorNamespace is the namespace of the ControllerRevisions, for
+// messages.
+func (o Options) operatorNamespace() string {
+	if o.Namespace == "" {
+		return "kruise-system"
+	}
+	return o.Namespace
+}
+
 // ValidateSidecarSet validates a defaulted SidecarSet on create (old == nil)
 // or update. It returns the field errors, sorted by field path then message,
 // and the warnings, sorted; each warning starts with its field path.
@@ -72,6 +81,8 @@ func ValidateSidecarSet(s, old *appsv1beta1.SidecarSet, o Options) (field.ErrorL
 	errs = append(errs, validatePinnedRevision(s, o, spec.Child("injectionStrategy", "revision"))...)
 	errs = append(errs, validatePatchPodMetadata(s.Spec.PatchPodMetadata, spec.Child("patchPodMetadata"))...)
 	warnings = append(warnings, strategyWarnings(&s.Spec.UpdateStrategy, spec.Child("updateStrategy"))...)
+	warnings = append(warnings, historyLimitWarnings(&s.Spec, spec.Child("revisionHistoryLimit"))...)
+	errs = append(errs, validateSize(s, old, o.operatorNamespace(), spec)...)
 
 	if len(selectorErrs) == 0 {
 		conflictErrs, conflictWarnings := validateConflicts(s, old, o.Others, spec)

@@ -1,0 +1,112 @@
+package validation
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+)
+
+// TestValidateSidecarSet_RevisionHistoryLimitAboveTheMaximum: a limit above
+// the maximum is accepted (OpenKruise has none, and its objects must stay
+// writable) with a warning naming the value, the maximum and the clamp.
+func TestValidateSidecarSet_RevisionHistoryLimitAboveTheMaximum(t *testing.T) {
+	t.Parallel()
+	limit := func(n int32) func(*appsv1beta1.SidecarSet) {
+		return func(s *appsv1beta1.SidecarSet) { s.Spec.RevisionHistoryLimit = &n }
+	}
+	tests := []struct {
+		name  string
+		limit int32
+		want  []string
+	}{
+		{name: "the maximum itself is accepted silently", limit: 100},
+		{name: "one above the maximum warns", limit: 101, want: []string{
+			"spec.revisionHistoryLimit: 101 is above the maximum of 100: the controller keeps at most 100 ControllerRevisions " +
+				"of this SidecarSet (the value is clamped to 100)"}},
+		{name: "OpenKruise's unbounded value warns", limit: 2147483647, want: []string{
+			"spec.revisionHistoryLimit: 2147483647 is above the maximum of 100: the controller keeps at most 100 ControllerRevisions " +
+				"of this SidecarSet (the value is clamped to 100)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			for _, old := range []*appsv1beta1.SidecarSet{nil, newSidecarSet("hoard", "web", limit(tc.limit))} {
+				errs, warnings := ValidateSidecarSet(newSidecarSet("hoard", "web", limit(tc.limit)), old, Options{})
+				checkErrors(t, nil, errs)
+				checkWarnings(t, tc.want, warnings)
+			}
+		})
+	}
+}
+
+// recordedSize is what a revision of the SidecarSet weighs, serialized
+// (without a namespace): the size the bound applies to.
+func recordedSize(t *testing.T, s *appsv1beta1.SidecarSet) int {
+	t.Helper()
+	rev, err := revision.New(s, "", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(raw)
+}
+
+// TestValidateSidecarSet_SizeBound: a SidecarSet whose revision would
+// weigh more than 128 KiB is refused on create, and on an update that makes
+// it larger; an existing larger one (written by OpenKruise, or before the
+// bound) stays editable by updates that do not grow it.
+func TestValidateSidecarSet_SizeBound(t *testing.T) {
+	t.Parallel()
+	env := func(bytes int) func(*appsv1beta1.SidecarSet) {
+		return func(s *appsv1beta1.SidecarSet) {
+			s.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "BLOB", Value: strings.Repeat("x", bytes)}}
+		}
+	}
+	small := newSidecarSet("hoard", "web", env(1000))
+	fits := newSidecarSet("hoard", "web", env(128<<10-2000))
+	big := newSidecarSet("hoard", "web", env(200<<10))
+	bigger := newSidecarSet("hoard", "web", env(200<<10+1))
+	bigNewImage := newSidecarSet("hoard", "web", env(200<<10), func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "centos:6.8" })
+	if recordedSize(t, fits) > 128<<10 {
+		t.Fatalf("the fitting SidecarSet weighs %d bytes, more than the bound", recordedSize(t, fits))
+	}
+	refused := func(s, old *appsv1beta1.SidecarSet) field.ErrorList {
+		detail := fmt.Sprintf("the SidecarSet weighs %d bytes as each of its ControllerRevisions records it (its spec, labels "+
+			"and annotations), more than the bound of 131072 bytes (128 KiB): every change of it is kept as a ControllerRevision "+
+			"in kruise-system and held in memory by every operator replica; keep large configuration in a ConfigMap the sidecar mounts",
+			recordedSize(t, s))
+		if old != nil {
+			detail += fmt.Sprintf(" (this update makes it larger: it weighed %d bytes)", recordedSize(t, old))
+		}
+		return field.ErrorList{field.Forbidden(field.NewPath("spec"), detail)}
+	}
+	tests := []struct {
+		name   string
+		s, old *appsv1beta1.SidecarSet
+		want   field.ErrorList
+	}{
+		{name: "a SidecarSet within the bound is created", s: fits},
+		{name: "a SidecarSet above the bound is refused at creation", s: big, want: refused(big, nil)},
+		{name: "an update growing a SidecarSet past the bound is refused", s: big, old: small, want: refused(big, small)},
+		{name: "an update growing a SidecarSet already above the bound is refused", s: bigger, old: big, want: refused(bigger, big)},
+		{name: "an update that does not grow a SidecarSet above the bound is accepted", s: bigNewImage, old: big},
+		{name: "an update shrinking a SidecarSet above the bound is accepted", s: small, old: big},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			errs, _ := ValidateSidecarSet(tc.s, tc.old, Options{})
+			checkErrors(t, tc.want, errs)
+		})
+	}
+}
