@@ -270,3 +270,39 @@ func TestJudge_EvictionAndResizeNeedTheRights(t *testing.T) {
 		}
 	})
 }
+
+// The garbage collector deletes a SidecarSet whose owner (a Namespace, for
+// a SidecarSet that should not outlive it) is gone, and removes its
+// finalizers in a foreground deletion; it holds none of the rights the
+// write would need from an author, and needs none: it changes nothing
+// injected.
+func TestJudge_TheGarbageCollectorDeletesOwnedSidecarSets(t *testing.T) {
+	t.Parallel()
+	p := load(t)
+	for _, gc := range []string{"system:serviceaccount:kube-system:generic-garbage-collector", "system:kube-controller-manager"} {
+		for _, spec := range []string{plain + "namespace: team-a\n", plain} {
+			old := sidecarSet(t, spec)
+			old.SetFinalizers([]string{"foregroundDeletion"})
+			deleting := Request{Operation: apiadmission.Delete, OldObject: old, User: &user.DefaultInfo{Name: gc}}
+			if d, err := p.Judge(t.Context(), deleting, &grants{}); d != nil || err != nil {
+				t.Errorf("%s deleting: denial %v, error %v", gc, d, err)
+			}
+			unfinalized := sidecarSet(t, spec)
+			finalizing := Request{Operation: apiadmission.Update, OldObject: old, Object: unfinalized, User: &user.DefaultInfo{Name: gc}}
+			if d, err := p.Judge(t.Context(), finalizing, &grants{}); d != nil || err != nil {
+				t.Errorf("%s removing its finalizer: denial %v, error %v", gc, d, err)
+			}
+			// Anything else it would write is judged as anyone's.
+			moved := sidecarSet(t, strings.Replace(spec, "app: web", "app: db", 1))
+			retargeting := Request{Operation: apiadmission.Update, OldObject: old, Object: moved, User: &user.DefaultInfo{Name: gc}}
+			if d, err := p.Judge(t.Context(), retargeting, &grants{}); d == nil || err != nil {
+				t.Errorf("%s changing the selector: allowed (error %v)", gc, err)
+			}
+		}
+	}
+	// Nobody else.
+	deleting := Request{Operation: apiadmission.Delete, OldObject: sidecarSet(t, plain+"namespace: team-a\n"), User: &user.DefaultInfo{Name: "bob"}}
+	if d, err := p.Judge(t.Context(), deleting, &grants{}); d == nil || err != nil {
+		t.Errorf("bob deleting without rights: allowed (error %v)", err)
+	}
+}
