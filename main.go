@@ -7,6 +7,7 @@ import (
 	"flag"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
 )
 
 var scheme = runtime.NewScheme()
@@ -53,6 +55,7 @@ type options struct {
 	webhookHost string
 	webhookPort int
 	certs       webhooks.CertOptions
+	clientAuth  serving.Options
 
 	pprofAddr     string
 	workers       int
@@ -98,6 +101,15 @@ func main() {
 	flag.BoolVar(&o.installAuthoringPolicy, "install-authoring-policy", false,
 		"Install the SidecarSet authoring policy (a ValidatingAdmissionPolicy and its binding) at start, without overwriting an administrator's changes. "+
 			"For OLM, whose bundles cannot carry admission policies; config/default installs the policy itself.")
+	flag.StringVar(&o.clientAuth.ClientCAFile, "webhook-client-ca-file", "",
+		"The CA bundle of the client certificate the API server presents to the admission webhooks (--admission-control-config-file); "+
+			"set, every admission path refuses a request without a certificate it signed. Reloaded when the file changes. "+
+			"Empty: admission requests are not authenticated. The conversion webhook stays open (the API server presents no certificate to it).")
+	flag.Func("webhook-client-names", "Comma-separated subject common names of the accepted client certificates (default: any the client CA signed).",
+		func(v string) error {
+			o.clientAuth.ClientNames = append(o.clientAuth.ClientNames, strings.Split(v, ",")...)
+			return nil
+		})
 	webhookService := flag.String("webhook-service", "sidecarset-operator-webhook", "The Service in front of the webhook server.")
 	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "The address of the Go pprof endpoints (empty: disabled).")
 	flag.IntVar(&o.workers, "sidecarset-workers", 5, "The number of SidecarSets reconciled in parallel.")
@@ -134,6 +146,15 @@ func main() {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
+	guard, err := serving.NewGuard(o.clientAuth)
+	if err != nil {
+		setupLog.Error(err, "Unable to set up the webhook client authentication")
+		os.Exit(1)
+	}
+	if !guard.Authenticates() {
+		setupLog.Info("Admission reviews are not authenticated: any client reaching the webhook port is served; set --webhook-client-ca-file (docs/install.md)")
+	}
+
 	sidecarSetWatches := webhooks.NewSidecarSetWatches()
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS, restConfig.Burst = float32(o.apiQPS), o.apiBurst
@@ -145,7 +166,8 @@ func main() {
 		Scheme:  scheme,
 		Metrics: metricsOpts,
 		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: o.webhookHost, Port: o.webhookPort, CertDir: o.certs.Dir, TLSOpts: tlsOpts,
+			Host: o.webhookHost, Port: o.webhookPort, CertDir: o.certs.Dir,
+			TLSOpts: append(slices.Clip(tlsOpts), guard.ConfigureTLS), WebhookMux: serving.NewMux(),
 		}),
 		Cache:                         setup.CacheOptions(o.namespace, sidecarSetWatches),
 		HealthProbeBindAddress:        o.probeAddr,
@@ -180,6 +202,11 @@ func main() {
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to set up the operator")
+		os.Exit(1)
+	}
+	server.UseGuard(guard)
+	if err := mgr.Add(guard); err != nil {
+		setupLog.Error(err, "Unable to set up the webhook client CA reload")
 		os.Exit(1)
 	}
 

@@ -16,6 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
 )
 
 // The pod webhook reads its AdmissionReview in one pass. controller-runtime's
@@ -31,9 +33,9 @@ import (
 // their fields (times, quantities, int-or-strings).
 var reviewJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 
-// maxPodReviewBytes bounds a request body: the API server's own limit on a
-// request (3 MiB) plus the review around it.
-const maxPodReviewBytes = 7 << 20
+// maxPodReviewBytes bounds a request body: the admission paths' bound (the
+// API server's own limit on a request, 3 MiB, plus the review around it).
+const maxPodReviewBytes = serving.MaxAdmissionReviewBytes
 
 // podReview is the part of an admission.k8s.io/v1 AdmissionReview that the
 // pod webhook reads.
@@ -82,12 +84,25 @@ func decodePodReview(r *http.Request) (*podRequest, error) {
 	return review.Request, nil
 }
 
+// errPodReviewTooLarge refuses a body over maxPodReviewBytes, before it is
+// decoded.
+var errPodReviewTooLarge = fmt.Errorf("the AdmissionReview is larger than %d bytes", maxPodReviewBytes)
+
 // readBody reads the request's body, at most maxPodReviewBytes, in one
 // buffer when the request says its length (the API server does; growing the
-// buffer was a seventh of the webhook's allocations).
+// buffer was a seventh of the webhook's allocations). A longer body is an
+// error.
 func readBody(r *http.Request) ([]byte, error) {
-	limited := io.LimitReader(r.Body, maxPodReviewBytes)
-	if r.ContentLength <= 0 || r.ContentLength > maxPodReviewBytes {
+	body, err := readBodyUpTo(r, maxPodReviewBytes+1)
+	if err == nil && len(body) > maxPodReviewBytes {
+		return nil, errPodReviewTooLarge
+	}
+	return body, err
+}
+
+func readBodyUpTo(r *http.Request, maxBytes int64) ([]byte, error) {
+	limited := io.LimitReader(r.Body, maxBytes)
+	if r.ContentLength <= 0 || r.ContentLength > maxBytes {
 		return io.ReadAll(limited)
 	}
 	body := make([]byte, r.ContentLength, r.ContentLength+1)

@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -31,6 +31,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
 )
 
 // The webhooks read SidecarSets, namespaces (metadata) and the operator's
@@ -73,6 +74,7 @@ type Server struct {
 	certReady <-chan struct{}
 	started   atomic.Bool
 	failures  *FailureEvents
+	guard     *serving.Guard
 }
 
 // AddServer adds the webhook Server to the manager; it starts serving once
@@ -88,6 +90,17 @@ func AddServer(mgr manager.Manager, o Options, certReady <-chan struct{}) (*Serv
 
 // NeedLeaderElection is false: every replica serves the webhooks.
 func (s *Server) NeedLeaderElection() bool { return false }
+
+// UseGuard bounds and authenticates every path with g (the one given to the
+// webhook server's TLS configuration), in place of bounds alone; call it
+// before the manager starts.
+func (s *Server) UseGuard(g *serving.Guard) { s.guard = g }
+
+// register serves h at path on route, through the guard: every path is
+// registered here.
+func (s *Server) register(srv webhook.Server, path string, route serving.Route, h http.Handler) {
+	srv.Register(path, s.guard.Wrap(route, h))
+}
 
 // Start starts the informers the handlers read, waits for the
 // certificate, serves the conversion webhook, waits for those informers,
@@ -133,7 +146,10 @@ func (s *Server) Start(ctx context.Context) error {
 	// SidecarSets stored as v1alpha1 for the informer, which retries until
 	// then.
 	srv := s.mgr.GetWebhookServer()
-	srv.Register(ConversionPath, conversion.NewWebhookHandler(s.mgr.GetScheme(), conversion.NewRegistry()))
+	if s.guard == nil {
+		s.guard, _ = serving.NewGuard(serving.Options{}) // bounds, no authentication: cannot fail
+	}
+	s.register(srv, ConversionPath, serving.Conversion, serving.NewConverter(s.mgr.GetScheme()))
 	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
 		return errors.New("the cache did not sync")
 	}
@@ -150,7 +166,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.opts.Scope != nil {
 		writeScopeBeforeServing(ctx, s.opts.Scope)
 	}
-	srv.Register(PodInjectionPath, &PodInjector{
+	s.register(srv, PodInjectionPath, serving.Admission, &PodInjector{
 		Registry:                     registry,
 		Reader:                       s.mgr.GetCache(),
 		LiveReader:                   s.mgr.GetAPIReader(),
@@ -173,10 +189,10 @@ func (s *Server) Start(ctx context.Context) error {
 	// Both versions, at OpenKruise 1.9's paths and at the v1alpha1 paths of
 	// earlier releases (webhook configurations not yet updated).
 	for _, path := range []string{SidecarSetDefaultPath, LegacySidecarSetDefaultPath} {
-		srv.Register(path, &admission.Webhook{Handler: SidecarSetDefaulter{Authorizer: s.opts.Authorizer}})
+		s.register(srv, path, serving.Admission, &admission.Webhook{Handler: SidecarSetDefaulter{Authorizer: s.opts.Authorizer}})
 	}
 	for _, path := range []string{SidecarSetValidatePath, LegacySidecarSetValidatePath} {
-		srv.Register(path, &admission.Webhook{Handler: validator})
+		s.register(srv, path, serving.Admission, &admission.Webhook{Handler: validator})
 	}
 	s.started.Store(true)
 	log.Info("Serving the webhooks", "sidecarSets", registry.Len(), "after", time.Since(begin).Round(time.Millisecond).String())
