@@ -54,6 +54,16 @@ type CertOptions struct {
 	MutatingConfig, ValidatingConfig string
 }
 
+// KeepsConversion reports whether the manager keeps the SidecarSet CRD's
+// conversion webhook (ConversionConfig): only when it issues the
+// certificate itself, for named webhook configurations. With an external
+// certificate its issuer writes the CRD's CA bundle too (cert-manager's CA
+// injector, OLM), and the manager neither reads nor writes the CRD, so it
+// needs no right on it.
+func (o CertOptions) KeepsConversion() bool {
+	return o.Source == CertSourceSelf && o.MutatingConfig != ""
+}
+
 // SetupCertificates arranges for a serving certificate in o.Dir. The
 // returned channel closes once the certificate is there and, for
 // self-managed certificates, the webhook configurations trust it: only then

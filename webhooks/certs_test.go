@@ -41,3 +41,25 @@ func TestSecretByName(t *testing.T) {
 		}
 	}
 }
+
+func TestCertOptions_KeepsConversion(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		o    CertOptions
+		want bool
+	}{
+		{"self-managed certificates keep the CRD's conversion webhook", CertOptions{Source: CertSourceSelf, MutatingConfig: MutatingConfigName}, true},
+		{"cert-manager's certificates leave it to cert-manager's CA injector", CertOptions{Source: CertSourceExternal, MutatingConfig: MutatingConfigName}, false},
+		{"OLM's certificates leave it to OLM", CertOptions{Source: CertSourceExternal}, false},
+		{"without a named configuration there is no CA bundle to copy", CertOptions{Source: CertSourceSelf}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.o.KeepsConversion(); got != tc.want {
+				t.Errorf("KeepsConversion() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

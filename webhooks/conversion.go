@@ -18,8 +18,11 @@ import (
 )
 
 // The manager keeps the SidecarSet CRD's conversion webhook pointing at its
-// own webhook server.
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=sidecarsets.apps.kruise.io,verbs=get;patch
+// own webhook server only when it manages its own certificates
+// (CertOptions.KeepsConversion). The right it needs for that, get and patch
+// on this one CRD, is therefore no marker of the manager's role: it ships
+// with the self-managed certificate (config/certs/crd_conversion_rbac.yaml),
+// and neither the cert-manager install nor the OLM bundle grants it.
 
 // SidecarSetCRDName is the name of the SidecarSet CRD.
 const SidecarSetCRDName = "sidecarsets.apps.kruise.io"
@@ -42,8 +45,11 @@ const conversionSyncInterval = 10 * time.Second
 // current there: self-managed, cert-manager's CA injector, ...). It runs on
 // every replica, as the webhook server does; its writes are idempotent.
 //
-// Under OLM (no MutatingConfig), OLM writes the conversion webhook from the
-// CSV's ConversionWebhook definition, and ConversionConfig is not used.
+// It is used only with self-managed certificates (CertOptions.KeepsConversion):
+// with external ones, whoever issues the certificate also writes the CRD's CA
+// bundle (cert-manager's CA injector, from the CRD's
+// cert-manager.io/inject-ca-from annotation; OLM, from the CSV's
+// ConversionWebhook definition), and the manager has no right on the CRD.
 type ConversionConfig struct {
 	// Reader reads the CRD and the webhook configuration: uncached (the
 	// manager may get the one CRD by name, not list CRDs).

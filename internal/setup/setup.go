@@ -140,11 +140,12 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	if err != nil {
 		return nil, fmt.Errorf("setting up the SidecarSet controller: %w", err)
 	}
-	// The CRD's conversion webhook follows the SidecarSet webhook's Service
-	// or URL and CA bundle; under OLM (no configuration named), OLM writes it.
-	// The manager is ready once it is set and the SidecarSet watch survived
-	// the write.
-	if o.Certs.MutatingConfig != "" {
+	// With self-managed certificates, the CRD's conversion webhook follows
+	// the SidecarSet webhook's Service or URL and CA bundle; with external
+	// ones (cert-manager, OLM) their issuer writes it, and the manager has no
+	// right on the CRD. The manager is ready once it is set and the
+	// SidecarSet watch survived the write.
+	if o.Certs.KeepsConversion() {
 		conv := &webhooks.ConversionConfig{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(),
 			MutatingConfig: o.Certs.MutatingConfig, Watches: o.SidecarSetWatches}
 		if err := mgr.Add(conv); err != nil {

@@ -1,6 +1,6 @@
 // Package rbac_test reviews every permission the operator ships. It lists
-// each rule of each role of the kustomize install (config/default) and of
-// the OLM bundle (the CSV's permissions and the bundle's roles), one line
+// each rule of each role of the kustomize installs (config/default, and
+// config/certmanager) and of the OLM bundle (the CSV's permissions and the bundle's roles), one line
 // per API group, resource and resource names, and compares the list with
 // allowed-rules.yaml: a new or wider permission fails here until that file
 // is changed with it, so it is a reviewed change. It also renders what OLM
@@ -40,10 +40,11 @@ type installs map[string]map[string][]string
 // yaml writes the installs as allowed-rules.yaml: sorted, one rule a line.
 func (in installs) yaml() string {
 	var b strings.Builder
-	b.WriteString("# Every permission config/default and the OLM bundle grant, one line per API\n" +
-		"# group, resource and resource names. test/rbac fails when an install grants\n" +
-		"# anything not listed here, or no longer grants something listed. Regenerate\n" +
-		"# with REFRESH_GOLDEN=true go test ./test/rbac and review the diff.\n")
+	b.WriteString("# Every permission config/default, config/certmanager and the OLM bundle\n" +
+		"# grant, one line per API group, resource and resource names. test/rbac\n" +
+		"# fails when an install grants anything not listed here, or no longer grants\n" +
+		"# something listed. Regenerate with REFRESH_GOLDEN=true go test ./test/rbac\n" +
+		"# and review the diff.\n")
 	for _, install := range slices.Sorted(maps.Keys(in)) {
 		fmt.Fprintf(&b, "%s:\n", install)
 		for _, grantee := range slices.Sorted(maps.Keys(in[install])) {
@@ -156,13 +157,15 @@ func bundleObjects(b *validate.Bundle) []*unstructured.Unstructured {
 
 func actual(t *testing.T) installs {
 	t.Helper()
-	got := installs{"config/default": {}, "bundle": {}}
-	objects, err := generate.Kustomize(filesys.MakeFsOnDisk(), repoRoot+"/config/default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := roleLines(got["config/default"], objects); err != nil {
-		t.Fatal(err)
+	got := installs{"config/default": {}, "config/certmanager": {}, "bundle": {}}
+	for _, dir := range []string{"config/default", "config/certmanager"} {
+		objects, err := generate.Kustomize(filesys.MakeFsOnDisk(), repoRoot+"/"+dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := roleLines(got[dir], objects); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b := loadBundle(t)
 	for _, p := range b.CSV.Spec.Install.Spec.ClusterPermissions {
@@ -309,6 +312,33 @@ func TestRBAC_NoAggregationIntoBuiltInRoles(t *testing.T) {
 			if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "aggregationRule"); found {
 				t.Errorf("ClusterRole %s aggregates other roles", u.GetName())
 			}
+		}
+	}
+}
+
+// TestRBAC_CRDOnlyWithSelfManagedCertificates: a patch of the SidecarSet
+// CRD can change all of it, and only a manager that issues its own
+// certificate writes it (the conversion webhook's CA bundle); with
+// cert-manager's or OLM's certificates, their issuer does, and the manager
+// gets nothing on CustomResourceDefinitions.
+func TestRBAC_CRDOnlyWithSelfManagedCertificates(t *testing.T) {
+	t.Parallel()
+	got := actual(t)
+	for _, install := range []string{"config/default", "config/certmanager", "bundle"} {
+		var crd []string
+		for grantee, ls := range got[install] {
+			for _, l := range ls {
+				if strings.HasPrefix(l, "apiextensions.k8s.io/") {
+					crd = append(crd, grantee+": "+l)
+				}
+			}
+		}
+		var want []string
+		if install == "config/default" {
+			want = []string{"ClusterRole sidecarset-operator-crd-conversion: apiextensions.k8s.io/customresourcedefinitions[sidecarsets.apps.kruise.io]: get patch"}
+		}
+		if diff := cmp.Diff(want, crd); diff != "" {
+			t.Errorf("%s: rules on CustomResourceDefinitions (-want +got):\n%s", install, diff)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -45,6 +46,9 @@ type ManagerOptions struct {
 	// User, when set, is who the manager's requests are made as (the
 	// admin impersonating it, with system:authenticated); else the admin.
 	User string
+	// ProbeAddress, when set, is where the manager serves its health
+	// probes, with the ready checks main adds (/readyz); else none.
+	ProbeAddress string
 }
 
 // StartManager runs the operator, wired exactly as main wires it, against
@@ -65,7 +69,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
 		}),
 		Cache:                  setup.CacheOptions(OperatorNamespace, watches),
-		HealthProbeBindAddress: "0",
+		HealthProbeBindAddress: cmp.Or(o.ProbeAddress, "0"),
 		Controller:             config.Controller{SkipNameValidation: new(true), RecoverPanic: new(false)},
 	})
 	if err != nil {
@@ -89,6 +93,12 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	if err != nil {
 		cancel()
 		return err
+	}
+	if o.ProbeAddress != "" {
+		if err := mgr.AddReadyzCheck("webhooks", server.ReadyCheck()); err != nil {
+			cancel()
+			return err
+		}
 	}
 	errs := make(chan error, 1)
 	go func() { errs <- mgr.Start(ctx) }()
