@@ -189,7 +189,8 @@ func (s *Server) Start(ctx context.Context) error {
 	// Both versions, at OpenKruise 1.9's paths and at the v1alpha1 paths of
 	// earlier releases (webhook configurations not yet updated).
 	for _, path := range []string{SidecarSetDefaultPath, LegacySidecarSetDefaultPath} {
-		s.register(srv, path, serving.Admission, &admission.Webhook{Handler: SidecarSetDefaulter{Authorizer: s.opts.Authorizer}})
+		s.register(srv, path, serving.Admission, &admission.Webhook{Handler: SidecarSetDefaulter{
+			Authorizer: s.opts.Authorizer, Reader: s.mgr.GetCache(), LiveReader: s.mgr.GetAPIReader()}})
 	}
 	for _, path := range []string{SidecarSetValidatePath, LegacySidecarSetValidatePath} {
 		s.register(srv, path, serving.Admission, &admission.Webhook{Handler: validator})

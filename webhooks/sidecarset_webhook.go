@@ -39,9 +39,19 @@ import (
 // is injected or where, the custom verbs the requesting user holds on it;
 // other updates keep the record. Only this webhook writes it: a create that
 // sets it, or an update that changes it, is refused.
+//
+// It also records the UIDs of the namespaces the SidecarSet names one by
+// one, and of a canary's base, as they are when the write is judged
+// (identities): a SidecarSet applies only in those namespaces, a canary
+// replaces only that base (api/match).
 type SidecarSetDefaulter struct {
 	// Authorizer answers which verbs the requesting user holds.
 	Authorizer authorizer.UnconditionalAuthorizer
+	// Reader reads namespaces (metadata) and SidecarSets: the cache.
+	Reader client.Reader
+	// LiveReader reads a namespace the cache does not have yet: the API
+	// server.
+	LiveReader client.Reader
 }
 
 var _ admission.Handler = SidecarSetDefaulter{}
@@ -50,6 +60,14 @@ var _ admission.Handler = SidecarSetDefaulter{}
 // defaults it.
 func (d SidecarSetDefaulter) Handle(ctx context.Context, req admission.Request) admission.Response {
 	record, err := d.record(ctx, req)
+	if err != nil {
+		return response(nil, err)
+	}
+	hub, _, _, err := DecodeSidecarSet(req.Kind.Version, req.Object.Raw)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	ids, err := d.identities(ctx, req, hub)
 	if err != nil {
 		return response(nil, err)
 	}
@@ -65,6 +83,7 @@ func (d SidecarSetDefaulter) Handle(ctx context.Context, req admission.Request) 
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		setRecord(&s.ObjectMeta, record)
+		ids.set(&s.ObjectMeta)
 		obj = s
 	case appsv1beta1.GroupVersion.Version:
 		s := &appsv1beta1.SidecarSet{}
@@ -76,6 +95,7 @@ func (d SidecarSetDefaulter) Handle(ctx context.Context, req admission.Request) 
 			return admission.Errored(http.StatusInternalServerError, err)
 		}
 		setRecord(&s.ObjectMeta, record)
+		ids.set(&s.ObjectMeta)
 		obj = s
 	default:
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("unsupported SidecarSet version %q", req.Kind.Version))
@@ -327,9 +347,18 @@ func (v *SidecarSetValidator) validate(ctx context.Context, s, old *appsv1beta1.
 			others = append(others, &list.Items[i])
 		}
 	}
-	if base := match.CanaryBase(s); base != "" && (old == nil || match.CanaryBase(old) != base) && v.Authoring != nil {
+	// A canary is judged against the base it records (the mutating
+	// webhook's record of the base as it is now) when it is created and
+	// whenever that record changes: the base was deleted and created again
+	// since. A missing base is refused below (validateCanary: create the
+	// base first).
+	if base := match.CanaryBase(s); base != "" && canaryJudged(s, old) {
 		if i := slices.IndexFunc(others, func(o *appsv1beta1.SidecarSet) bool { return o.Name == base }); i >= 0 {
-			if err := v.Authoring.checkCanaryBase(ctx, s, others[i]); err != nil {
+			err := checkRecordedBase(s, others[i])
+			if err == nil && v.Authoring != nil {
+				err = v.Authoring.checkCanaryBase(ctx, s, others[i])
+			}
+			if err != nil {
 				metrics.SidecarSetRejections.WithLabelValues(operation).Inc()
 				return nil, err
 			}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -129,7 +130,9 @@ func defaulted(t *testing.T, raw []byte) []byte {
 		Kind:      metav1.GroupVersionKind{Group: "apps.kruise.io", Version: gv, Kind: "SidecarSet"},
 		Object:    runtime.RawExtension{Raw: raw},
 	}}
-	resp := SidecarSetDefaulter{Authorizer: holds(authority.All)}.Handle(context.Background(), req)
+	// No namespace and no SidecarSet exist: nothing is recorded of them.
+	empty := fake.NewClientBuilder().WithScheme(emptyScheme()).Build()
+	resp := SidecarSetDefaulter{Authorizer: holds(authority.All), Reader: empty}.Handle(context.Background(), req)
 	if !resp.Allowed {
 		t.Fatalf("defaulting denied: %v", resp.Result)
 	}
