@@ -177,7 +177,6 @@ func TestCheckRecordedBase(t *testing.T) {
 	}
 }
 
-
 // emptyScheme knows the built-in kinds and SidecarSets.
 func emptyScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
