@@ -85,7 +85,9 @@ type SidecarSetSpec struct {
 	// +kubebuilder:validation:MaxItems=32
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
 
-	// revisionHistoryLimit is the number of ControllerRevisions kept.
+	// revisionHistoryLimit is the number of ControllerRevisions kept (at
+	// most 100: a larger value is accepted, with a warning, and the
+	// controller keeps 100).
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`

@@ -79,8 +79,10 @@ type SidecarSetSpec struct {
 	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
 
 	// revisionHistoryLimit is the number of ControllerRevisions kept for this
-	// SidecarSet (default 10, at least 1). Revisions still recorded by pods or
-	// pinned by injectionStrategy.revision are never deleted.
+	// SidecarSet (default 10, at least 1, at most 100: a larger value is
+	// accepted, with a warning, and the controller keeps 100). Revisions
+	// still recorded by pods or pinned by injectionStrategy.revision are
+	// never deleted.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
