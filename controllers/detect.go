@@ -401,9 +401,10 @@ func (d *Detector) missing(ctx context.Context, pod *corev1.Pod) (map[string]str
 		if a.RecordedError != nil {
 			out[s.Name] = match.NotInjectedUnreadable
 		} else if reason := match.NotInjected(s, pod, a.Recorded.Hashes); reason != "" {
-			if reason == match.NotInjectedAtAdmission && (v.Reason == match.ReasonNamespaceReplaced || v.Reason == match.ReasonCanaryBaseReplaced) {
+			if (reason == match.NotInjectedAtAdmission || reason == match.NotInjectedCreatedBefore) &&
+				(v.Reason == match.ReasonNamespaceReplaced || v.Reason == match.ReasonCanaryBaseReplaced) {
 				// Left out on purpose: said as such, not as a pod the
-				// webhook missed.
+				// webhook missed, nor one a recreation would inject.
 				reason = v.Reason
 			}
 			out[s.Name] = reason

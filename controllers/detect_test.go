@@ -119,6 +119,13 @@ func TestDetectorMissing(t *testing.T) {
 			want:         map[string]string{"agent": match.NotInjectedNamespaceReplaced},
 		},
 		{
+			name:         "a pod older than the SidecarSet in a namespace created again is reported for the namespace, not for a recreation",
+			sets:         []*appsv1beta1.SidecarSet{set("agent", "web", pinnedTo("ns-1"))},
+			pod:          pod(func(p *corev1.Pod) { p.CreationTimestamp = created }),
+			namespaceUID: "ns-2",
+			want:         map[string]string{"agent": match.NotInjectedNamespaceReplaced},
+		},
+		{
 			name: "a canary of a base created again is reported left out, and the base is expected",
 			sets: []*appsv1beta1.SidecarSet{set("agent", "web", baseUID("base-2")), set("agent-canary", "web", canaryOfUID("agent", "base-1"))},
 			pod:  pod(),
