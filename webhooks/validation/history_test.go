@@ -11,6 +11,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
 
 // TestValidateSidecarSet_RevisionHistoryLimitAboveTheMaximum: a limit above
@@ -77,6 +78,13 @@ func TestValidateSidecarSet_SizeBound(t *testing.T) {
 	big := newSidecarSet("hoard", "web", env(200<<10))
 	bigger := newSidecarSet("hoard", "web", env(200<<10+1))
 	bigNewImage := newSidecarSet("hoard", "web", env(200<<10), func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "centos:6.8" })
+	// The defaulting webhook's records, written on an OpenKruise
+	// SidecarSet's first update that changes its content.
+	recorded := newSidecarSet("hoard", "web", env(200<<10), func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = "centos:6.8" },
+		withAnnotation(authority.Annotation, "inject-privileged,inject-secrets,inject-all-namespaces"),
+		withAnnotation(appsv1beta1.NamespaceUIDsAnnotation, `["0c7a1d2e-3f4b-4c5d-8e9f-000000000001"]`),
+		withAnnotation(appsv1beta1.SidecarSetHashAnnotation, "x8x5268d4b7d944b46fb7z9674z48554bfzd4524v472x7c5wxvw9960000000"))
+	annotated := newSidecarSet("hoard", "web", env(200<<10), withAnnotation("example.com/notes", "more"))
 	if recordedSize(t, fits) > 128<<10 {
 		t.Fatalf("the fitting SidecarSet weighs %d bytes, more than the bound", recordedSize(t, fits))
 	}
@@ -101,6 +109,8 @@ func TestValidateSidecarSet_SizeBound(t *testing.T) {
 		{name: "an update growing a SidecarSet already above the bound is refused", s: bigger, old: big, want: refused(bigger, big)},
 		{name: "an update that does not grow a SidecarSet above the bound is accepted", s: bigNewImage, old: big},
 		{name: "an update shrinking a SidecarSet above the bound is accepted", s: small, old: big},
+		{name: "an update of a SidecarSet above the bound that the operator's records grow is accepted", s: recorded, old: big},
+		{name: "an update growing a SidecarSet above the bound by another annotation is refused", s: annotated, old: big, want: refused(annotated, big)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
