@@ -127,11 +127,11 @@ func (p *Policy) NamespaceChecks(ctx context.Context, r Request, authz authorize
 	}
 	if evictionField != "" && len(where) > 0 {
 		checks = append(checks, NamespaceCheck{Verb: "create", Resource: "pods", Subresource: "eviction", Namespaces: where, Field: evictionField,
-			Why: "the pods this SidecarSet selects and cannot upgrade in place are evicted for its author (recreate-pods), in " + namespacesPhrase(where)})
+			Why: "the operator evicts, for the SidecarSet's author, the pods it selects and cannot upgrade in place (recreate-pods)"})
 	}
 	if resizeField != "" && len(where) > 0 {
 		checks = append(checks, NamespaceCheck{Verb: "patch", Resource: "pods", Subresource: "resize", Namespaces: where, Field: resizeField,
-			Why: "the new resources are applied to the running pods this SidecarSet selects (pods/resize), in " + namespacesPhrase(where)})
+			Why: "the operator resizes, for the SidecarSet's author, the running pods it selects (pods/resize)"})
 	}
 	return checks, nil
 }
@@ -211,13 +211,23 @@ const maxNamed = 10
 // right, and where the user lacks it.
 func (c NamespaceCheck) message(r Request, missing []string) string {
 	user := r.User.GetName()
-	if len(c.Namespaces) == 1 && c.Namespaces[0] != "" && c.Subresource == "" {
-		// As the policy worded it before the checks moved here.
-		return fmt.Sprintf(`%s: %s requires permission to %s in namespace %q, which user %q does not have`,
-			c.Field, c.Why, c.right(), c.Namespaces[0], user)
+	single := len(c.Namespaces) == 1
+	if c.Subresource == "" {
+		// The reach, worded as the policy worded it when it checked it: its
+		// Why names the namespaces.
+		if single {
+			return fmt.Sprintf(`%s: %s requires permission to %s in namespace %q, which user %q does not have`,
+				c.Field, c.Why, c.right(), c.Namespaces[0], user)
+		}
+		return fmt.Sprintf(`%s: %s requires permission to %s in each of them, which user %q does not have in %s`,
+			c.Field, c.Why, c.right(), user, namespacesPhrase(missing))
 	}
-	return fmt.Sprintf(`%s: %s requires permission to %s in each of them, which user %q does not have in %s`,
-		c.Field, c.Why, c.right(), user, namespacesPhrase(missing))
+	if single {
+		return fmt.Sprintf(`%s: %s; that requires permission to %s in %s, which user %q does not have`,
+			c.Field, c.Why, c.right(), namespacesPhrase(c.Namespaces), user)
+	}
+	return fmt.Sprintf(`%s: %s; that requires permission to %s in each of %s, which user %q does not have in %s`,
+		c.Field, c.Why, c.right(), namespacesPhrase(c.Namespaces), user, namespacesPhrase(missing))
 }
 
 // namespacesPhrase names namespaces: `namespace "a"`, `namespaces "a",

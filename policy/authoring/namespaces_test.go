@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	apiadmission "k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 )
@@ -225,18 +226,16 @@ func TestJudge_EvictionAndResizeNeedTheRights(t *testing.T) {
 		want    string
 	}{{
 		name: "recreation by an author who may only create pods", spec: plain + "namespace: team-a\n", allowed: []string{podsInTeamA},
-		want: `metadata.annotations[sidecarset-operator.dev/recreate-pods]: the pods this SidecarSet selects and cannot upgrade in place ` +
-			`are evicted for its author (recreate-pods), in namespace "team-a" requires permission to create pods/eviction in each of them` +
-			bob + ` in namespace "team-a"`,
+		want: `metadata.annotations[sidecarset-operator.dev/recreate-pods]: the operator evicts, for the SidecarSet's author, the pods it ` +
+			`selects and cannot upgrade in place (recreate-pods); that requires permission to create pods/eviction in namespace "team-a"` + bob,
 	}, {
 		name: "recreation by an author who may evict", spec: plain + "namespace: team-a\n",
 		allowed: []string{podsInTeamA, "create /pods/eviction team-a/"},
 	}, {
 		name: "recreation everywhere needs evictions everywhere", spec: plain,
 		allowed: []string{allNamespaces, "create /pods/eviction team-a/"},
-		want: `metadata.annotations[sidecarset-operator.dev/recreate-pods]: the pods this SidecarSet selects and cannot upgrade in place ` +
-			`are evicted for its author (recreate-pods), in every namespace requires permission to create pods/eviction in each of them` +
-			bob + ` in every namespace`,
+		want: `metadata.annotations[sidecarset-operator.dev/recreate-pods]: the operator evicts, for the SidecarSet's author, the pods it ` +
+			`selects and cannot upgrade in place (recreate-pods); that requires permission to create pods/eviction in every namespace` + bob,
 	}, {
 		name: "recreation everywhere by an author who may evict everywhere", spec: plain,
 		allowed: []string{allNamespaces, "create /pods/eviction /"},
@@ -262,8 +261,8 @@ func TestJudge_EvictionAndResizeNeedTheRights(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkDenial(t, `spec.containers[0].resources: the new resources are applied to the running pods this SidecarSet selects (pods/resize), `+
-			`in namespace "team-a" requires permission to patch pods/resize in each of them`+bob+` in namespace "team-a"`, got)
+		checkDenial(t, `spec.containers[0].resources: the operator resizes, for the SidecarSet's author, the running pods it selects `+
+			`(pods/resize); that requires permission to patch pods/resize in namespace "team-a"`+bob, got)
 		got, err = p.Judge(t.Context(), r, &grants{allowed: []string{podsInTeamA, "patch /pods/resize team-a/"}})
 		if err != nil || got != nil {
 			t.Errorf("with patch pods/resize: denial %v, error %v", got, err)
@@ -304,5 +303,37 @@ func TestJudge_TheGarbageCollectorDeletesOwnedSidecarSets(t *testing.T) {
 	deleting := Request{Operation: apiadmission.Delete, OldObject: sidecarSet(t, plain+"namespace: team-a\n"), User: &user.DefaultInfo{Name: "bob"}}
 	if d, err := p.Judge(t.Context(), deleting, &grants{}); d == nil || err != nil {
 		t.Errorf("bob deleting without rights: allowed (error %v)", err)
+	}
+}
+
+// resourcesPolicy (v1beta1) computes a sidecar's resources from the pod's:
+// changing it resizes running pods too.
+func TestNamespaceChecks_ResourcesPolicyResizes(t *testing.T) {
+	t.Parallel()
+	p := load(t)
+	withPolicy := func(memory string) *unstructured.Unstructured {
+		obj := sidecarSet(t, plain+"namespace: team-a\n")
+		containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "containers")
+		containers[0].(map[string]any)["resourcesPolicy"] = map[string]any{
+			"targetContainersMode": "sum",
+			"resourcesExpr":        map[string]any{"limits": map[string]any{"memory": memory}},
+		}
+		if err := unstructured.SetNestedSlice(obj.Object, containers, "spec", "containers"); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	r := Request{Operation: apiadmission.Update, User: &user.DefaultInfo{Name: "bob"}, OldObject: withPolicy("memory*20%"), Object: withPolicy("memory*50%")}
+	checks, err := p.NamespaceChecks(t.Context(), r, &grants{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range checks {
+		got = append(got, c.right()+" "+c.Field)
+	}
+	want := []string{"create pods spec.namespaceSelector", "patch pods/resize spec.containers[0].resourcesPolicy"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("checks (-want +got):\n%s", diff)
 	}
 }

@@ -146,11 +146,11 @@ var _ = ginkgo.Describe("A SidecarSet naming a hundred namespaces", ginkgo.Order
 		err := frankClient.Create(ctx, recreating(names), client.DryRunAll)
 		gomega.Expect(err).To(gomega.HaveOccurred())
 		gomega.Expect(err.Error()).To(gomega.Equal(namespaceRefusal("listed-recreate",
-			`metadata.annotations[sidecarset-operator.dev/recreate-pods]: the pods this SidecarSet selects and cannot upgrade in place are `+
-				`evicted for its author (recreate-pods), in namespaces "listed-00", "listed-01", "listed-02", "listed-03", "listed-04", "listed-05", `+
-				`"listed-06", "listed-07", "listed-08", "listed-09" and 90 more requires permission to create pods/eviction in each of them, `+
-				`which user "frank" does not have in namespaces "listed-00", "listed-01", "listed-02", "listed-03", "listed-04", "listed-05", `+
-				`"listed-06", "listed-07", "listed-08", "listed-09" and 87 more`)))
+			`metadata.annotations[sidecarset-operator.dev/recreate-pods]: the operator evicts, for the SidecarSet's author, the pods it `+
+				`selects and cannot upgrade in place (recreate-pods); that requires permission to create pods/eviction in each of namespaces `+
+				`"listed-00", "listed-01", "listed-02", "listed-03", "listed-04", "listed-05", "listed-06", "listed-07", "listed-08", "listed-09" `+
+				`and 90 more, which user "frank" does not have in namespaces "listed-00", "listed-01", "listed-02", "listed-03", "listed-04", `+
+				`"listed-05", "listed-06", "listed-07", "listed-08", "listed-09" and 87 more`)))
 		allowed := recreating(names[97:])
 		gomega.Expect(frankClient.Create(ctx, allowed)).To(gomega.Succeed())
 		gomega.Expect(frankClient.Delete(ctx, allowed)).To(gomega.Succeed())
@@ -164,8 +164,8 @@ var _ = ginkgo.Describe("A SidecarSet naming a hundred namespaces", ginkgo.Order
 		err = updateAs(ctx, frankClient, s, limit)
 		gomega.Expect(err).To(gomega.HaveOccurred())
 		gomega.Expect(err.Error()).To(gomega.Equal(namespaceRefusal("listed-resize",
-			`spec.containers[0].resources: the new resources are applied to the running pods this SidecarSet selects (pods/resize), in `+
-				`namespaces "listed-96", "listed-97", "listed-98", "listed-99" requires permission to patch pods/resize in each of them, `+
+			`spec.containers[0].resources: the operator resizes, for the SidecarSet's author, the running pods it selects (pods/resize); `+
+				`that requires permission to patch pods/resize in each of namespaces "listed-96", "listed-97", "listed-98", "listed-99", `+
 				`which user "frank" does not have in namespace "listed-96"`)))
 		gomega.Expect(updateAs(ctx, frankClient, s, func(s *appsv1beta1.SidecarSet) {
 			s.Spec.NamespaceSelector.MatchExpressions[0].Values = names[97:]
