@@ -5,8 +5,9 @@ package webhooks
 // Pod injection runs on pod CREATE only, has a short timeout, is safe to
 // re-invoke after other mutating webhooks, and never sees the operator's own
 // pods in its namespace (the scope leaves them out; the OLM bundle, whose
-// webhook definitions cannot carry a condition, adds an objectSelector
-// instead). It is two webhooks on the same handler, each called only for the
+// webhook definitions cannot carry a condition, adds an objectSelector on
+// their label for the time before the scope is written, and the scope write
+// drops it). It is two webhooks on the same handler, each called only for the
 // pods its matchCondition selects (package scope, kept current by the
 // pod-webhook-scope controller):
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -56,8 +57,12 @@ var errScopeConflict = errors.New("the webhook configuration changed during the 
 // SidecarSets in the cache need (package scope): pods that no SidecarSet
 // selects are admitted by the API server without calling a webhook, and the
 // pods only best-effort SidecarSets select go to the failurePolicy Ignore
-// webhook. The controller runs on the leader; the webhook server also
-// writes the scope once before it serves its first pod (Sync).
+// webhook. In OLM's configurations it also drops, in the same write, the
+// bundle's objectSelector that exempts the operator's label in every
+// namespace, once the condition exempts it in the operator's namespace only
+// (scope.Condition.ObjectSelector). The controller runs on the leader; the
+// webhook server also writes the scope once before it serves its first pod
+// (Sync).
 type PodWebhookScope struct {
 	// Client reads SidecarSets and webhook configurations and writes the
 	// latter.
@@ -249,6 +254,14 @@ func (r *PodWebhookScope) write(ctx context.Context, configs []*admissionregistr
 			merged := scope.Merge(w.MatchConditions, c.MatchConditions())
 			if !slices.Equal(w.MatchConditions, merged) {
 				w.MatchConditions = merged
+				changed = true
+			}
+			// In the same write: OLM's label-only exemption goes once the
+			// condition exempts the operator's pods in its namespace only.
+			if sel := c.ObjectSelector(w.ObjectSelector); !equality.Semantic.DeepEqual(sel, w.ObjectSelector) {
+				ctrl.LoggerFrom(ctx).Info("Dropping the pod webhook's objectSelector exemption of the operator's label in every namespace: its condition exempts the operator's pods in its namespace only",
+					"webhook", w.Name, "configuration", cfg.Name)
+				w.ObjectSelector = sel
 				changed = true
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -243,4 +244,68 @@ func TestPodWebhookScope_DegradedMessagesHoldWhileSidecarSetsArrive(t *testing.T
 			}
 		}
 	}
+}
+
+// TestPodWebhookScope_DropsOLMsLabelExemption: OLM creates each pod
+// webhook's configuration from the CSV with an objectSelector that exempts
+// the operator's label in every namespace (its definitions cannot carry the
+// namespace), so any pod owner could escape a required SidecarSet by
+// carrying the label. The scope write drops it once the condition exempts
+// the operator's pods in its namespace only, and again after OLM rewrites
+// its configuration.
+func TestPodWebhookScope_DropsOLMsLabelExemption(t *testing.T) {
+	scheme := scopeTestScheme()
+	exemption := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: appsv1beta1.OperatorPodLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{appsv1beta1.OperatorPodName},
+	}}}
+	asOLMCreates := func(name string) *admissionregistrationv1.MutatingWebhookConfiguration {
+		return &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-x7k2p", Labels: map[string]string{OLMWebhookLabel: name}},
+			Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: name, ObjectSelector: exemption.DeepCopy()}},
+		}
+	}
+	mesh := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "mesh"}}
+	mesh.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	c := fake.NewClientBuilder().WithScheme(scheme).
+		WithObjects(asOLMCreates(PodWebhookName), asOLMCreates(PodBestEffortWebhookName), mesh).Build()
+	r := &PodWebhookScope{Client: c, Namespace: "operators"}
+	ctx := context.Background()
+
+	check := func(when string) {
+		t.Helper()
+		for _, name := range []string{PodWebhookName, PodBestEffortWebhookName} {
+			got := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := c.Get(ctx, types.NamespacedName{Name: name + "-x7k2p"}, got); err != nil {
+				t.Fatal(err)
+			}
+			w := got.Webhooks[0]
+			if diff := cmp.Diff(&metav1.LabelSelector{}, w.ObjectSelector); diff != "" {
+				t.Errorf("%s: %s: objectSelector (-want +got):\n%s", when, name, diff)
+			}
+			// The best-effort webhook has no SidecarSet: it sends no pod.
+			if len(w.MatchConditions) != 1 || (w.MatchConditions[0].Expression != "false" &&
+				!strings.HasPrefix(w.MatchConditions[0].Expression, "!(request.namespace == 'operators' && ")) {
+				t.Errorf("%s: %s: the condition neither exempts the operator's pods of its namespace nor sends no pod: %v", when, name, w.MatchConditions)
+			}
+		}
+	}
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after the first scope write")
+
+	// OLM rewrites its configuration from the CSV: the label exemption is
+	// back and the condition gone, until the next write.
+	required := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := c.Get(ctx, types.NamespacedName{Name: PodWebhookName + "-x7k2p"}, required); err != nil {
+		t.Fatal(err)
+	}
+	required.Webhooks = asOLMCreates(PodWebhookName).Webhooks
+	if err := c.Update(ctx, required); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after OLM rewrote the configuration")
 }

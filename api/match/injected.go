@@ -28,7 +28,8 @@ const (
 	NotInjectedAtAdmission = "NotInjectedAtAdmission"
 	// NotInjectedOperatorLabel: the pod, outside the operator's namespace,
 	// carries the operator's own label (appsv1beta1.OperatorPodLabel), which
-	// an OLM install's webhook objectSelector exempts from injection.
+	// an OLM install's webhook objectSelector exempts from injection until
+	// the operator has written its scope (or after OLM rewrote it).
 	NotInjectedOperatorLabel = "CarriesOperatorLabel"
 	// NotInjectedUnreadable: the pod's SidecarSet annotations (its hash
 	// entries, its injected-list) cannot be decoded, so what it carries

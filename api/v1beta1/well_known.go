@@ -214,7 +214,10 @@ const (
 	// (the pod webhooks' scope leaves them out, so that the operator can
 	// always start) nor counted as missing their sidecars. Under OLM, whose
 	// webhook definitions cannot carry the namespace, the label exempts a
-	// pod in any namespace from injection (docs/security.md).
+	// pod in any namespace only until the operator has written the pod
+	// webhooks' scope, which drops that exemption, and again after OLM
+	// rewrites its webhook configurations, until the next write
+	// (docs/security.md).
 	OperatorPodLabel = "app.kubernetes.io/name"
 	OperatorPodName  = "sidecarset-operator"
 

@@ -109,6 +109,9 @@ type Condition struct {
 	// Degraded names, sorted, the SidecarSets left out of the condition
 	// because it could not fit (Level Degraded).
 	Degraded []string
+	// ExemptNamespace is the operator's namespace when the expression
+	// leaves the operator's own pods there out (Exempting); else empty.
+	ExemptNamespace string
 }
 
 // Scope is the pair of conditions for the two pod webhooks.
@@ -238,7 +241,37 @@ func (c Condition) Exempting(namespace string) Condition {
 	} else {
 		c.Expression = exempt + " && (" + c.Expression + ")"
 	}
+	c.ExemptNamespace = namespace
 	return c
+}
+
+// ObjectSelector returns the objectSelector a webhook with this condition
+// needs, given the one it has. The OLM bundle's webhook definitions, which
+// cannot carry a condition, keep the operator's pods out with an
+// objectSelector on their label alone (OperatorPodLabel NotIn
+// [OperatorPodName]), which exempts a pod carrying that label in every
+// namespace. Once the condition itself keeps the operator's pods out (in
+// its namespace only, Exempting) or sends no pod at all, that requirement
+// is dropped and the rest of sel kept; otherwise sel is returned as it is.
+// It never adds the requirement back: OLM does, when it rewrites its
+// configuration, until the condition is written again.
+func (c Condition) ObjectSelector(sel *metav1.LabelSelector) *metav1.LabelSelector {
+	if sel == nil || (c.ExemptNamespace == "" && c.Expression != "false") {
+		return sel
+	}
+	isExemption := func(r metav1.LabelSelectorRequirement) bool {
+		return r.Key == appsv1beta1.OperatorPodLabel && r.Operator == metav1.LabelSelectorOpNotIn &&
+			slices.Equal(r.Values, []string{appsv1beta1.OperatorPodName})
+	}
+	if !slices.ContainsFunc(sel.MatchExpressions, isExemption) {
+		return sel
+	}
+	out := sel.DeepCopy()
+	out.MatchExpressions = slices.DeleteFunc(out.MatchExpressions, isExemption)
+	if len(out.MatchExpressions) == 0 {
+		out.MatchExpressions = nil
+	}
+	return out
 }
 
 // MatchConditions returns a condition as the webhook's matchConditions.

@@ -701,3 +701,44 @@ func TestBuild_LeavesOutTheSameSidecarSetsWhateverTheirOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCondition_ObjectSelector: the OLM bundle's objectSelector exempts the
+// operator's label in every namespace; it is dropped only from a webhook
+// whose condition exempts the operator's pods in its namespace itself (or
+// sends no pod), and nothing else of the selector is touched.
+func TestCondition_ObjectSelector(t *testing.T) {
+	t.Parallel()
+	olm := req(appsv1beta1.OperatorPodLabel, metav1.LabelSelectorOpNotIn, appsv1beta1.OperatorPodName)
+	other := req("tier", metav1.LabelSelectorOpNotIn, "system")
+	exempting := Condition{Expression: "true"}.Exempting("kruise-system")
+	tests := []struct {
+		name string
+		c    Condition
+		sel  *metav1.LabelSelector
+		want *metav1.LabelSelector
+	}{
+		{"an exempting condition drops OLM's label-only exemption", exempting, exprs(olm), &metav1.LabelSelector{}},
+		{"someone else's requirements are kept", exempting,
+			&metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}, MatchExpressions: []metav1.LabelSelectorRequirement{other, olm}},
+			&metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}, MatchExpressions: []metav1.LabelSelectorRequirement{other}}},
+		{"a condition sending no pod drops it too", Condition{Expression: "false"}.Exempting("kruise-system"), exprs(olm), &metav1.LabelSelector{}},
+		{"a condition that does not exempt the operator keeps it", Condition{Expression: "true"}, exprs(olm), exprs(olm)},
+		{"without the operator's namespace nothing is exempted, and it is kept", Condition{Expression: "true"}.Exempting(""), exprs(olm), exprs(olm)},
+		{"another requirement on the label is not the exemption", exempting,
+			exprs(req(appsv1beta1.OperatorPodLabel, metav1.LabelSelectorOpNotIn, appsv1beta1.OperatorPodName, "other")),
+			exprs(req(appsv1beta1.OperatorPodLabel, metav1.LabelSelectorOpNotIn, appsv1beta1.OperatorPodName, "other"))},
+		{"no selector stays none", exempting, nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			before := tc.sel.DeepCopy()
+			if diff := cmp.Diff(tc.want, tc.c.ObjectSelector(tc.sel)); diff != "" {
+				t.Errorf("ObjectSelector (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tc.sel); diff != "" {
+				t.Errorf("the selector given was changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}

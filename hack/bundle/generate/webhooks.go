@@ -65,7 +65,9 @@ func webhookDefinitions(configs []*unstructured.Unstructured, services []*corev1
 			// out its own pods, OLM's configuration sends every pod: the
 			// operator's pods must be kept out by their label, or the
 			// operator could not start (in any namespace: a webhook
-			// definition cannot carry the namespace).
+			// definition cannot carry the namespace). The manager drops
+			// this selector when it writes the scope, which exempts its
+			// pods in its namespace only (scope.Condition.ObjectSelector).
 			d.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 				Key: appsv1beta1.OperatorPodLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{appsv1beta1.OperatorPodName},
 			}}}

@@ -39,6 +39,11 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		bundle    *validate.Bundle
 		installed *olm.Objects
 		dyn       dynamic.Interface
+		// operatorEnv runs the operator as its service account, under
+		// mgrCtx, with operatorOptions.
+		operatorEnv     framework.Env
+		mgrCtx          context.Context
+		operatorOptions framework.ManagerOptions
 	)
 
 	ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
@@ -95,24 +100,26 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 			UserName: operatorAccount,
 			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + installNamespace, "system:authenticated"},
 		}
-		operatorEnv := *env
+		operatorEnv = *env
 		operatorEnv.Config = asOperator
-		mgrCtx, cancel := context.WithCancel(context.Background())
+		var cancel context.CancelFunc
+		mgrCtx, cancel = context.WithCancel(context.Background())
 		ginkgo.DeferCleanup(cancel)
 		// The webhooks as OLM installs them: one configuration per webhook
 		// definition, under a generated name, labelled with the webhook's
 		// name (envtest serves them in place of OLM's Service).
-		splitLikeOLM(ctx)
+		splitLikeOLM(ctx, bundle)
 		// With the arguments the CSV gives it: it finds OLM's configurations
 		// by label and keeps the pod webhooks' scope there.
 		gomega.Expect(installed.Deployments).To(gomega.HaveLen(1))
 		args := installed.Deployments[0].Spec.Template.Spec.Containers[0].Args
 		gomega.Expect(args).To(gomega.ContainElements("--mutating-webhook-configuration=", "--install-authoring-policy"))
 		gomega.Expect(args).NotTo(gomega.ContainElement(gomega.HavePrefix("--scope-pod-webhook")))
-		gomega.Expect(operatorEnv.StartManager(mgrCtx, framework.ManagerOptions{Mutate: func(o *setup.Options) {
+		operatorOptions = framework.ManagerOptions{Mutate: func(o *setup.Options) {
 			o.ScopedWebhookConfig, o.ScopeOLMWebhooks = "", true
 			o.InstallAuthoringPolicy = true
-		}})).To(gomega.Succeed())
+		}}
+		gomega.Expect(operatorEnv.StartManager(mgrCtx, operatorOptions)).To(gomega.Succeed())
 	})
 
 	ginkgo.It("should pass every validator rule, install its CRD and have its example accepted", func(ctx ginkgo.SpecContext) {
@@ -320,6 +327,82 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 			gomega.Expect(review.Status.Allowed).To(gomega.Equal(tc.allowed), "%+v", tc.attributes)
 		}
 	})
+
+	// The CSV's objectSelector exempts the operator's label in every
+	// namespace (a definition cannot carry the namespace); it is there for
+	// the operator's first start, before its scope is written. Once written,
+	// the scope exempts the operator's pods in its namespace only, and the
+	// objectSelector is dropped: a pod elsewhere carrying the label gets its
+	// required sidecars, and the operator's own pods are still created while
+	// it is down.
+	ginkgo.It("should inject a pod carrying the operator's label outside its namespace, and create the operator's pods while it is down", func(ctx ginkgo.SpecContext) {
+		sidecarSet := &appsv1beta1.SidecarSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "olm-operator-label"},
+			Spec: appsv1beta1.SidecarSetSpec{
+				Selector:   &metav1.LabelSelector{MatchLabels: map[string]string{"app": "olm-operator-label"}},
+				Containers: []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "required-sidecar", Image: "busybox:1.36"}}},
+			},
+		}
+		gomega.Expect(env.Client.Create(ctx, sidecarSet)).To(gomega.Succeed())
+		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
+			gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, sidecarSet))).To(gomega.Succeed())
+		})
+		labelled := func(namespace, name string) *corev1.Pod {
+			return &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: map[string]string{
+					"app": "olm-operator-label", appsv1beta1.OperatorPodLabel: appsv1beta1.OperatorPodName}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.25"}}},
+			}
+		}
+		required := func(g gomega.Gomega) *admissionregistrationv1.MutatingWebhookConfiguration {
+			list := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+			g.Expect(env.Client.List(ctx, list, client.MatchingLabels{webhooks.OLMWebhookLabel: webhooks.PodWebhookName})).To(gomega.Succeed())
+			g.Expect(list.Items).To(gomega.HaveLen(1))
+			return &list.Items[0]
+		}
+		gomega.Eventually(func(g gomega.Gomega) {
+			w := required(g).Webhooks[0]
+			g.Expect(w.ObjectSelector).To(gomega.Equal(&metav1.LabelSelector{}), "the CSV's label exemption is dropped")
+			g.Expect(w.MatchConditions).To(gomega.HaveLen(1))
+			g.Expect(w.MatchConditions[0].Expression).To(gomega.ContainSubstring("'olm-operator-label'"))
+			g.Expect(w.MatchConditions[0].Expression).To(gomega.HavePrefix("!(request.namespace == '" + installNamespace + "' && "))
+		}).WithTimeout(30 * time.Second).WithPolling(500 * time.Millisecond).Should(gomega.Succeed())
+
+		ginkgo.By("a pod of another namespace carrying the operator's label gets the required sidecar")
+		gomega.Eventually(func(g gomega.Gomega) {
+			p := labelled(metav1.NamespaceDefault, "carries-operator-label")
+			g.Expect(env.Client.Create(ctx, p, client.DryRunAll)).To(gomega.Succeed())
+			var names []string
+			for _, c := range p.Spec.Containers {
+				names = append(names, c.Name)
+			}
+			g.Expect(names).To(gomega.ContainElement("required-sidecar"))
+		}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(gomega.Succeed())
+
+		ginkgo.By("with the operator down, its own pods are created, and a labelled pod elsewhere is refused")
+		gomega.Expect(operatorEnv.StopManager()).To(gomega.Succeed())
+		ginkgo.DeferCleanup(func() {
+			// Before the SidecarSet's deletion, which its webhooks admit.
+			gomega.Expect(operatorEnv.StartManager(mgrCtx, operatorOptions)).To(gomega.Succeed())
+		})
+		gomega.Expect(env.Client.Create(ctx, labelled(installNamespace, "operator"), client.DryRunAll)).To(gomega.Succeed())
+		err := env.Client.Create(ctx, labelled(metav1.NamespaceDefault, "carries-operator-label"), client.DryRunAll)
+		gomega.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(webhooks.PodWebhookName)))
+
+		ginkgo.By("OLM rewriting its configuration while the operator is down brings back the label exemption, and the operator's pods are still created")
+		gomega.Eventually(func(g gomega.Gomega) {
+			cfg := required(g)
+			cfg.Webhooks[0].ObjectSelector = asOLMDefines(bundle, webhooks.PodWebhookName).ObjectSelector
+			cfg.Webhooks[0].MatchConditions = nil
+			g.Expect(env.Client.Update(ctx, cfg)).To(gomega.Succeed())
+		}).WithTimeout(10 * time.Second).Should(gomega.Succeed())
+		gomega.Expect(env.Client.Create(ctx, labelled(installNamespace, "operator"), client.DryRunAll)).To(gomega.Succeed())
+		err = env.Client.Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: metav1.NamespaceDefault, Labels: map[string]string{"app": "olm-operator-label"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.25"}}},
+		}, client.DryRunAll)
+		gomega.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(webhooks.PodWebhookName)), "every other pod goes to the fail-closed webhook")
+	})
 })
 
 // checkClientConfig checks that a webhook calls OLM's Service with a CA
@@ -337,13 +420,15 @@ func checkClientConfig(cc admissionregistrationv1.WebhookClientConfig) string {
 // splitLikeOLM replaces the mutating webhook configuration of config/webhook
 // (installed and served by envtest) with what OLM creates from the CSV's
 // webhook definitions: one configuration per webhook, named after it with a
-// generated suffix and labelled olm.webhook-description-generate-name, and
-// without matchConditions (a definition cannot carry them).
-func splitLikeOLM(ctx context.Context) {
+// generated suffix and labelled olm.webhook-description-generate-name, with
+// the definition's objectSelector and without matchConditions (a definition
+// cannot carry them).
+func splitLikeOLM(ctx context.Context, b *validate.Bundle) {
 	whole := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: webhooks.MutatingConfigName}, whole)).To(gomega.Succeed())
 	for _, w := range whole.Webhooks {
 		w.MatchConditions = nil
+		w.ObjectSelector = asOLMDefines(b, w.Name).ObjectSelector
 		part := &admissionregistrationv1.MutatingWebhookConfiguration{
 			ObjectMeta: metav1.ObjectMeta{GenerateName: w.Name + "-", Labels: map[string]string{webhooks.OLMWebhookLabel: w.Name}},
 			Webhooks:   []admissionregistrationv1.MutatingWebhook{w},
@@ -351,4 +436,21 @@ func splitLikeOLM(ctx context.Context) {
 		gomega.Expect(env.Client.Create(ctx, part)).To(gomega.Succeed())
 	}
 	gomega.Expect(env.Client.Delete(ctx, whole)).To(gomega.Succeed())
+}
+
+// asOLMDefines returns the webhook as OLM creates it from the CSV's
+// definition of that name: its objectSelector (the API server's default,
+// every pod, when it has none) and no matchConditions.
+func asOLMDefines(b *validate.Bundle, name string) admissionregistrationv1.MutatingWebhook {
+	for _, d := range b.CSV.Spec.WebhookDefinitions {
+		if d.GenerateName == name {
+			w := admissionregistrationv1.MutatingWebhook{Name: name, ObjectSelector: d.ObjectSelector}
+			if w.ObjectSelector == nil {
+				w.ObjectSelector = &metav1.LabelSelector{}
+			}
+			return w
+		}
+	}
+	ginkgo.Fail("the CSV has no webhook definition " + name)
+	return admissionregistrationv1.MutatingWebhook{}
 }
