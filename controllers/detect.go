@@ -401,10 +401,11 @@ func (d *Detector) missing(ctx context.Context, pod *corev1.Pod) (map[string]str
 		if a.RecordedError != nil {
 			out[s.Name] = match.NotInjectedUnreadable
 		} else if reason := match.NotInjected(s, pod, a.Recorded.Hashes); reason != "" {
-			if (reason == match.NotInjectedAtAdmission || reason == match.NotInjectedCreatedBefore) &&
-				(v.Reason == match.ReasonNamespaceReplaced || v.Reason == match.ReasonCanaryBaseReplaced) {
-				// Left out on purpose: said as such, not as a pod the
-				// webhook missed, nor one a recreation would inject.
+			if v.Reason == match.ReasonNamespaceReplaced || v.Reason == match.ReasonCanaryBaseReplaced {
+				// Left out on purpose: said as such (not as a pod the
+				// webhook missed, nor one a recreation would inject, nor
+				// a name conflict with the base a canary shares its
+				// sidecars' names with).
 				reason = v.Reason
 			}
 			out[s.Name] = reason

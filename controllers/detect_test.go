@@ -126,6 +126,13 @@ func TestDetectorMissing(t *testing.T) {
 			want:         map[string]string{"agent": match.NotInjectedNamespaceReplaced},
 		},
 		{
+			name: "a canary of a base created again is reported left out, not as a name conflict with the base's sidecar of the same name",
+			sets: []*appsv1beta1.SidecarSet{set("agent", "web", baseUID("base-2")), set("agent-canary", "web", canaryOfUID("agent", "base-1"),
+				func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Name = "agent-c" })},
+			pod:  pod(carrying("agent"), hashOf("agent"), recorded("agent")),
+			want: map[string]string{"agent-canary": match.NotInjectedCanaryBaseReplaced},
+		},
+		{
 			name: "a canary of a base created again is reported left out, and the base is expected",
 			sets: []*appsv1beta1.SidecarSet{set("agent", "web", baseUID("base-2")), set("agent-canary", "web", canaryOfUID("agent", "base-1"))},
 			pod:  pod(),
