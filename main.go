@@ -101,13 +101,15 @@ func main() {
 	flag.BoolVar(&o.installAuthoringPolicy, "install-authoring-policy", false,
 		"Install the SidecarSet authoring policy (a ValidatingAdmissionPolicy and its binding) at start, without overwriting an administrator's changes. "+
 			"For OLM, whose bundles cannot carry admission policies; config/default installs the policy itself.")
-	flag.StringVar(&o.clientAuth.ClientCAFile, "webhook-client-ca-file", "",
+	flag.StringVar(&o.clientAuth.ClientCAFile, "webhook-client-ca-file", os.Getenv("WEBHOOK_CLIENT_CA_FILE"),
 		"The CA bundle of the client certificate the API server presents to the admission webhooks (--admission-control-config-file); "+
 			"set, every admission path refuses a request without a certificate it signed. Reloaded when the file changes. "+
-			"Empty: admission requests are not authenticated. The conversion webhook stays open (the API server presents no certificate to it).")
-	flag.Func("webhook-client-names", "Comma-separated subject common names of the accepted client certificates (default: any the client CA signed).",
+			"Empty: admission requests are not authenticated. The conversion webhook stays open (the API server presents no certificate to it). "+
+			"Default: $WEBHOOK_CLIENT_CA_FILE (for OLM, whose Subscription sets environment variables and volumes, not arguments).")
+	var clientNames []string
+	flag.Func("webhook-client-names", "Comma-separated subject common names of the accepted client certificates (default: $WEBHOOK_CLIENT_NAMES, else any the client CA signed).",
 		func(v string) error {
-			o.clientAuth.ClientNames = append(o.clientAuth.ClientNames, strings.Split(v, ",")...)
+			clientNames = append(clientNames, strings.Split(v, ",")...)
 			return nil
 		})
 	webhookService := flag.String("webhook-service", "sidecarset-operator-webhook", "The Service in front of the webhook server.")
@@ -125,6 +127,10 @@ func main() {
 	zapOpts := zap.Options{Development: false, TimeEncoder: zapcore.ISO8601TimeEncoder}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	o.clientAuth.ClientNames = clientNames
+	if names := os.Getenv("WEBHOOK_CLIENT_NAMES"); len(clientNames) == 0 && names != "" {
+		o.clientAuth.ClientNames = strings.Split(names, ",")
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	setupLog := ctrl.Log.WithName("setup")
 	if limit, err := setup.SetMemoryLimit(memlimit.FromCgroup); err != nil {

@@ -51,6 +51,10 @@ type Cluster struct {
 	WorkDir string
 	// Out receives the output of kwokctl and kubectl; nil discards it.
 	Out io.Writer
+	// WebhookHosts are the host:port of the webhooks served on this host
+	// (the manager's, by URL) that the API server presents its webhook
+	// client certificate to, beside every Service's (*.svc).
+	WebhookHosts []string
 }
 
 // BinDir is where the tools are.
@@ -80,6 +84,9 @@ func (c *Cluster) Exists() bool {
 func (c *Cluster) Create(ctx context.Context, nodes int) error {
 	if err := os.MkdirAll(c.WorkDir, 0o755); err != nil {
 		return err
+	}
+	if err := c.writeWebhookClientAuth(); err != nil {
+		return fmt.Errorf("making the API server's webhook client certificate: %w", err)
 	}
 	config, err := c.config(ctx)
 	if err != nil {
@@ -188,7 +195,8 @@ func (c *Cluster) kwokctl(ctx context.Context, args ...string) error {
 // Service addresses) and the kubelet at its address with the admin's
 // certificate (kubectl logs, exec); a namespace can send its pods to the
 // real node (PodNodeSelector and PodTolerationRestriction: test/node's
-// NamespaceAnnotations).
+// NamespaceAnnotations); the API server presents a client certificate to
+// admission webhooks (writeWebhookClientAuth).
 func (c *Cluster) configuration() ([]byte, error) {
 	ip, err := HostIP()
 	if err != nil {
@@ -221,7 +229,9 @@ componentsPatches:
     value: %[2]q
   - key: kubelet-client-key
     value: %[3]q
-`, ip, filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key")), nil
+  - key: admission-control-config-file
+    value: %[4]q
+`, ip, filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"), c.admissionConfigPath()), nil
 }
 
 // HostIP is this host's address: the default route's (a kubelet refuses

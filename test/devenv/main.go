@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -76,6 +77,7 @@ func run() int {
 	if err == nil {
 		env.nodes, env.pprofAddr = *nodeCount, *pprofAddr
 		env.healthAddr, env.metricsAddr, env.webhookPort, env.config = *health, *metrics, *webhook, *config
+		env.cluster.WebhookHosts = []string{net.JoinHostPort("localhost", *webhook)}
 	}
 	if err == nil {
 		switch verb {
@@ -187,6 +189,9 @@ func (e *env) up(ctx context.Context) error {
 	if e.pprofAddr != "" {
 		m.Args = append(m.Args, "--pprof-bind-address="+e.pprofAddr)
 	}
+	// A cluster made before its API server presented a webhook client
+	// certificate gives none: the manager then serves unauthenticated.
+	m.Args = append(m.Args, c.WebhookClientArgs()...)
 	env, err := shippedMemoryEnv("config/manager/manager.yaml")
 	if err != nil {
 		return err

@@ -102,7 +102,8 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 		o.Name = "e2e"
 	}
 	dir := filepath.Join(root, "bin", o.Name)
-	c := &cluster.Cluster{Name: "sidecarset-" + o.Name, RepoRoot: root, WorkDir: dir}
+	c := &cluster.Cluster{Name: "sidecarset-" + o.Name, RepoRoot: root, WorkDir: dir,
+		WebhookHosts: []string{net.JoinHostPort("localhost", strconv.Itoa(WebhookPort))}}
 	realNode := &node.Node{Name: RealNodeName, RepoRoot: root, BinDir: filepath.Join(root, "bin"),
 		Dir: filepath.Join(dir, "node"), Cluster: c, Out: o.Out}
 	if o.RealNode {
@@ -179,7 +180,7 @@ func (e *Env) startHostManager(ctx context.Context, o Options) error {
 			"--cert-dns-name=localhost",
 			"--mutating-webhook-configuration=sidecarset-operator-local-mutating",
 			"--validating-webhook-configuration=sidecarset-operator-local-validating",
-		}, o.ManagerArgs...),
+		}, append(c.WebhookClientArgs(), o.ManagerArgs...)...),
 		LogPath:  filepath.Join(dir, "manager.log"),
 		ReadyURL: "http://" + HealthAddr + "/readyz",
 	}

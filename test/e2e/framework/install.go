@@ -27,8 +27,10 @@ const ManagerImage = "ghcr.io/sidecarset-operator/sidecarset-operator:v0.1.0"
 // config/default as it is but for two patches the cluster needs: its
 // namespace sends its pods to the real node (node.NamespaceAnnotations), and
 // the manager reaches the API server at this host's address (there is no
-// kube-proxy to route the kubernetes Service's ClusterIP). It returns the
-// image's digest.
+// kube-proxy to route the kubernetes Service's ClusterIP); and, as a
+// platform that sets it up would, with config/clientauth: the manager
+// requires the API server's webhook client certificate, whose CA the
+// cluster made. It returns the image's digest.
 func (e *Env) InstallFromImage(ctx context.Context) (string, error) {
 	if e.Node == nil {
 		return "", fmt.Errorf("the operator runs from its image on the real node: the environment has none")
@@ -84,6 +86,17 @@ func (e *Env) renderInstall(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	clientAuth, err := filepath.Rel(dir, filepath.Join(e.RepoRoot, "config", "clientauth"))
+	if err != nil {
+		return nil, err
+	}
+	ca, err := os.ReadFile(e.Cluster.WebhookClientCAPath())
+	if err != nil {
+		return nil, fmt.Errorf("the cluster's webhook client CA: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ca.crt"), ca, 0o644); err != nil {
+		return nil, err
+	}
 	annotations, err := yaml.Marshal(node.NamespaceAnnotations())
 	if err != nil {
 		return nil, err
@@ -93,6 +106,13 @@ apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
 - %s
+components:
+- %s
+configMapGenerator:
+- name: sidecarset-operator-webhook-client-ca
+  namespace: kruise-system
+  files: [ca.crt]
+  options: {disableNameSuffixHash: true}
 patches:
 - patch: |-
     apiVersion: v1
@@ -117,7 +137,7 @@ patches:
               value: %q
             - name: KUBERNETES_SERVICE_PORT
               value: %q
-`, base, indent(string(annotations), "        "), hostIP, server.Port())
+`, base, clientAuth, indent(string(annotations), "        "), hostIP, server.Port())
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
 		return nil, err
 	}
