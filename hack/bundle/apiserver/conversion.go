@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/install"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
 )
 
 // ServeConversion serves the SidecarSet conversion webhook (/convert, the
@@ -27,7 +27,7 @@ func ServeConversion(wio envtest.WebhookInstallOptions) (stop func() error, err 
 	scheme := runtime.NewScheme()
 	install.Install(scheme)
 	srv := webhook.NewServer(webhook.Options{Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir})
-	srv.Register(webhooks.ConversionPath, conversion.NewWebhookHandler(scheme, conversion.NewRegistry()))
+	srv.Register(webhooks.ConversionPath, serving.NewConverter(scheme))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
