@@ -83,8 +83,9 @@ func NewGuard(o Options) (*Guard, error) {
 // certificate.
 func (g *Guard) Authenticates() bool { return g.ca != nil }
 
-// Start reloads the client CA file when it changes (watched, and re-read
-// every minute) until ctx ends; without a client CA it returns.
+// Start reloads the client CA file when it changes (an fsnotify watch,
+// which follows a file replaced by a rename, as a mounted ConfigMap's is)
+// until ctx ends; without a client CA it returns.
 func (g *Guard) Start(ctx context.Context) error {
 	if g.ca != nil {
 		g.ca.Run(ctx, 1)
