@@ -148,6 +148,8 @@ var _ = ginkgo.Describe("History and bookkeeping bounds", ginkgo.Label("security
 				appsv1beta1.ReachAnnotation: `{"mesh":""}`, "history-e2e/patched": `{"by":"forger"}`,
 			}).Obj()
 		createAs(ctx, editor, set)
+		gomega.Expect(warned.all()).To(gomega.ContainElement(fmt.Sprintf("spec.patchPodMetadata[0].annotations[%s]: holds SidecarSet state, "+
+			"which only the operator writes: it is never patched onto pods", appsv1beta1.ReachAnnotation)))
 		expectObserved(ctx, name)
 
 		pod := builder.MakePod("forged", ns).Label("app", "forged").Obj()

@@ -120,3 +120,28 @@ func TestValidateSidecarSet_SizeBound(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateSidecarSet_PatchPodMetadataOfTheOperatorsKeysWarns: a
+// patchPodMetadata entry for a key holding SidecarSet state (the operator's
+// sidecarset-operator.dev/ keys among them) is accepted, as OpenKruise
+// accepts it, with a warning that it is never patched onto pods.
+func TestValidateSidecarSet_PatchPodMetadataOfTheOperatorsKeysWarns(t *testing.T) {
+	t.Parallel()
+	s := newSidecarSet("forger", "web", func(s *appsv1beta1.SidecarSet) {
+		s.Spec.PatchPodMetadata = []appsv1beta1.SidecarSetPatchPodMetadata{{
+			PatchPolicy: appsv1beta1.SidecarSetMergePatchJSONPatchPolicy,
+			Annotations: map[string]string{appsv1beta1.ReachAnnotation: `{"mesh":""}`, "example.com/owner": `{"team":"web"}`},
+		}, {
+			PatchPolicy: appsv1beta1.SidecarSetOverwritePatchPolicy,
+			Annotations: map[string]string{appsv1beta1.SidecarSetListAnnotation: "mesh"},
+		}}
+	})
+	errs, warnings := ValidateSidecarSet(s, nil, Options{})
+	checkErrors(t, nil, errs)
+	checkWarnings(t, []string{
+		"spec.patchPodMetadata[0].annotations[sidecarset-operator.dev/reach]: holds SidecarSet state, which only the operator writes: " +
+			"it is never patched onto pods",
+		"spec.patchPodMetadata[1].annotations[kruise.io/sidecarset-injected-list]: holds SidecarSet state, which only the operator writes: " +
+			"it is never patched onto pods",
+	}, warnings)
+}

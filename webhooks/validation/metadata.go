@@ -10,6 +10,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
@@ -123,4 +124,22 @@ func validatePatchPodMetadata(entries []appsv1beta1.SidecarSetPatchPodMetadata, 
 func isJSONObject(s string) bool {
 	var v map[string]any
 	return json.Unmarshal([]byte(s), &v) == nil && v != nil
+}
+
+// patchPodMetadataWarnings warns about the patchPodMetadata keys that hold
+// SidecarSet state (podstate.Reserved: the operator's bookkeeping, every
+// key of the sidecarset-operator.dev/ prefix among them). They are
+// accepted, as OpenKruise accepts them, but never patched onto pods, at
+// injection or at an upgrade (policy/podmeta).
+func patchPodMetadataWarnings(entries []appsv1beta1.SidecarSetPatchPodMetadata, path *field.Path) []string {
+	var warnings []string
+	for i, entry := range entries {
+		for _, key := range slices.Sorted(maps.Keys(entry.Annotations)) {
+			if podstate.Reserved(key) {
+				warnings = append(warnings, fmt.Sprintf("%s: holds SidecarSet state, which only the operator writes: it is never patched onto pods",
+					path.Index(i).Child("annotations").Key(key)))
+			}
+		}
+	}
+	return warnings
 }

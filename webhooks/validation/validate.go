@@ -80,6 +80,7 @@ func ValidateSidecarSet(s, old *appsv1beta1.SidecarSet, o Options) (field.ErrorL
 	errs = append(errs, validateVolumes(s.Spec.Volumes, spec.Child("volumes"))...)
 	errs = append(errs, validatePinnedRevision(s, o, spec.Child("injectionStrategy", "revision"))...)
 	errs = append(errs, validatePatchPodMetadata(s.Spec.PatchPodMetadata, spec.Child("patchPodMetadata"))...)
+	warnings = append(warnings, patchPodMetadataWarnings(s.Spec.PatchPodMetadata, spec.Child("patchPodMetadata"))...)
 	warnings = append(warnings, strategyWarnings(&s.Spec.UpdateStrategy, spec.Child("updateStrategy"))...)
 	warnings = append(warnings, historyLimitWarnings(&s.Spec, spec.Child("revisionHistoryLimit"))...)
 	errs = append(errs, validateSize(s, old, o.operatorNamespace(), spec)...)
