@@ -132,7 +132,7 @@ const (
 var notSelected = []string{
 	inject.ReasonPodInactive, inject.ReasonInjectionPaused, inject.ReasonNamespaceNotSelected,
 	inject.ReasonInvalidNamespaceSelector, inject.ReasonPodNotSelected, inject.ReasonInvalidSelector,
-	inject.ReasonReplacedByCanary,
+	inject.ReasonReplacedByCanary, inject.ReasonNamespaceReplaced, inject.ReasonCanaryBaseReplaced,
 }
 
 // Explain builds the report of a decision.
