@@ -175,7 +175,7 @@ func main() {
 			Host: o.webhookHost, Port: o.webhookPort, CertDir: o.certs.Dir,
 			TLSOpts: append(slices.Clip(tlsOpts), guard.ConfigureTLS), WebhookMux: serving.NewMux(),
 		}),
-		Cache:                         setup.CacheOptions(o.namespace, sidecarSetWatches),
+		Cache:                         setup.CacheOptions(o.namespace, sidecarSetWatches, o.certs.MutatingConfig),
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,

@@ -20,12 +20,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
-// cert-controller's informers list and watch the certificate Secret (only
-// it: see secretByName) and webhook configurations cluster-wide; it updates
-// only ours.
+// cert-controller's informers list and watch the certificate Secret and the
+// two webhook configurations, and only them (see ownObjects: a field
+// selector on each name); it updates only those. The pod webhooks' scope
+// reads and updates the mutating one, through a cache limited to its name
+// too (setup.CacheOptions). Under OLM, which generates the configurations'
+// names, the bundle replaces these rules (config/manifests).
 // +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,resourceNames=sidecarset-operator-webhook-cert,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,verbs=get;list;watch
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,resourceNames=sidecarset-operator-mutating;sidecarset-operator-validating,verbs=update;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,resourceNames=sidecarset-operator-mutating;sidecarset-operator-validating,verbs=get;list;watch;update;patch
 
 // Certificate sources.
 const (
@@ -80,7 +82,7 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 		return ready, nil
 	case CertSourceSelf:
 		ready := make(chan struct{})
-		err := rotator.AddRotator(oneSecret(mgr, o.Namespace, o.SecretName), &rotator.CertRotator{
+		err := rotator.AddRotator(ownObjects(mgr, o), &rotator.CertRotator{
 			SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
 			CertDir:        o.Dir,
 			CAName:         "sidecarset-operator-ca",
@@ -199,18 +201,33 @@ func (s *secretToDir) write(secret *corev1.Secret) error {
 	return nil
 }
 
-// oneSecret returns the manager as cert-controller sees it: its informers
-// list and watch every Secret of the namespace, which would need read
-// access to all of them; through this manager's configuration they ask for
-// the certificate Secret only (a metadata.name field selector), which a
-// grant limited by resourceNames allows.
-func oneSecret(mgr manager.Manager, namespace, name string) manager.Manager {
+// ownObjects returns the manager as cert-controller sees it: its informers
+// list and watch every Secret of the namespace and every webhook
+// configuration of the cluster, which would need read access to all of
+// them; through this manager's configuration they ask for the certificate
+// Secret and the two named configurations only (a metadata.name field
+// selector), which grants limited by resourceNames allow.
+func ownObjects(mgr manager.Manager, o CertOptions) manager.Manager {
 	cfg := rest.CopyConfig(mgr.GetConfig())
-	path := "/api/v1/namespaces/" + namespace + "/secrets"
+	selectors := ownSelectors(o)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return secretByName{next: rt, path: path, selector: "metadata.name=" + name}
+		return byName{next: rt, selectors: selectors}
 	})
 	return configManager{Manager: mgr, cfg: cfg}
+}
+
+// ownSelectors maps the collection paths of the certificate Secret and the
+// named webhook configurations to a field selector on their name.
+func ownSelectors(o CertOptions) map[string]string {
+	const admission = "/apis/admissionregistration.k8s.io/v1/"
+	out := map[string]string{"/api/v1/namespaces/" + o.Namespace + "/secrets": "metadata.name=" + o.SecretName}
+	if o.MutatingConfig != "" {
+		out[admission+"mutatingwebhookconfigurations"] = "metadata.name=" + o.MutatingConfig
+	}
+	if o.ValidatingConfig != "" {
+		out[admission+"validatingwebhookconfigurations"] = "metadata.name=" + o.ValidatingConfig
+	}
+	return out
 }
 
 // configManager is a manager with another REST configuration.
@@ -221,24 +238,25 @@ type configManager struct {
 
 func (m configManager) GetConfig() *rest.Config { return m.cfg }
 
-// secretByName adds a field selector to the list and watch requests of the
-// Secrets of one namespace.
-type secretByName struct {
-	next           http.RoundTripper
-	path, selector string
+// byName adds a field selector to the list and watch requests of some
+// collections, by path.
+type byName struct {
+	next      http.RoundTripper
+	selectors map[string]string // by collection path
 }
 
-func (s secretByName) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet || req.URL.Path != s.path {
-		return s.next.RoundTrip(req)
+func (b byName) RoundTrip(req *http.Request) (*http.Response, error) {
+	selector, ok := b.selectors[req.URL.Path]
+	if req.Method != http.MethodGet || !ok {
+		return b.next.RoundTrip(req)
 	}
 	req = req.Clone(req.Context())
 	q := req.URL.Query()
-	if existing := q.Get("fieldSelector"); existing != "" && existing != s.selector {
-		q.Set("fieldSelector", existing+","+s.selector)
+	if existing := q.Get("fieldSelector"); existing != "" && existing != selector {
+		q.Set("fieldSelector", existing+","+selector)
 	} else {
-		q.Set("fieldSelector", s.selector)
+		q.Set("fieldSelector", selector)
 	}
 	req.URL.RawQuery = q.Encode()
-	return s.next.RoundTrip(req)
+	return b.next.RoundTrip(req)
 }

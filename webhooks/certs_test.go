@@ -6,17 +6,22 @@ import (
 	"testing"
 )
 
-// TestSecretByName: the certificate rotator's list and watch of the Secrets
-// of the operator's namespace ask for the certificate Secret only, so that a
-// grant limited to it (resourceNames) allows them; other requests pass
-// unchanged (issue 22: the manager could read every Secret there).
-func TestSecretByName(t *testing.T) {
+// TestOwnObjects: the certificate rotator's list and watch of the Secrets
+// of the operator's namespace, and of the webhook configurations, ask for
+// the certificate Secret and the two named configurations only, so that
+// grants limited to them (resourceNames) allow them; other requests pass
+// unchanged (issue 22: the manager could read every Secret there; issue 38:
+// every webhook configuration of the cluster).
+func TestOwnObjects(t *testing.T) {
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = append(got, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
 	}))
 	defer srv.Close()
-	rt := secretByName{next: http.DefaultTransport, path: "/api/v1/namespaces/ops/secrets", selector: "metadata.name=cert"}
+	rt := byName{next: http.DefaultTransport, selectors: ownSelectors(CertOptions{
+		Namespace: "ops", SecretName: "cert", MutatingConfig: "m", ValidatingConfig: "v",
+	})}
+	const admission = "/apis/admissionregistration.k8s.io/v1/"
 	for _, tc := range []struct{ method, url, want string }{
 		{"GET", "/api/v1/namespaces/ops/secrets?limit=500", "GET /api/v1/namespaces/ops/secrets?fieldSelector=metadata.name%3Dcert&limit=500"},
 		{"GET", "/api/v1/namespaces/ops/secrets?watch=true&resourceVersion=7", "GET /api/v1/namespaces/ops/secrets?fieldSelector=metadata.name%3Dcert&resourceVersion=7&watch=true"},
@@ -24,7 +29,10 @@ func TestSecretByName(t *testing.T) {
 		{"GET", "/api/v1/namespaces/ops/secrets/cert", "GET /api/v1/namespaces/ops/secrets/cert?"},
 		{"GET", "/api/v1/namespaces/other/secrets", "GET /api/v1/namespaces/other/secrets?"},
 		{"PUT", "/api/v1/namespaces/ops/secrets", "PUT /api/v1/namespaces/ops/secrets?"},
-		{"GET", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", "GET /apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations?"},
+		{"GET", admission + "mutatingwebhookconfigurations?limit=500", "GET " + admission + "mutatingwebhookconfigurations?fieldSelector=metadata.name%3Dm&limit=500"},
+		{"GET", admission + "validatingwebhookconfigurations?watch=true", "GET " + admission + "validatingwebhookconfigurations?fieldSelector=metadata.name%3Dv&watch=true"},
+		{"GET", admission + "mutatingwebhookconfigurations/m", "GET " + admission + "mutatingwebhookconfigurations/m?"},
+		{"PUT", admission + "mutatingwebhookconfigurations/m", "PUT " + admission + "mutatingwebhookconfigurations/m?"},
 	} {
 		got = nil
 		req, err := http.NewRequest(tc.method, srv.URL+tc.url, nil)

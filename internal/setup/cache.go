@@ -25,7 +25,10 @@ import (
 // CacheOptions shape the manager's cache to what the operator reads: managed
 // fields are dropped everywhere; ControllerRevisions are cached from the
 // operator's namespace only, ConfigMaps only for the whitelist, admission
-// policies and bindings only for the authoring policy.
+// policies and bindings only for the authoring policy, and mutating webhook
+// configurations only for mutatingConfig when it is named (the manager's
+// RBAC then grants that one by name; under OLM, unnamed, they are found by
+// label among all).
 //
 // Pods are cached compact (controllers.PodCache); SidecarSets and
 // ControllerRevisions share their strings (controllers.Interner), as the
@@ -34,7 +37,7 @@ import (
 //
 // watches, when not nil, follows the SidecarSet informer's watches (the
 // ready check after a write of the CRD, webhooks.SidecarSetWatches).
-func CacheOptions(namespace string, watches *webhooks.SidecarSetWatches) cache.Options {
+func CacheOptions(namespace string, watches *webhooks.SidecarSetWatches, mutatingConfig string) cache.Options {
 	in := controllers.NewInterner()
 	shared := func(obj any) (any, error) {
 		obj, err := cache.TransformStripManagedFields()(obj)
@@ -42,6 +45,33 @@ func CacheOptions(namespace string, watches *webhooks.SidecarSetWatches) cache.O
 			return nil, err
 		}
 		return in.Transform(obj)
+	}
+	byObject := map[client.Object]cache.ByObject{
+		&appsv1beta1.SidecarSet{}: {Transform: shared},
+		&corev1.ConfigMap{}: {
+			Namespaces: map[string]cache.Config{namespace: {}},
+			Field:      fields.OneTermEqualSelector("metadata.name", appsv1beta1.ConfigurationConfigMapName),
+		},
+		&appsv1.ControllerRevision{}: {
+			Namespaces: map[string]cache.Config{namespace: {}},
+			Transform:  shared,
+		},
+		// The authoring policy and its binding, by name: the webhook
+		// defers to the API server where both exist.
+		&admissionregistrationv1.ValidatingAdmissionPolicy{}: {
+			Field: fields.OneTermEqualSelector("metadata.name", authoring.Name),
+		},
+		&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {
+			Field: fields.OneTermEqualSelector("metadata.name", authoring.Name),
+		},
+		&corev1.Pod{}: {
+			Transform: controllers.NewPodCache(in).Trim,
+		},
+	}
+	if mutatingConfig != "" {
+		byObject[&admissionregistrationv1.MutatingWebhookConfiguration{}] = cache.ByObject{
+			Field: fields.OneTermEqualSelector("metadata.name", mutatingConfig),
+		}
 	}
 	return cache.Options{
 		NewInformer: func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
@@ -51,28 +81,7 @@ func CacheOptions(namespace string, watches *webhooks.SidecarSetWatches) cache.O
 			return toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
-		ByObject: map[client.Object]cache.ByObject{
-			&appsv1beta1.SidecarSet{}: {Transform: shared},
-			&corev1.ConfigMap{}: {
-				Namespaces: map[string]cache.Config{namespace: {}},
-				Field:      fields.OneTermEqualSelector("metadata.name", appsv1beta1.ConfigurationConfigMapName),
-			},
-			&appsv1.ControllerRevision{}: {
-				Namespaces: map[string]cache.Config{namespace: {}},
-				Transform:  shared,
-			},
-			// The authoring policy and its binding, by name: the webhook
-			// defers to the API server where both exist.
-			&admissionregistrationv1.ValidatingAdmissionPolicy{}: {
-				Field: fields.OneTermEqualSelector("metadata.name", authoring.Name),
-			},
-			&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}: {
-				Field: fields.OneTermEqualSelector("metadata.name", authoring.Name),
-			},
-			&corev1.Pod{}: {
-				Transform: controllers.NewPodCache(in).Trim,
-			},
-		},
+		ByObject:         byObject,
 	}
 }
 

@@ -62,19 +62,6 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	if o.User != "" {
 		cfg = e.userConfig(o.User)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  Scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
-		}),
-		Cache:                  setup.CacheOptions(OperatorNamespace, watches),
-		HealthProbeBindAddress: cmp.Or(o.ProbeAddress, "0"),
-		Controller:             config.Controller{SkipNameValidation: new(true), RecoverPanic: new(false)},
-	})
-	if err != nil {
-		return err
-	}
 	opts := setup.Options{
 		Namespace: OperatorNamespace,
 		Certs:     webhooks.CertOptions{Source: webhooks.CertSourceExternal, Dir: wio.LocalServingCertDir},
@@ -86,6 +73,19 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	}
 	if o.Mutate != nil {
 		o.Mutate(&opts)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
+		}),
+		Cache:                  setup.CacheOptions(OperatorNamespace, watches, opts.ScopedWebhookConfig),
+		HealthProbeBindAddress: cmp.Or(o.ProbeAddress, "0"),
+		Controller:             config.Controller{SkipNameValidation: new(true), RecoverPanic: new(false)},
+	})
+	if err != nil {
+		return err
 	}
 	e.ManagerCache, e.SidecarSetWatches = mgr.GetCache(), watches
 	ctx, cancel := context.WithCancel(ctx)

@@ -115,7 +115,7 @@ var _ = ginkgo.Describe("Both API versions", func() {
 	// webhooks' scope (make demo, right after a fresh install, failed so).
 	ginkgo.It("should be ready only once the SidecarSet watch is reopened after the CRD is written", func(ctx ginkgo.SpecContext) {
 		watches := webhooks.NewSidecarSetWatches()
-		opts := setup.CacheOptions(framework.OperatorNamespace, watches)
+		opts := setup.CacheOptions(framework.OperatorNamespace, watches, webhooks.MutatingConfigName)
 		opts.Scheme = framework.Scheme
 		sets, err := cache.New(env.Config, opts)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
