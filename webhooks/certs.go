@@ -25,8 +25,10 @@ import (
 // selector on each name); it updates only those. The pod webhooks' scope
 // reads and updates the mutating one, through a cache limited to its name
 // too (setup.CacheOptions). Under OLM, which generates the configurations'
-// names, the bundle replaces these rules (config/manifests).
-// +kubebuilder:rbac:groups="",namespace=kruise-system,resources=secrets,resourceNames=sidecarset-operator-webhook-cert,verbs=get;list;watch;update;patch
+// names, the bundle replaces these rules (config/manifests). The Secret's
+// grant is no marker of the manager's role: it ships with the self-managed
+// certificate (config/certs/secret_rbac.yaml), since with an external
+// certificate the manager reads no Secret.
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,resourceNames=sidecarset-operator-mutating;sidecarset-operator-validating,verbs=get;list;watch;update;patch
 
 // Certificate sources.

@@ -316,29 +316,34 @@ func TestRBAC_NoAggregationIntoBuiltInRoles(t *testing.T) {
 	}
 }
 
-// TestRBAC_CRDOnlyWithSelfManagedCertificates: a patch of the SidecarSet
-// CRD can change all of it, and only a manager that issues its own
-// certificate writes it (the conversion webhook's CA bundle); with
-// cert-manager's or OLM's certificates, their issuer does, and the manager
-// gets nothing on CustomResourceDefinitions.
-func TestRBAC_CRDOnlyWithSelfManagedCertificates(t *testing.T) {
+// TestRBAC_CertificateRightsOnlyWithSelfManagedCertificates: only a
+// manager that issues its own certificate reads and writes a Secret (its
+// certificate's) and the SidecarSet CRD (a patch can change all of it: the
+// conversion webhook's CA bundle is what it writes); with cert-manager's or
+// OLM's certificates, their issuer does both, and the manager gets nothing
+// on Secrets or CustomResourceDefinitions.
+func TestRBAC_CertificateRightsOnlyWithSelfManagedCertificates(t *testing.T) {
 	t.Parallel()
 	got := actual(t)
 	for _, install := range []string{"config/default", "config/certmanager", "bundle"} {
-		var crd []string
+		var granted []string
 		for grantee, ls := range got[install] {
 			for _, l := range ls {
-				if strings.HasPrefix(l, "apiextensions.k8s.io/") {
-					crd = append(crd, grantee+": "+l)
+				if strings.HasPrefix(l, "apiextensions.k8s.io/") || strings.HasPrefix(l, "core/secrets") {
+					granted = append(granted, grantee+": "+l)
 				}
 			}
 		}
+		slices.Sort(granted)
 		var want []string
 		if install == "config/default" {
-			want = []string{"ClusterRole sidecarset-operator-crd-conversion: apiextensions.k8s.io/customresourcedefinitions[sidecarsets.apps.kruise.io]: get patch"}
+			want = []string{
+				"ClusterRole sidecarset-operator-crd-conversion: apiextensions.k8s.io/customresourcedefinitions[sidecarsets.apps.kruise.io]: get patch",
+				"Role kruise-system/sidecarset-operator-webhook-cert: core/secrets[sidecarset-operator-webhook-cert]: get list patch update watch",
+			}
 		}
-		if diff := cmp.Diff(want, crd); diff != "" {
-			t.Errorf("%s: rules on CustomResourceDefinitions (-want +got):\n%s", install, diff)
+		if diff := cmp.Diff(want, granted); diff != "" {
+			t.Errorf("%s: rules on Secrets and CustomResourceDefinitions (-want +got):\n%s", install, diff)
 		}
 	}
 }
