@@ -7,20 +7,16 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
-	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 )
 
 // The objects a SidecarSet was judged against, by name, when it was
@@ -180,40 +176,11 @@ func deleteSidecarSetNamedAtEnd(name string) {
 // given inject-* roles, and to edit in the namespaces, until the spec
 // ends; it returns the user's client once RBAC grants it.
 func identityActor(ctx context.Context, user string, verbs []string, namespaces ...string) client.Client {
-	subjects := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}
-	for _, role := range append([]string{"sidecarset-editor"}, verbs...) {
-		binding := &rbacv1.ClusterRoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: user + "-" + role},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "sidecarset-operator-" + role},
-			Subjects:   subjects,
-		}
-		gomega.Expect(env.Client.Create(ctx, binding)).To(gomega.Succeed())
-		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
-			gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, binding))).To(gomega.Succeed())
-		})
+	roles := []string{"sidecarset-operator-sidecarset-editor"}
+	for _, v := range verbs {
+		roles = append(roles, "sidecarset-operator-"+v)
 	}
-	for _, ns := range namespaces {
-		binding := &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: user + "-edit", Namespace: ns},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
-			Subjects:   subjects,
-		}
-		gomega.Expect(env.Client.Create(ctx, binding)).To(gomega.Succeed())
-		gomega.Eventually(func(g gomega.Gomega) {
-			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-				User: user, Groups: []string{"system:authenticated"},
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Namespace: ns},
-			}}
-			got, err := env.Clientset.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-			g.Expect(err).NotTo(gomega.HaveOccurred())
-			g.Expect(got.Status.Allowed).To(gomega.BeTrue())
-		}).WithContext(ctx).Should(gomega.Succeed(), "%s may create pods in %s", user, ns)
-	}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
-	c, err := client.New(cfg, client.Options{Scheme: framework.Scheme})
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	return c
+	return bindActor(ctx, user, roles, []string{"edit"}, namespaces...)
 }
 
 // identityTouch writes a SidecarSet again as the user, changing only a

@@ -8,20 +8,17 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
-	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 )
 
 // The author's rights bound what the operator does for them (issue 38): a
@@ -37,42 +34,10 @@ type rightsActor struct {
 	client client.Client
 }
 
-// newRightsActor binds a user and returns its impersonating client, once
-// RBAC grants it what it was bound to.
+// newRightsActor binds a user to the SidecarSet editor role and, in the
+// namespaces, to the roles.
 func newRightsActor(ctx context.Context, name string, roles []string, namespaces ...string) rightsActor {
-	subject := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: name}}
-	editor := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-editor"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "sidecarset-operator-sidecarset-editor"},
-		Subjects:   subject,
-	}
-	gomega.Expect(env.Client.Create(ctx, editor)).To(gomega.Succeed())
-	ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
-		gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, editor))).To(gomega.Succeed())
-	})
-	for _, ns := range namespaces {
-		for _, role := range roles {
-			gomega.Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{
-				ObjectMeta: metav1.ObjectMeta{Name: name + "-" + role, Namespace: ns},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
-				Subjects:   subject,
-			})).To(gomega.Succeed())
-		}
-	}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: name, Groups: []string{"system:authenticated"}}
-	c, err := client.New(cfg, client.Options{Scheme: framework.Scheme})
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	last := namespaces[len(namespaces)-1]
-	gomega.Eventually(func(g gomega.Gomega) {
-		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User: name, Groups: []string{"system:authenticated"},
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Namespace: last},
-		}}
-		g.Expect(env.Client.Create(ctx, review)).To(gomega.Succeed())
-		g.Expect(review.Status.Allowed).To(gomega.BeTrue(), "RBAC caught up with %s's bindings", name)
-	}).WithContext(ctx).Should(gomega.Succeed())
-	return rightsActor{name: name, client: c}
+	return rightsActor{name: name, client: bindActor(ctx, name, []string{"sidecarset-operator-sidecarset-editor"}, roles, namespaces...)}
 }
 
 // rightsRoles creates the ClusterRoles the actors are bound to: creating
