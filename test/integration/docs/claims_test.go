@@ -165,6 +165,17 @@ var _ = ginkgo.Describe("The security model's claims", func() {
 				problems = append(problems, row.claim+": names no test")
 			}
 		}
+		// The prose names tests too ("Proved by ..."): a renamed or removed
+		// test fails here as in the table.
+		for _, line := range page.lines {
+			for _, m := range backticked.FindAllStringSubmatch(line, -1) {
+				if t := goTestName.FindStringSubmatch(m[1]); t != nil {
+					if problem := testExists(root, sources, t[1], t[2]); problem != "" {
+						problems = append(problems, "the page names "+m[1]+": "+problem)
+					}
+				}
+			}
+		}
 		gomega.Expect(problems).To(gomega.BeEmpty())
 	})
 })
