@@ -100,6 +100,11 @@ type reviewStream struct {
 
 // ServeHTTP converts the review's objects one by one.
 func (c *Converter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The converted objects are written while the review is still read: an
+	// HTTP/1.1 server makes the request body unavailable once the
+	// response's head is sent unless the handler asks for full duplex
+	// (HTTP/2 always is; there the call returns an error, ignored).
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	in := &budgetReader{r: r.Body}
 	s := &reviewStream{c: c, in: in, dec: json.NewDecoder(in), w: w}
 	err := s.run(r)

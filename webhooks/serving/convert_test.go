@@ -303,3 +303,31 @@ func TestConverter_StreamsALargeList(t *testing.T) {
 	}
 	t.Logf("converted %d objects (%d MB): live heap at most %.1f MB above its start", n, size>>20, float64(w.peak)/(1<<20))
 }
+
+// TestConverter_OverAConnection converts through a real HTTP/1.1
+// connection, as the API server calls it: its review carries a response
+// after the request, which the converter reads after it has written more
+// than a buffer of converted objects (an HTTP/1.1 server makes the request
+// body unavailable once the response's head is sent, unless the handler
+// asks for full duplex).
+func TestConverter_OverAConnection(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(serving.NewConverter(newScheme()))
+	defer srv.Close()
+	const n = 50
+	resp, err := http.Post(srv.URL, "application/json", bytes.NewReader(review(t, "v1", "1", beta, sidecarSets(t, alpha, n))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var got apiextensionsv1.ConversionReview
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK || got.Response == nil || got.Response.Result.Status != metav1.StatusSuccess {
+		t.Fatalf("status %d, response %+v", resp.StatusCode, got.Response)
+	}
+	if len(got.Response.ConvertedObjects) != n {
+		t.Errorf("%d objects converted, want %d", len(got.Response.ConvertedObjects), n)
+	}
+}
