@@ -2,16 +2,9 @@ package serving_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,49 +14,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sidecarset-operator/sidecarset-operator/test/pki"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
 )
 
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
+// testCA is a CA of the test.
+type testCA struct{ *pki.CA }
 
 func newTestCA(t *testing.T, name string) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := pki.NewCA(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	return &testCA{ca}
 }
 
 func (ca *testCA) issue(t *testing.T, cn string, usage x509.ExtKeyUsage) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	c, err := ca.Issue(cn, usage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}, DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv6loopback, net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return c
 }
 
 // authServer serves an admission route and the conversion route through a
@@ -100,7 +73,7 @@ func startAuthServer(t *testing.T, caFile string, names ...string) *authServer {
 	t.Cleanup(srv.Close)
 	s.url = srv.URL
 	s.serverCA = x509.NewCertPool()
-	s.serverCA.AddCert(serverCA.cert)
+	s.serverCA.AddCert(serverCA.Cert)
 	return s
 }
 
@@ -138,7 +111,7 @@ func TestGuard_AuthenticatesTheAdmissionPaths(t *testing.T) {
 	t.Parallel()
 	clientCA, otherCA := newTestCA(t, "client-ca"), newTestCA(t, "other-ca")
 	caFile := filepath.Join(t.TempDir(), "client-ca.crt")
-	writeFile(t, caFile, clientCA.pem)
+	writeFile(t, caFile, clientCA.CertPEM())
 	s := startAuthServer(t, caFile, "kube-apiserver-webhook-client")
 
 	good := clientCA.issue(t, "kube-apiserver-webhook-client", x509.ExtKeyUsageClientAuth)
@@ -186,12 +159,12 @@ func TestGuard_ReloadsTheClientCA(t *testing.T) {
 	t.Parallel()
 	first, second := newTestCA(t, "first"), newTestCA(t, "second")
 	caFile := filepath.Join(t.TempDir(), "client-ca.crt")
-	writeFile(t, caFile, first.pem)
+	writeFile(t, caFile, first.CertPEM())
 	s := startAuthServer(t, caFile)
 	if code, _, err := s.post("/mutate-pod", first.issue(t, "apiserver", x509.ExtKeyUsageClientAuth)); err != nil || code != http.StatusOK {
 		t.Fatalf("a certificate of the first CA: %d %v, want served", code, err)
 	}
-	writeFile(t, caFile+".new", second.pem)
+	writeFile(t, caFile+".new", second.CertPEM())
 	if err := os.Rename(caFile+".new", caFile); err != nil {
 		t.Fatal(err)
 	}
