@@ -165,7 +165,7 @@ var _ = ginkgo.Describe("The security model's claims", func() {
 				problems = append(problems, row.claim+": names no test")
 			}
 		}
-		// The prose names tests too ("Proved by ..."): a renamed or removed
+		// The prose names tests too ("Tested by ..."): a renamed or removed
 		// test fails here as in the table.
 		for _, line := range page.lines {
 			for _, m := range backticked.FindAllStringSubmatch(line, -1) {
