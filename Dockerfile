@@ -6,6 +6,8 @@
 FROM golang:1.26 AS builder
 ARG TARGETOS=linux
 ARG TARGETARCH=amd64
+ARG VERSION
+ARG REVISION
 WORKDIR /workspace
 COPY go.mod go.sum ./
 RUN go mod download
@@ -14,8 +16,9 @@ COPY api/ api/
 COPY controllers/ controllers/
 COPY internal/ internal/
 COPY policy/ policy/
+COPY version/ version/
 COPY webhooks/ webhooks/
-RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w" -buildvcs=false -o manager .
+RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w -X github.com/sidecarset-operator/sidecarset-operator/version.version=${VERSION} -X github.com/sidecarset-operator/sidecarset-operator/version.revision=${REVISION}" -buildvcs=false -o manager .
 
 # A static binary needs no base: only etc/passwd and etc/group naming the
 # non-root user 65532 (distroless' nonroot). The manager talks to nothing but

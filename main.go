@@ -25,7 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/install"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/version"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
@@ -225,7 +227,9 @@ func main() {
 		os.Exit(1)
 	}
 
-	setupLog.Info("Starting the manager", "namespace", o.namespace, "certSource", o.certs.Source)
+	build := version.Get()
+	metrics.BuildInfo.WithLabelValues(build.Version, build.Revision).Set(1)
+	setupLog.Info("Starting the manager", "version", build.Version, "revision", build.Revision, "namespace", o.namespace, "certSource", o.certs.Source)
 	if err := mgr.Start(ctx); err != nil {
 		setupLog.Error(err, "The manager stopped with an error")
 		os.Exit(1)

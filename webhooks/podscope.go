@@ -11,6 +11,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,6 +26,7 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
+	"github.com/sidecarset-operator/sidecarset-operator/version"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
@@ -78,6 +80,11 @@ type PodWebhookScope struct {
 	// State receives the SidecarSets the scope leaves out (the controller
 	// reports them); nil reports them in the log and metrics only.
 	State *scopestate.State
+
+	// Build is the manager's version: each write of the scope records it in
+	// the configurations' annotations (version.Annotation), where the
+	// kubectl plugin reads the operator's version. Empty records nothing.
+	Build version.Info
 
 	mu        sync.Mutex
 	last      map[string]scope.Condition // by webhook name: what was last written and logged
@@ -243,6 +250,7 @@ func (r *PodWebhookScope) write(ctx context.Context, configs []*admissionregistr
 				continue
 			}
 			found = true
+			changed = r.recordVersion(cfg) || changed
 			if w.Name == PodWebhookName {
 				previous = "true" // a webhook without our condition receives every pod
 				for _, mc := range w.MatchConditions {
@@ -285,6 +293,22 @@ func (r *PodWebhookScope) write(ctx context.Context, configs []*admissionregistr
 		return fmt.Errorf("no webhook configuration has the webhook %s", PodWebhookName)
 	}
 	return nil
+}
+
+// recordVersion puts the manager's version into the configuration's
+// annotations, and reports whether they changed.
+func (r *PodWebhookScope) recordVersion(cfg *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+	if r.Build.Version == "" {
+		return false
+	}
+	changed := false
+	for k, v := range r.Build.Annotations() {
+		if cfg.Annotations[k] != v {
+			metav1.SetMetaDataAnnotation(&cfg.ObjectMeta, k, v)
+			changed = true
+		}
+	}
+	return changed
 }
 
 // configurations returns the MutatingWebhookConfigurations holding the pod

@@ -106,8 +106,16 @@ var (
 	}, []string{"webhook"})
 )
 
+// BuildInfo is 1, labelled with the manager's version and commit (set at
+// start).
+var BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "sidecarset_build_info",
+	Help: "1, labelled by the manager's release version and the commit it was built from.",
+}, []string{"version", "revision"})
+
 // all are the metrics above, registered at start.
 var all = []prometheus.Collector{
+	BuildInfo,
 	RolloutPods,
 	InPlaceUpdates,
 	PodResizes,

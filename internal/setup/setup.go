@@ -20,6 +20,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
+	"github.com/sidecarset-operator/sidecarset-operator/version"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
@@ -99,7 +100,8 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	var scopeState *scopestate.State
 	if o.ScopedWebhookConfig != "" || o.ScopeOLMWebhooks {
 		scopeState = &scopestate.State{}
-		podScope = &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig, Namespace: o.Namespace, State: scopeState}
+		podScope = &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig, Namespace: o.Namespace, State: scopeState,
+			Build: version.Get()}
 	}
 	// One registry of the SidecarSets, indexed for pods: the pod webhook
 	// injects from it, the controller's detector finds the pods that miss

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/sidecarset-operator/sidecarset-operator/version"
 )
 
 // The manager image's settings, the same as the Dockerfile's.
@@ -29,9 +31,11 @@ func ManagerEntrypoint() []string { return []string{"/" + ManagerBinary} }
 
 // GoBuildFlags are the flags of the manager's go build: no file system
 // paths, no symbol table, no VCS stamp, so that the binary depends on the
-// sources and the Go toolchain only. The Dockerfile builds with the same.
-func GoBuildFlags() []string {
-	return []string{"-trimpath", "-ldflags=-s -w", "-buildvcs=false"}
+// sources, the Go toolchain and the version and commit it is stamped with
+// (package version) only. The Dockerfile builds with the same.
+func GoBuildFlags(ver, revision string) []string {
+	ldflags := append([]string{"-s", "-w"}, version.LDFlags(ver, revision)...)
+	return []string{"-trimpath", "-ldflags=" + strings.Join(ldflags, " "), "-buildvcs=false"}
 }
 
 // goBuildEnv is the environment of the manager's go build for a platform:
@@ -46,9 +50,10 @@ func goBuildEnv(p v1.Platform) []string {
 }
 
 // BuildManagerBinary compiles the manager (the main package at the
-// repository root) for one platform into out.
-func BuildManagerBinary(ctx context.Context, root string, p v1.Platform, out string) error {
-	args := append(append([]string{"build"}, GoBuildFlags()...), "-o", out, ".")
+// repository root) for one platform into out, stamped with meta's version
+// and revision.
+func BuildManagerBinary(ctx context.Context, root string, p v1.Platform, meta Metadata, out string) error {
+	args := append(append([]string{"build"}, GoBuildFlags(meta.Version, meta.Revision)...), "-o", out, ".")
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), goBuildEnv(p)...)
@@ -90,7 +95,7 @@ func BuildManager(ctx context.Context, root string, platforms []v1.Platform, met
 	for _, p := range platforms {
 		out := filepath.Join(tmp, strings.ReplaceAll(p.String(), "/", "-"))
 		start := time.Now()
-		if err := BuildManagerBinary(ctx, root, p, out); err != nil {
+		if err := BuildManagerBinary(ctx, root, p, meta, out); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(os.Stderr, "built the manager for %s in %s\n", p, time.Since(start).Round(100*time.Millisecond))
