@@ -100,6 +100,10 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD (trimmed by hack/crd), RBAC and
 generate: $(CONTROLLER_GEN) ## Generate the deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
+.PHONY: docs
+docs: ## Generate the API reference (docs/reference/api.md) from the CRD's schema.
+	go run ./hack/apidocs
+
 .PHONY: fmt
 fmt: ## Run gofmt on the code.
 	gofmt -l -w $$(git ls-files '*.go' | grep -v '^test/tools/')
@@ -117,8 +121,8 @@ lint-fix: $(GOLANGCI_LINT) ## Run golangci-lint and fix what it can.
 	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: verify
-verify: manifests generate ## Fail if generated files are out of date.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make manifests generate' and commit"; exit 1; }
+verify: manifests generate docs ## Fail if generated files are out of date.
+	@git diff --exit-code -- api config docs/reference/api.md || { echo "generated files are stale: run 'make manifests generate docs' and commit"; exit 1; }
 
 ##@ Test
 

@@ -26,7 +26,7 @@ import (
 // pages within seconds, and a return would only stall the webhooks. A
 // measured miss: at 48 MiB and once a minute, every 10 s, it had last run
 // two minutes before the end of a rollout of 10 000 pods and never ran at
-// rest, the heap holding 50 MiB free (README, Scale).
+// rest, the heap holding 50 MiB free (make bench-scale).
 const (
 	memoryCheckInterval   = 2 * time.Second
 	memoryReturnThreshold = 16 << 20

@@ -21,7 +21,7 @@ import (
 // managerPeakBoundKiB bounds the manager's peak resident memory (VmHWM)
 // over the e2e suite, whose largest spec runs 100 pods, with a handful of
 // SidecarSets. make bench-rollout measured the manager at 109–113 MiB
-// rolling 1000 pods out (README, "In-place rollout"), ten times the pods
+// rolling 1000 pods out (docs/benchmarks.md, "In-place rollout"), ten times the pods
 // this suite ever runs; its anonymous memory is what grows with the pods,
 // the binary's 44–47 MiB of mapped pages do not. The bound is that figure
 // plus a quarter, for the collector lagging behind allocation on a loaded
