@@ -24,7 +24,7 @@ import (
 var guidePages = []string{
 	"README.md", "getting-started.md", "injection.md", "upgrades.md", "revisions.md",
 	"pod-metadata.md", "install.md", "security.md", "observability.md", "troubleshooting.md", "kubectl-plugin.md",
-	"validation.md",
+	"validation.md", "overview.md", "compatibility.md", "benchmarks.md",
 }
 
 // sentinelLabel is the pod label of the sentinel SidecarSet that proves the
