@@ -163,8 +163,9 @@ const (
 	// ReasonNotSelected: the remaining pods are outside updateStrategy.selector.
 	ReasonNotSelected = "NotSelectedByUpdateSelector"
 	// ReasonBlockedPods: some pods that need the upgrade cannot be patched:
-	// their SidecarSet annotations are unreadable, or patchPodMetadata
-	// cannot be applied to them.
+	// their SidecarSet annotations are unreadable, patchPodMetadata cannot
+	// be applied to them, or the SidecarSet's current authority does not
+	// cover what its sidecars reach in them (their reach annotation).
 	ReasonBlockedPods = "BlockedPods"
 	// ReasonProgressDeadlineExceeded: no pod was newly updated and ready for
 	// longer than the progress deadline (ProgressDeadlineAnnotation).

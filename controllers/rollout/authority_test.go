@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -37,6 +38,11 @@ func TestPlan_UpgradesOnlyWhatTheAuthorityCovers(t *testing.T) {
 	}
 	if !strings.Contains(blocked["unrecorded"], "does not record what SidecarSet") {
 		t.Errorf("the pod without a record: %q", blocked["unrecorded"])
+	}
+	// The condition names the authority among the causes of blocked pods.
+	if c := meta.FindStatusCondition(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing); c == nil ||
+		!strings.Contains(c.Message, "2 pods cannot be patched") || !strings.Contains(c.Message, "authority") {
+		t.Errorf("Progressing: %+v", c)
 	}
 
 	// Under a SidecarSet without a record (written before the operator), or

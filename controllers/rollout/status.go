@@ -199,7 +199,8 @@ func progressNotes(sum roundSummary) []note {
 	add(sum.resizePending > 0, appsv1beta1.ReasonResizePending,
 		"%d of %d pods wait for the kubelet to apply their resize (the Resized condition says why)", sum.resizePending, sum.pods)
 	add(sum.blocked > 0, appsv1beta1.ReasonBlockedPods,
-		"%s cannot be patched: their SidecarSet annotations are unreadable or patchPodMetadata fails on them",
+		"%s cannot be patched: their SidecarSet annotations are unreadable, patchPodMetadata fails on them, "+
+			"or the SidecarSet's authority does not cover what its sidecars reach in them (recreate those)",
 		count(sum.blocked, "pod"))
 	add(sum.notUpgradable > 0 && !sum.recreate, appsv1beta1.ReasonNotUpgradablePods,
 		"%d of %d pods cannot be upgraded in place: a field other than images and resources changed, or their resize cannot be made; "+

@@ -44,8 +44,8 @@ func updateWarnings(s, old *appsv1beta1.SidecarSet, spec *field.Path) []string {
 			spec.Child("imagePullSecrets")))
 	}
 	if !equality.Semantic.DeepEqual(now.Spec.PatchPodMetadata, before.Spec.PatchPodMetadata) {
-		d.warnings = append(d.warnings, fmt.Sprintf("%s: changed; Retain entries reach only pods created from now on, "+
-			"Overwrite and MergePatchJson entries also reach existing pods at their next in-place upgrade",
+		d.warnings = append(d.warnings, fmt.Sprintf("%s: changed; existing pods get it at their next in-place upgrade: "+
+			"Overwrite and MergePatchJson entries, and Retain entries for keys the pod lacks (a Retain key the pod has keeps its value)",
 			spec.Child("patchPodMetadata")))
 	}
 	return d.warnings

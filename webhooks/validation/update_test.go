@@ -230,8 +230,8 @@ func TestValidateSidecarSet_UpdateWarnings(t *testing.T) {
 			want: []string{
 				"spec.imagePullSecrets: changed; image pull secrets reach only pods created from now on, existing pods keep " +
 					"theirs, so an in-place upgrade to an image that needs a new secret can fail to pull",
-				"spec.patchPodMetadata: changed; Retain entries reach only pods created from now on, Overwrite and " +
-					"MergePatchJson entries also reach existing pods at their next in-place upgrade",
+				"spec.patchPodMetadata: changed; existing pods get it at their next in-place upgrade: Overwrite and " +
+					"MergePatchJson entries, and Retain entries for keys the pod lacks (a Retain key the pod has keeps its value)",
 			},
 		},
 		{
