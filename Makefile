@@ -68,6 +68,18 @@ CONTAINERD_VERSION := $(call mod_version,test/tools/containerd,github.com/contai
 RUNC_VERSION := $(call mod_version,test/tools/runc,github.com/opencontainers/runc)
 CNI_VERSION := $(call mod_version,test/tools/cni,github.com/containernetworking/plugins)
 
+# The oldest Kubernetes minor the operator supports (docs/supported-versions.md):
+# its kube-apiserver and kubectl, built from a module of their own, for the
+# envtest suites' second run (make test-integration); etcd is bin/k8s's.
+K8S_OLDEST_MOD := test/tools/k8s-1.35
+K8S_OLDEST_VERSION := $(patsubst v%,%,$(call mod_version,$(K8S_OLDEST_MOD),k8s.io/kubernetes))
+K8S_OLDEST_BIN := $(LOCALBIN)/k8s-1.35
+K8S_OLDEST_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v$(K8S_OLDEST_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(K8S_OLDEST_VERSION)))
+K8S_OLDEST_STAMP := $(K8S_OLDEST_BIN)/.built-k8s-$(call tools_hash,$(K8S_OLDEST_MOD))
+KUBE_APISERVER_OLDEST := $(K8S_OLDEST_BIN)/kube-apiserver
+KUBECTL_OLDEST := $(K8S_OLDEST_BIN)/kubectl
+
 # The go command that builds the tools, and the Debian commands that fetch
 # and unpack packages (the freshclone test sets them to true).
 GO ?= go
@@ -131,11 +143,14 @@ test: tools verify vet lint test-unit test-integration test-e2e ## Run every tes
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests (including the fuzz seed corpora and test/images, which builds the release images).
-	go test $$(go list ./... | grep -v -e /test/integration -e '/test/e2e$$' -e /test/e2e/incluster) -count=1 -timeout 20m
+	go test $$(go list ./... | grep -v -e /test/integration -e '/test/e2e$$' -e /test/e2e/incluster -e /test/e2e/lifecycle) -count=1 -timeout 20m
 
 .PHONY: test-integration
-test-integration: $(KUBE_APISERVER) $(ETCD) ## Run the envtest suites on a real kube-apiserver and etcd.
-	go test ./test/integration/... -count=1 -timeout 20m $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
+test-integration: $(KUBE_APISERVER) $(KUBECTL) $(ETCD) $(KUBE_APISERVER_OLDEST) $(KUBECTL_OLDEST) ## Run the envtest suites on a real kube-apiserver and etcd: the newest Kubernetes (bin/k8s), then the oldest supported minor (bin/k8s-1.35).
+	@echo ">> envtest suites on Kubernetes v$(K8S_VERSION) ($(K8S_BIN))"
+	SIDECARSET_K8S_BIN_DIR=$(K8S_BIN) go test ./test/integration/... -count=1 -timeout 20m $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
+	@echo ">> envtest suites on Kubernetes v$(K8S_OLDEST_VERSION) ($(K8S_OLDEST_BIN))"
+	SIDECARSET_K8S_BIN_DIR=$(K8S_OLDEST_BIN) go test ./test/integration/... -count=1 -timeout 20m $(if $(GINKGO_FLAGS),-args $(GINKGO_FLAGS))
 
 # The e2e suites run what a kubelet decides on a real node joined to their
 # kwok clusters (test/node), which needs root; REAL_NODE=off leaves those
@@ -327,10 +342,11 @@ root:
 ##@ Tools
 
 .PHONY: tools
-tools: $(CLUSTER_TOOLS) $(NODE_TOOLS) $(LINT_STAMP) ## Build every tool into bin/ (once; later calls do nothing).
+tools: $(CLUSTER_TOOLS) $(NODE_TOOLS) $(LINT_STAMP) $(K8S_OLDEST_STAMP) ## Build every tool into bin/ (once; later calls do nothing).
 
 $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL): $(K8S_STAMP)
 $(KUBELET): $(KUBELET_STAMP)
+$(KUBE_APISERVER_OLDEST) $(KUBECTL_OLDEST): $(K8S_OLDEST_STAMP)
 $(ETCD): $(ETCD_STAMP)
 $(CONTROLLER_GEN) $(KWOK) $(KWOKCTL): $(TOOLS_STAMP)
 $(GOLANGCI_LINT): $(LINT_STAMP)
@@ -348,6 +364,13 @@ $(K8S_STAMP):
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
 		k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl $(QUIET_DOWNLOADS)
 	@rm -f $(K8S_BIN)/.built-k8s-* && touch $@
+
+$(K8S_OLDEST_STAMP):
+	@echo ">> building kube-apiserver and kubectl v$(K8S_OLDEST_VERSION) from the Go module proxy (about 7 minutes on two cores, cold build cache)"
+	@mkdir -p $(K8S_OLDEST_BIN)
+	cd $(K8S_OLDEST_MOD) && GONOSUMDB=k8s.io/kubernetes $(GO) build -ldflags "$(K8S_OLDEST_LDFLAGS)" -o $(K8S_OLDEST_BIN)/ \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl $(QUIET_DOWNLOADS)
+	@rm -f $(K8S_OLDEST_BIN)/.built-k8s-* && touch $@
 
 $(ETCD_STAMP):
 	@echo ">> building etcd $(ETCD_VERSION) from the Go module proxy (about half a minute on two cores)"

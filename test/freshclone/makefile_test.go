@@ -30,13 +30,18 @@ var (
 		"download libseccomp-dev busybox-static"}
 )
 
+// oldestK8sTools is the build of the oldest supported minor's kube-apiserver
+// and kubectl, from their own module.
+var oldestK8sTools = []string{"cd test/tools/k8s-1.35 && GONOSUMDB=k8s.io/kubernetes"}
+
 // everyTool is every tool group's build.
-var everyTool = slices.Concat(k8sTools, etcdTools, devTools, lintTools, nodeTools)
+var everyTool = slices.Concat(k8sTools, etcdTools, oldestK8sTools, devTools, lintTools, nodeTools)
 
 // The line each group prints as its build starts.
 var announcements = map[string]string{
 	"k8s":        "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl v",
 	"etcd":       "building etcd v",
+	"k8s-1.35":   "building kube-apiserver and kubectl v1.35.",
 	"dev":        "building kwok, kwokctl and controller-gen",
 	"lint":       "building golangci-lint v",
 	"kubelet":    "building kubelet v",
@@ -119,7 +124,7 @@ func requireAnnounced(t *testing.T, target, plan string, groups ...string) {
 func TestFreshClone_DevBuildsTheClusterTools(t *testing.T) {
 	plan := makePlan(t, t.TempDir(), "-n", "dev")
 	requireAll(t, "dev", plan, k8sTools, etcdTools, devTools)
-	requireNone(t, "dev", plan, slices.Concat(lintTools, nodeTools))
+	requireNone(t, "dev", plan, slices.Concat(oldestK8sTools, lintTools, nodeTools))
 	requireAnnounced(t, "dev", plan, "k8s", "etcd", "dev")
 	if !strings.Contains(plan, "test/devenv up") {
 		t.Errorf("`make dev` does not start the dev cluster; its plan:\n%s", plan)
@@ -132,7 +137,7 @@ func TestFreshClone_DevBuildsTheClusterTools(t *testing.T) {
 func TestFreshClone_DevNodeBuildsTheNodeTools(t *testing.T) {
 	plan := makePlan(t, t.TempDir(), "-n", "dev-node")
 	requireAll(t, "dev-node", plan, nodeTools)
-	requireNone(t, "dev-node", plan, slices.Concat(k8sTools, etcdTools, devTools, lintTools))
+	requireNone(t, "dev-node", plan, slices.Concat(k8sTools, etcdTools, oldestK8sTools, devTools, lintTools))
 	requireAnnounced(t, "dev-node", plan, "kubelet", "containerd", "debs", "runc", "cni")
 	root, node := strings.Index(plan, "needs root"), strings.Index(plan, "test/devenv node-up")
 	if root < 0 || node < 0 || root > strings.Index(plan, "building kubelet") {
@@ -143,7 +148,26 @@ func TestFreshClone_DevNodeBuildsTheNodeTools(t *testing.T) {
 func TestFreshClone_ToolsBuildsEveryTool(t *testing.T) {
 	plan := makePlan(t, t.TempDir(), "-n", "tools")
 	requireAll(t, "tools", plan, everyTool)
-	requireAnnounced(t, "tools", plan, "k8s", "etcd", "dev", "lint", "kubelet", "containerd", "debs", "runc", "cni")
+	requireAnnounced(t, "tools", plan, "k8s", "etcd", "k8s-1.35", "dev", "lint", "kubelet", "containerd", "debs", "runc", "cni")
+}
+
+// make test-integration builds both API servers (and only the control
+// plane's tools), then runs the envtest suites on the newest Kubernetes and
+// then on the oldest supported minor, each run naming its version.
+func TestFreshClone_TestIntegrationRunsOnBothVersions(t *testing.T) {
+	bin := t.TempDir()
+	plan := makePlan(t, bin, "-n", "test-integration")
+	requireAll(t, "test-integration", plan, k8sTools, etcdTools, oldestK8sTools)
+	requireNone(t, "test-integration", plan, slices.Concat(devTools, lintTools, nodeTools))
+	requireAnnounced(t, "test-integration", plan, "k8s", "etcd", "k8s-1.35")
+	newest := strings.Index(plan, "SIDECARSET_K8S_BIN_DIR="+filepath.Join(bin, "k8s")+" go test ./test/integration/...")
+	oldest := strings.Index(plan, "SIDECARSET_K8S_BIN_DIR="+filepath.Join(bin, "k8s-1.35")+" go test ./test/integration/...")
+	if newest < 0 || oldest < newest {
+		t.Errorf("`make test-integration` does not run the suites on bin/k8s, then on bin/k8s-1.35; its plan:\n%s", plan)
+	}
+	if n := strings.Count(plan, "envtest suites on Kubernetes v"); n != 2 || !strings.Contains(plan, "envtest suites on Kubernetes v1.35.") {
+		t.Errorf("`make test-integration` does not announce each run with its Kubernetes version (%d announcements); its plan:\n%s", n, plan)
+	}
 }
 
 func TestFreshClone_TestBuildsEveryTool(t *testing.T) {

@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/onsi/ginkgo/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/version"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,8 +43,10 @@ type Env struct {
 	Client client.Client
 	// KubeconfigPath is an admin kubeconfig for kubectl.
 	KubeconfigPath string
-	// Kubectl is the kubectl built with the control plane.
+	// Kubectl is the kubectl of the API server's release.
 	Kubectl string
+	// ServerVersion is the API server's version (RequireMinor).
+	ServerVersion *version.Version
 	// ManagerCache is the cache of the operator that StartManager runs
 	// (nil before): what its webhooks and controller see.
 	ManagerCache client.Reader
@@ -70,17 +74,24 @@ type Options struct {
 	ServeConversion bool
 }
 
-// Start starts the control plane. The binaries come from KUBEBUILDER_ASSETS
-// (the Makefile exports bin/k8s) or, for runs outside make, from bin/k8s.
+// Start starts the control plane. kube-apiserver and kubectl come from
+// $SIDECARSET_K8S_BIN_DIR, etcd from KUBEBUILDER_ASSETS (the Makefile
+// exports bin/k8s); both default to bin/k8s. It prints the API server's
+// version.
 func Start(o Options) (*Env, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
+	bins := binariesFor(root, os.Getenv)
 	te := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: filepath.Join(root, "bin", "k8s"),
+		ControlPlane: envtest.ControlPlane{
+			APIServer:   &envtest.APIServer{Path: bins.APIServer},
+			Etcd:        &envtest.Etcd{Path: bins.Etcd},
+			KubectlPath: bins.Kubectl,
+		},
 		// The scheme knows the SidecarSet hub and spoke: envtest points the
 		// CRD's conversion webhook at its local webhook server.
 		Scheme: Scheme,
@@ -92,10 +103,14 @@ func Start(o Options) (*Env, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("starting envtest (run make envtest?): %w", err), te.Stop())
 	}
-	env := &Env{TestEnv: te, Config: cfg, Kubectl: filepath.Join(root, "bin", "k8s", "kubectl")}
+	env := &Env{TestEnv: te, Config: cfg, Kubectl: bins.Kubectl}
 	if env.Client, err = client.New(cfg, client.Options{Scheme: Scheme}); err != nil {
 		return nil, errors.Join(err, te.Stop())
 	}
+	if env.ServerVersion, err = serverVersion(cfg); err != nil {
+		return nil, errors.Join(err, te.Stop())
+	}
+	_, _ = fmt.Fprintf(ginkgo.GinkgoWriter, "envtest: kube-apiserver v%s (%s)\n", env.ServerVersion, bins.APIServer)
 	if env.KubeconfigPath, err = writeAdminKubeconfig(te); err != nil {
 		return nil, errors.Join(err, te.Stop())
 	}
