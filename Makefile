@@ -89,8 +89,11 @@ DPKG_DEB ?= dpkg-deb
 # envtest finds kube-apiserver and etcd here (controller-runtime's lookup).
 export KUBEBUILDER_ASSETS := $(K8S_BIN)
 
-IMG ?= ghcr.io/sidecarset-operator/sidecarset-operator:v0.1.0
+# The release version, MAJOR.MINOR.PATCH: the one source of the version the
+# binaries (package version, through VERSION_LDFLAGS), the images' labels,
+# the bundle and the release (make release) carry (docs/releases.md).
 VERSION ?= 0.1.0
+IMG ?= ghcr.io/sidecarset-operator/sidecarset-operator:v$(VERSION)
 GINKGO_FLAGS ?=
 
 ##@ General
@@ -188,13 +191,17 @@ bench-rollout: dev ## In-place rollout of 200 and 1000 pods, and resize of 1000,
 
 ##@ Build
 
+# The version and commit stamped into the binaries (package version).
+VERSION_LDFLAGS = -X github.com/sidecarset-operator/sidecarset-operator/version.version=$(VERSION) \
+	-X github.com/sidecarset-operator/sidecarset-operator/version.revision=$(REVISION)
+
 .PHONY: build
 build: kubectl-sidecarset ## Build the manager binary and the kubectl plugin.
-	go build -o $(LOCALBIN)/manager .
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(LOCALBIN)/manager .
 
 .PHONY: kubectl-sidecarset
-kubectl-sidecarset: ## Build the kubectl plugin (bin/kubectl-sidecarset: `kubectl sidecarset explain|inject|rollout` with bin/ on the PATH).
-	go build -o $(LOCALBIN)/kubectl-sidecarset ./cmd/kubectl-sidecarset
+kubectl-sidecarset: ## Build the kubectl plugin (bin/kubectl-sidecarset: `kubectl sidecarset explain|inject|rollout|version` with bin/ on the PATH).
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(LOCALBIN)/kubectl-sidecarset ./cmd/kubectl-sidecarset
 
 .PHONY: run
 run: ## Run the manager against the current kubeconfig.
@@ -282,8 +289,15 @@ CATALOG_IMG ?= ghcr.io/sidecarset-operator/sidecarset-operator-catalog:v$(VERSIO
 # Earlier releases' bundle images the catalog keeps in its upgrade graph
 # (space-separated; pulled).
 PREVIOUS_BUNDLES ?=
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
-REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+# Evaluated once per make (not at each use), so that every artifact of one
+# run names the same commit; exported, so that a sub-make keeps them.
+ifeq ($(origin SOURCE_DATE_EPOCH),undefined)
+SOURCE_DATE_EPOCH := $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+endif
+ifeq ($(origin REVISION),undefined)
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+endif
+export SOURCE_DATE_EPOCH REVISION
 IMAGE_FLAGS = --platforms=$(PLATFORMS) --source-date-epoch=$(SOURCE_DATE_EPOCH) --revision=$(REVISION)
 
 .PHONY: image
@@ -314,6 +328,19 @@ catalog-push: catalog ## Push the catalog image to CATALOG_IMG.
 
 .PHONY: release-push
 release-push: image-push bundle-image-push catalog-push ## Build and push the three images (IMG, BUNDLE_IMG, CATALOG_IMG).
+
+# make release SNAPSHOT=true takes the notes from CHANGELOG.md's Unreleased
+# section, to try a release before its section exists.
+SNAPSHOT ?=
+
+.PHONY: release
+release: catalog ## Write a release into dist/: the plugin's archives (linux, darwin x amd64, arm64), the krew manifest, install.yaml, the notes, the images by digest, checksums.
+	rm -rf dist
+	$(MAKE) --no-print-directory build-installer
+	go run ./hack/release --version=$(VERSION) --revision=$(REVISION) --source-date-epoch=$(SOURCE_DATE_EPOCH) --dist=dist \
+		--image=manager=$(IMAGES_DIR)/manager=$(IMG) --image=bundle=$(IMAGES_DIR)/bundle=$(BUNDLE_IMG) \
+		--image=catalog=$(IMAGES_DIR)/catalog=$(CATALOG_IMG) $(if $(filter true,$(SNAPSHOT)),--snapshot)
+	@ls -l dist
 
 ##@ Local simulated cluster
 
