@@ -23,6 +23,12 @@ KUBE_APISERVER := $(K8S_BIN)/kube-apiserver
 KUBE_CONTROLLER_MANAGER := $(K8S_BIN)/kube-controller-manager
 KUBE_SCHEDULER := $(K8S_BIN)/kube-scheduler
 KUBECTL := $(K8S_BIN)/kubectl
+# The kubectl of the deployment targets (install, deploy, undeploy, purge,
+# build-installer): the one on PATH when there is one, so that they build
+# nothing; else bin/k8s/kubectl, built from source. Set it to choose.
+DEPLOY_KUBECTL ?= $(or $(shell command -v kubectl 2>/dev/null),$(KUBECTL))
+# What the deployment targets need built: bin/k8s/kubectl only if they use it.
+DEPLOY_KUBECTL_DEP := $(filter $(KUBECTL),$(DEPLOY_KUBECTL))
 ETCD := $(K8S_BIN)/etcd
 CONTROLLER_GEN := $(LOCALBIN)/controller-gen
 KWOK := $(LOCALBIN)/kwok
@@ -218,26 +224,42 @@ docker-push: ## Push the manager image built by docker-build.
 ##@ Deployment
 
 .PHONY: install
-install: $(KUBECTL) ## Install the CRD into the cluster of the current kubeconfig.
-	$(KUBECTL) apply --server-side -k config/crd
+install: $(DEPLOY_KUBECTL_DEP) ## Install the CRD into the cluster of the current kubeconfig.
+	$(DEPLOY_KUBECTL) apply --server-side -k config/crd
 
 .PHONY: uninstall
-uninstall: $(KUBECTL) ## Remove the CRD (and every SidecarSet) from the cluster.
-	$(KUBECTL) delete --ignore-not-found -k config/crd
+uninstall: $(DEPLOY_KUBECTL_DEP) ## Remove the CRD (and every SidecarSet) from the cluster.
+	$(DEPLOY_KUBECTL) delete --ignore-not-found -k config/crd
 
 .PHONY: deploy
-deploy: $(KUBECTL) ## Deploy the operator (image IMG) into the cluster of the current kubeconfig.
-	cd config/manager && $(KUBECTL) kustomize . >/dev/null
-	$(KUBECTL) kustomize config/default | sed 's|ghcr.io/sidecarset-operator/sidecarset-operator:v0.1.0|$(IMG)|' | $(KUBECTL) apply -f -
+deploy: $(DEPLOY_KUBECTL_DEP) ## Deploy the operator (image IMG) into the cluster of the current kubeconfig.
+	cd config/manager && $(DEPLOY_KUBECTL) kustomize . >/dev/null
+	$(DEPLOY_KUBECTL) kustomize config/default | sed 's|ghcr.io/sidecarset-operator/sidecarset-operator:v0.1.0|$(IMG)|' | $(DEPLOY_KUBECTL) apply -f -
 
+# undeploy removes the operator (config/operator) and keeps the CRD, every
+# SidecarSet, the namespace, the ControllerRevisions and kruise-configuration.
+# The webhook configurations go first, so that no pod creation or SidecarSet
+# write (or delete) is sent to a manager that is going away
+# (docs/uninstall.md; e2e spec "make undeploy").
 .PHONY: undeploy
-undeploy: $(KUBECTL) ## Remove the operator from the cluster.
-	$(KUBECTL) delete --ignore-not-found -k config/default
+undeploy: $(DEPLOY_KUBECTL_DEP) ## Remove the operator; keep the CRD, every SidecarSet and the namespace (docs/uninstall.md).
+	$(DEPLOY_KUBECTL) delete --ignore-not-found -k config/webhook
+	$(DEPLOY_KUBECTL) delete --ignore-not-found -k config/operator
+
+# purge also deletes every SidecarSet and the CRD, and the namespace only
+# with PURGE_NAMESPACE=yes (OpenKruise may share it).
+PURGE_NAMESPACE ?= no
+.PHONY: purge
+purge: $(DEPLOY_KUBECTL_DEP) ## undeploy, then delete every SidecarSet and the CRD: make purge CONFIRM=yes [PURGE_NAMESPACE=yes].
+	@[ "$(CONFIRM)" = yes ] || { echo "make purge deletes every SidecarSet and the SidecarSet CRD; run: make purge CONFIRM=yes (docs/uninstall.md)" >&2; exit 1; }
+	$(MAKE) --no-print-directory undeploy DEPLOY_KUBECTL=$(DEPLOY_KUBECTL)
+	$(DEPLOY_KUBECTL) delete --ignore-not-found -k config/crd
+	@[ "$(PURGE_NAMESPACE)" != yes ] || $(DEPLOY_KUBECTL) delete --ignore-not-found namespace kruise-system
 
 .PHONY: build-installer
-build-installer: $(KUBECTL) ## Write dist/install.yaml, the whole install in one file.
+build-installer: $(DEPLOY_KUBECTL_DEP) ## Write dist/install.yaml, the whole install in one file.
 	@mkdir -p dist
-	$(KUBECTL) kustomize config/default | sed 's|ghcr.io/sidecarset-operator/sidecarset-operator:v0.1.0|$(IMG)|' > dist/install.yaml
+	$(DEPLOY_KUBECTL) kustomize config/default | sed 's|ghcr.io/sidecarset-operator/sidecarset-operator:v0.1.0|$(IMG)|' > dist/install.yaml
 
 ##@ OLM bundle
 
