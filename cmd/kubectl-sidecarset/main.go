@@ -24,7 +24,7 @@ func run() int {
 	cmd := cli.NewCommand(cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	if err := cmd.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
-		return 1
+		return cli.ExitCode(err)
 	}
-	return 0
+	return cli.ExitOK
 }

@@ -134,7 +134,7 @@ func TestCommands_Errors(t *testing.T) {
 	}{
 		{"explain needs a pod or a manifest", []string{"explain"}, "give a pod (pod/NAME) or a manifest (-f FILE)"},
 		{"explain takes pods only", []string{"explain", "deployment/web"}, `"deployment/web": explain takes a pod, as pod/NAME or pod NAME`},
-		{"explain has two outputs", []string{"explain", "-f", "testdata/inject/pod.yaml", "-o", "yaml"}, `--output "yaml": want text or json`},
+		{"explain has no wide table", []string{"explain", "-f", "testdata/inject/pod.yaml", "-o", "wide"}, `--output "wide": want one of json, yaml, `},
 		{"inject needs a manifest", []string{"inject"}, "give the manifests to inject with -f"},
 		{"a bad timestamp is refused", []string{"inject", "-f", "testdata/inject/pod.yaml", "--timestamp", "yesterday"}, `--timestamp: parsing time "yesterday"`},
 		{"reading a pod needs a cluster", []string{"explain", "pod/web"}, "reading the kubeconfig: "},

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -26,7 +25,7 @@ type target struct {
 }
 
 func newExplainCommand(o *options) *cobra.Command {
-	var output string
+	var output *output
 	cmd := &cobra.Command{
 		Use:   "explain (pod/NAME | pod NAME | -f FILE)",
 		Short: "Say which SidecarSets select a pod, why the others do not, and what injection adds",
@@ -38,18 +37,19 @@ func newExplainCommand(o *options) *cobra.Command {
 			"  kubectl sidecarset explain -f deploy.yaml\n" +
 			"  kubectl sidecarset explain -f pod.yaml --sidecarsets-from sidecarsets.yaml",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output %q: want text or json", output)
+			if err := output.validate(); err != nil {
+				return err
 			}
 			return runExplain(cmd.Context(), o, args, output, cmd)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "A manifest of pods or workloads to explain (a file, a directory, or - for standard input).")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json.")
+	o.addInjectionFlags(cmd.Flags())
+	output = addOutputFlags(cmd, outputOptions{text: "the report as text"})
 	return cmd
 }
 
-func runExplain(ctx context.Context, o *options, args []string, output string, cmd *cobra.Command) error {
+func runExplain(ctx context.Context, o *options, args []string, output *output, cmd *cobra.Command) error {
 	targets, inputs, err := explainTargets(ctx, o, args, cmd)
 	if err != nil {
 		return err
@@ -69,13 +69,11 @@ func runExplain(ctx context.Context, o *options, args []string, output string, c
 		}
 		reports = append(reports, r)
 	}
-	if output == "json" {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
+	if !output.text() {
 		if len(reports) == 1 {
-			return enc.Encode(reports[0])
+			return output.printReport(cmd.OutOrStdout(), reports[0])
 		}
-		return enc.Encode(reports)
+		return output.printReport(cmd.OutOrStdout(), reports)
 	}
 	var out bytes.Buffer
 	for i, r := range reports {
@@ -99,7 +97,7 @@ func explainTargets(ctx context.Context, o *options, args []string, cmd *cobra.C
 	}
 	switch {
 	case name != "" && len(o.files) > 0:
-		return nil, nil, errors.New("give a pod or -f, not both")
+		return nil, nil, usagef("give a pod or -f, not both")
 	case name != "":
 		c, err := o.client()
 		if err != nil {
@@ -112,7 +110,7 @@ func explainTargets(ctx context.Context, o *options, args []string, cmd *cobra.C
 		}
 		return []target{{source: "Pod " + key.String(), pod: asCreated(pod), existing: true}}, nil, nil
 	case len(o.files) == 0:
-		return nil, nil, errors.New("give a pod (pod/NAME) or a manifest (-f FILE)")
+		return nil, nil, usagef("give a pod (pod/NAME) or a manifest (-f FILE)")
 	}
 	var targets []target
 	var inputs []runtime.Object
@@ -159,7 +157,7 @@ func podName(args []string) (string, error) {
 			return args[1], nil
 		}
 	}
-	return "", fmt.Errorf("%q: explain takes a pod, as pod/NAME or pod NAME", strings.Join(args, " "))
+	return "", usagef("%q: explain takes a pod, as pod/NAME or pod NAME", strings.Join(args, " "))
 }
 
 func isPodKind(s string) bool {

@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/spf13/cobra"
 
@@ -16,27 +19,36 @@ import (
 )
 
 func newInjectCommand(o *options) *cobra.Command {
+	var output *output
 	cmd := &cobra.Command{
 		Use:   "inject -f FILE",
 		Short: "Print manifests with the sidecars injected, as the pod webhook would admit their pods",
 		Long: "inject reads manifests (Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers,\n" +
 			"Jobs, CronJobs; other kinds pass through unchanged) and prints them with each pod or pod template injected\n" +
 			"as the operator's pod webhook would inject the pods. A pod template is decided once, for all its pods.\n" +
-			"Pods the webhook would refuse make the command fail. Warnings go to standard error.",
+			"Pods the webhook would refuse make the command fail. Warnings go to standard error.\n" +
+			"The default output, and -o yaml, is the manifest with its documents in their order; -o json prints the\n" +
+			"objects as JSON (a List when there are several), -o name their names.",
 		Example: "  kubectl sidecarset inject -f deploy.yaml | kubectl apply -f -\n" +
+			"  kubectl sidecarset inject -f deploy.yaml -o json\n" +
 			"  kubectl sidecarset inject -f k8s/ --sidecarsets-from sidecarsets.yaml --timestamp 2026-01-01T00:00:00Z",
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runInject(cmd.Context(), o, cmd)
+			if err := output.validate(); err != nil {
+				return err
+			}
+			return runInject(cmd.Context(), o, output, cmd)
 		},
 	}
 	cmd.Flags().StringArrayVarP(&o.files, "filename", "f", nil, "A manifest to inject (a file, a directory, or - for standard input).")
+	o.addInjectionFlags(cmd.Flags())
+	output = addOutputFlags(cmd, outputOptions{name: true, text: "the manifest, YAML"})
 	return cmd
 }
 
-func runInject(ctx context.Context, o *options, cmd *cobra.Command) error {
+func runInject(ctx context.Context, o *options, output *output, cmd *cobra.Command) error {
 	if len(o.files) == 0 {
-		return errors.New("give the manifests to inject with -f")
+		return usagef("give the manifests to inject with -f")
 	}
 	var docs [][]byte
 	var inputs []runtime.Object
@@ -81,8 +93,37 @@ func runInject(ctx context.Context, o *options, cmd *cobra.Command) error {
 	for _, n := range st.notes {
 		cmd.PrintErrf("Note: %s\n", n)
 	}
+	if f := output.format(); f != outputText && f != outputYAML {
+		return printManifest(cmd.OutOrStdout(), output, out.Bytes())
+	}
 	_, err = cmd.OutOrStdout().Write(out.Bytes())
 	return err
+}
+
+// printManifest prints the objects of an injected manifest with kubectl's
+// printer of -o: several as a List (kubectl's form of several objects),
+// except for -o name, which names each.
+func printManifest(w io.Writer, output *output, manifest []byte) error {
+	var items []unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
+	for {
+		var obj map[string]any
+		if err := dec.Decode(&obj); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return err
+		}
+		if len(obj) > 0 {
+			items = append(items, unstructured.Unstructured{Object: obj})
+		}
+	}
+	if len(items) == 1 {
+		return output.printObjects(w, &items[0])
+	}
+	list := &unstructured.UnstructuredList{Items: items}
+	list.SetAPIVersion("v1")
+	list.SetKind("List")
+	return output.printObjects(w, list)
 }
 
 // manifestInjector returns the webhook over the state, with the labels of

@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -27,28 +27,42 @@ import (
 )
 
 func newPlanCommand(o *options) *cobra.Command {
-	var output, file string
+	var (
+		output *output
+		files  []string
+	)
 	cmd := &cobra.Command{
 		Use:   "plan NAME [-f new.yaml]",
 		Short: "Say what the next rollout of a SidecarSet would do to each pod, and in which order",
-		Long: "plan runs the controller's own rollout decision (controllers/rollout) over a SidecarSet's pods as they are\n" +
+		Long: "plan runs the controller's own rollout decision over a SidecarSet's pods as they are\n" +
 			"in the cluster, and prints, per pod, what the next rollout would do (an image changed in place, a resize,\n" +
 			"a recreation, nothing, or why it is blocked) and the batch its upgrade falls in. With -f, the SidecarSet is\n" +
 			"planned as the file describes it, as if it were applied. It changes nothing. Later batches assume that\n" +
-			"each batch completes before the next; PodDisruptionBudgets are applied by the API server at eviction time.",
+			"each batch completes before the next; PodDisruptionBudgets are applied by the API server at eviction time.\n" +
+			"-o wide adds the blocker of each blocked pod.",
 		Example: "  kubectl sidecarset plan log-agent\n" +
 			"  kubectl sidecarset plan log-agent -f log-agent-v2.yaml\n" +
 			"  kubectl sidecarset plan log-agent -o json",
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return fmt.Errorf("--output %q: want text or json", output)
+			if err := output.validate(); err != nil {
+				return err
+			}
+			if len(files) > 1 {
+				return usagef("plan takes one -f: the new version of SidecarSet %s", args[0])
+			}
+			file := ""
+			if len(files) == 1 {
+				file = files[0]
 			}
 			return runPlan(cmd.Context(), o, args[0], file, output, cmd)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", "A new version of the SidecarSet (a file, or - for standard input), planned as if it were applied.")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "Output format: text or json.")
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil,
+		"The new version of the SidecarSet NAME (a file that holds it, or - for standard input), planned as if it were applied; given once.")
+	o.addNamespaceLabelsFlag(cmd.Flags())
+	o.addDefaultsAllowedFlag(cmd.Flags())
+	output = addOutputFlags(cmd, outputOptions{wide: true, text: "the plan as text, a table of the pods"})
 	return cmd
 }
 
@@ -75,10 +89,7 @@ type planPod struct {
 	Blocker   string `json:"blocker,omitempty"`
 }
 
-func runPlan(ctx context.Context, o *options, name, file, output string, cmd *cobra.Command) error {
-	if o.sidecarSetsFrom != fromCluster {
-		return errNoCluster
-	}
+func runPlan(ctx context.Context, o *options, name, file string, output *output, cmd *cobra.Command) error {
 	c, err := o.client()
 	if err != nil {
 		return err
@@ -96,10 +107,10 @@ func runPlan(ctx context.Context, o *options, name, file, output string, cmd *co
 		return err
 	}
 	r := reportOf(s, in, plan)
-	if output == "json" {
-		return printObject(cmd.OutOrStdout(), output, r)
+	if !output.text() {
+		return output.printReport(cmd.OutOrStdout(), r)
 	}
-	return r.writeText(cmd.OutOrStdout())
+	return r.writeText(cmd.OutOrStdout(), output.format() == outputWide)
 }
 
 // planTarget reads the SidecarSet to plan: the cluster's, or the file's.
@@ -265,8 +276,9 @@ func strategyValue(v *intstr.IntOrString, def string) string {
 	return v.String()
 }
 
-// writeText prints the report as a table, pods in rollout order.
-func (r planReport) writeText(w io.Writer) error {
+// writeText prints the report as a table, pods in rollout order; wide
+// adds the blockers.
+func (r planReport) writeText(w io.Writer, wide bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "SidecarSet %s", r.SidecarSet)
 	if r.Revision != "" {
@@ -299,7 +311,11 @@ func (r planReport) writeText(w io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if _, err := fmt.Fprintln(tw, "BATCH\tPOD\tACTION\tDETAIL"); err != nil {
+	header := "BATCH\tPOD\tACTION\tDETAIL"
+	if wide {
+		header += "\tBLOCKER"
+	}
+	if _, err := fmt.Fprintln(tw, header); err != nil {
 		return err
 	}
 	for _, p := range r.Pods {
@@ -307,12 +323,13 @@ func (r planReport) writeText(w io.Writer) error {
 		if p.Batch > 0 {
 			batch = fmt.Sprint(p.Batch)
 		}
-		if _, err := fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\n", batch, p.Namespace, p.Name, p.Action, p.Detail); err != nil {
+		line := fmt.Sprintf("%s\t%s/%s\t%s\t%s", batch, p.Namespace, p.Name, p.Action, p.Detail)
+		if wide {
+			line += "\t" + cmp.Or(p.Blocker, "<none>")
+		}
+		if _, err := fmt.Fprintln(tw, line); err != nil {
 			return err
 		}
 	}
 	return tw.Flush()
 }
-
-// errNoCluster is returned when plan is asked to read files only.
-var errNoCluster = errors.New("plan reads the SidecarSet's pods from the cluster: --sidecarsets-from is not supported")

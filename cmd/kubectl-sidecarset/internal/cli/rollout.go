@@ -3,8 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -16,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
@@ -37,13 +34,13 @@ import (
 const resourceName = "sidecarset.apps.kruise.io"
 
 func newRolloutCommand(o *options) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "rollout (status | history | undo | pause | resume) NAME",
+	cmd := groupCommand(&cobra.Command{
+		Use:   "rollout",
 		Short: "Follow, list, undo, pause and resume the in-place rollout of a SidecarSet",
 		Long: "rollout manages the in-place rollout of a SidecarSet as kubectl rollout manages a Deployment's:\n" +
 			"status follows it until it completes (exit 0) or fails (exit 1), history lists its revisions,\n" +
 			"undo rolls it back to a recorded revision, pause and resume set updateStrategy.paused.",
-	}
+	})
 	cmd.AddCommand(newRolloutStatusCommand(o), newRolloutHistoryCommand(o), newRolloutUndoCommand(o),
 		newRolloutPauseCommand(o, true), newRolloutPauseCommand(o, false))
 	return cmd
@@ -53,7 +50,7 @@ func newRolloutCommand(o *options) *cobra.Command {
 // sidecarset.apps.kruise.io/NAME).
 func sidecarSetName(args []string) (string, error) {
 	if len(args) != 1 {
-		return "", errors.New("give one SidecarSet: NAME or sidecarset/NAME")
+		return "", usagef("give one SidecarSet: NAME or sidecarset/NAME")
 	}
 	kind, name, ok := strings.Cut(args[0], "/")
 	if !ok {
@@ -65,15 +62,12 @@ func sidecarSetName(args []string) (string, error) {
 			return name, nil
 		}
 	}
-	return "", fmt.Errorf("%q: want a SidecarSet, as NAME or sidecarset/NAME", args[0])
+	return "", usagef("%q: want a SidecarSet, as NAME or sidecarset/NAME", args[0])
 }
 
 // clusterClient returns a client of the cluster; the rollout commands have
 // no offline mode. Admission warnings go to the command's standard error.
 func (o *options) clusterClient(cmd *cobra.Command) (client.Client, error) {
-	if o.sidecarSetsFrom != fromCluster {
-		return nil, fmt.Errorf("rollout works on the cluster's SidecarSets: --sidecarsets-from %s is not supported", o.sidecarSetsFrom)
-	}
 	o.warnings = cmd.ErrOrStderr()
 	return o.client()
 }
@@ -81,12 +75,12 @@ func (o *options) clusterClient(cmd *cobra.Command) (client.Client, error) {
 // rolloutStart checks what every rollout command is given (one
 // SidecarSet, -o) and returns a client of the cluster and the SidecarSet's
 // name.
-func (o *options) rolloutStart(cmd *cobra.Command, args []string, output string) (client.Client, string, error) {
+func (o *options) rolloutStart(cmd *cobra.Command, args []string, output *output) (client.Client, string, error) {
 	name, err := sidecarSetName(args)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := checkOutput(output); err != nil {
+	if err := output.validate(); err != nil {
 		return nil, "", err
 	}
 	c, err := o.clusterClient(cmd)
@@ -94,7 +88,7 @@ func (o *options) rolloutStart(cmd *cobra.Command, args []string, output string)
 }
 
 // rolloutTarget is rolloutStart, then reads the SidecarSet.
-func (o *options) rolloutTarget(cmd *cobra.Command, args []string, output string) (client.Client, *appsv1beta1.SidecarSet, error) {
+func (o *options) rolloutTarget(cmd *cobra.Command, args []string, output *output) (client.Client, *appsv1beta1.SidecarSet, error) {
 	c, name, err := o.rolloutStart(cmd, args, output)
 	if err != nil {
 		return nil, nil, err
@@ -189,38 +183,9 @@ func selectedPods(ctx context.Context, c client.Client, s *appsv1beta1.SidecarSe
 	return pods, nil
 }
 
-// outputFlag registers -o for a command's machine-readable output.
-func outputFlag(cmd *cobra.Command, output *string) {
-	cmd.Flags().StringVarP(output, "output", "o", "", "Output format: json or yaml (default: text).")
-}
-
-// checkOutput validates -o.
-func checkOutput(output string) error {
-	if output != "" && output != "json" && output != "yaml" {
-		return fmt.Errorf("--output %q: want json or yaml", output)
-	}
-	return nil
-}
-
-// printObject prints v as indented JSON or as YAML.
-func printObject(w io.Writer, output string, v any) error {
-	if output == "yaml" {
-		data, err := yaml.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// printSidecarSet prints a SidecarSet as JSON or YAML, with its kind.
-func printSidecarSet(w io.Writer, output string, s *appsv1beta1.SidecarSet) error {
+// printSidecarSet prints a SidecarSet with kubectl's printer of -o.
+func printSidecarSet(w io.Writer, output *output, s *appsv1beta1.SidecarSet) error {
 	out := s.DeepCopy()
 	out.APIVersion, out.Kind = appsv1beta1.GroupVersion.String(), "SidecarSet"
-	out.ManagedFields = nil
-	return printObject(w, output, out)
+	return output.printObjects(w, out)
 }

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
@@ -27,6 +28,8 @@ type HistoryEntry struct {
 	// Images are its sidecars' images, as container=image, init containers
 	// first.
 	Images []string `json:"images"`
+	// Hash is the apps.kruise.io/sidecarset-hash its pods record.
+	Hash string `json:"hash"`
 	// Created is when it was recorded.
 	Created metav1.Time `json:"created"`
 	// Current is set for the revision of the SidecarSet's current spec
@@ -42,17 +45,19 @@ type HistoryEntry struct {
 func newRolloutHistoryCommand(o *options) *cobra.Command {
 	var (
 		number int64
-		output string
+		output *output
 	)
 	cmd := &cobra.Command{
 		Use:   "history NAME",
 		Short: "List a SidecarSet's revisions (its ControllerRevisions), with how many pods run each",
-		Long: "history lists the ControllerRevisions a SidecarSet recorded in the operator's namespace, oldest first: number,\n" +
-			"name, custom version, sidecar images, when it was recorded, whether it is the current spec, and how many of the\n" +
-			"SidecarSet's pods record it. --revision N shows what one revision recorded.",
+		Long: "history lists the ControllerRevisions a SidecarSet recorded in the operator's namespace, by revision number:\n" +
+			"number, name, custom version, sidecar images, when it was recorded, whether it is the current spec, and how\n" +
+			"many of the SidecarSet's pods record it (-o wide adds the hash the pods record). An undo gives the revision it\n" +
+			"restores the next number, so the numbers of a history change with each undo. --revision N shows what one\n" +
+			"revision recorded. -o name prints the ControllerRevisions' names.",
 		Example: "  kubectl sidecarset rollout history log-agent\n" +
 			"  kubectl sidecarset rollout history log-agent --revision 2 -o yaml",
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, s, err := o.rolloutTarget(cmd, args, output)
 			if err != nil {
@@ -74,14 +79,17 @@ func newRolloutHistoryCommand(o *options) *cobra.Command {
 			if number != 0 {
 				return printRevision(cmd.OutOrStdout(), output, s.Name, entries, revs, number)
 			}
-			if output != "" {
-				return printObject(cmd.OutOrStdout(), output, entries)
+			switch {
+			case output.format() == "name":
+				return output.printObjects(cmd.OutOrStdout(), revisionObjects(revs)...)
+			case !output.text():
+				return output.printReport(cmd.OutOrStdout(), entries)
 			}
-			return writeHistory(cmd.OutOrStdout(), entries)
+			return writeHistory(cmd.OutOrStdout(), entries, output.format() == outputWide)
 		},
 	}
 	cmd.Flags().Int64Var(&number, "revision", 0, "Show the details of this revision (its number).")
-	outputFlag(cmd, &output)
+	output = addOutputFlags(cmd, outputOptions{name: true, wide: true, text: "a table of the revisions"})
 	return cmd
 }
 
@@ -106,7 +114,7 @@ func historyOf(s *appsv1beta1.SidecarSet, revs []appsv1.ControllerRevision, pods
 		byName[r.Name], byHash[hashes.Hash] = i, i
 		entries = append(entries, HistoryEntry{
 			Revision: r.Revision, Name: r.Name, CustomVersion: r.Labels[appsv1beta1.SidecarSetCustomVersionLabel],
-			Images: images(&data), Created: r.CreationTimestamp, Current: r.Name == s.Status.LatestRevision,
+			Images: images(&data), Hash: hashes.Hash, Created: r.CreationTimestamp, Current: r.Name == s.Status.LatestRevision,
 		})
 	}
 	for _, p := range pods {
@@ -140,11 +148,15 @@ func images(d *revision.Data) []string {
 	return out
 }
 
-// writeHistory prints the history as a table.
-func writeHistory(w io.Writer, entries []HistoryEntry) error {
+// writeHistory prints the history as a table; wide adds the hashes.
+func writeHistory(w io.Writer, entries []HistoryEntry, wide bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	var b strings.Builder
-	b.WriteString("REVISION\tNAME\tCUSTOM-VERSION\tIMAGES\tCREATED\tPODS\tCURRENT\n")
+	b.WriteString("REVISION\tNAME\tCUSTOM-VERSION\tIMAGES\tCREATED\tPODS\tCURRENT")
+	if wide {
+		b.WriteString("\tHASH")
+	}
+	b.WriteString("\n")
 	for _, e := range entries {
 		version, current := e.CustomVersion, ""
 		if version == "" {
@@ -153,8 +165,12 @@ func writeHistory(w io.Writer, entries []HistoryEntry) error {
 		if e.Current {
 			current = "*"
 		}
-		fmt.Fprintf(&b, "%d\t%s\t%s\t%s\t%s\t%d\t%s\n", e.Revision, e.Name, version, strings.Join(e.Images, ","),
+		fmt.Fprintf(&b, "%d\t%s\t%s\t%s\t%s\t%d\t%s", e.Revision, e.Name, version, strings.Join(e.Images, ","),
 			e.Created.UTC().Format("2006-01-02T15:04:05Z"), e.Pods, current)
+		if wide {
+			b.WriteString("\t" + e.Hash)
+		}
+		b.WriteString("\n")
 	}
 	if _, err := io.WriteString(tw, b.String()); err != nil {
 		return err
@@ -162,8 +178,17 @@ func writeHistory(w io.Writer, entries []HistoryEntry) error {
 	return tw.Flush()
 }
 
+// revisionObjects are the revisions as objects to print.
+func revisionObjects(revs []appsv1.ControllerRevision) []runtime.Object {
+	objs := make([]runtime.Object, 0, len(revs))
+	for i := range revs {
+		objs = append(objs, &revs[i])
+	}
+	return objs
+}
+
 // printRevision prints one revision with what it recorded.
-func printRevision(w io.Writer, output, set string, entries []HistoryEntry, revs []appsv1.ControllerRevision, number int64) error {
+func printRevision(w io.Writer, output *output, set string, entries []HistoryEntry, revs []appsv1.ControllerRevision, number int64) error {
 	for i := range entries {
 		e := entries[i]
 		if e.Revision != number {
@@ -174,8 +199,11 @@ func printRevision(w io.Writer, output, set string, entries []HistoryEntry, revs
 			return err
 		}
 		e.Spec = &data
-		if output != "" {
-			return printObject(w, output, e)
+		switch {
+		case output.format() == "name":
+			return output.printObjects(w, &revs[i])
+		case !output.text():
+			return output.printReport(w, e)
 		}
 		current := ""
 		if e.Current {

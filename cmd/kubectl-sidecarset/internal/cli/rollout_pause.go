@@ -13,7 +13,10 @@ import (
 
 // newRolloutPauseCommand returns pause (paused true) or resume (false).
 func newRolloutPauseCommand(o *options, paused bool) *cobra.Command {
-	var output string
+	var (
+		output *output
+		write  writeOptions
+	)
 	verb, short := "resume", "Resume a paused rollout (updateStrategy.paused: false)"
 	if paused {
 		verb, short = "pause", "Pause a SidecarSet's rollout (updateStrategy.paused: true): upgraded pods stay, the others wait"
@@ -22,10 +25,15 @@ func newRolloutPauseCommand(o *options, paused bool) *cobra.Command {
 		Use:   verb + " NAME",
 		Short: short,
 		Long: short + ".\nNew pods are still injected, with the latest sidecars. A rollout the controller paused because of its failure\n" +
-			"budget is paused again at once while as many upgraded pods still fail: undo it, fix the sidecar, or raise the budget.",
-		Example: "  kubectl sidecarset rollout " + verb + " log-agent",
-		Args:    cobra.ExactArgs(1),
+			"budget is paused again at once while as many upgraded pods still fail: undo it, fix the sidecar, or raise the budget.\n" +
+			"The ClusterRole sidecarset-operator-oncall suffices, on any SidecarSet (docs/security.md).",
+		Example: "  kubectl sidecarset rollout " + verb + " log-agent\n" +
+			"  kubectl sidecarset rollout " + verb + " log-agent --dry-run=server -o yaml",
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := write.validate(); err != nil {
+				return err
+			}
 			c, s, err := o.rolloutTarget(cmd, args, output)
 			if err != nil {
 				return err
@@ -40,22 +48,27 @@ func newRolloutPauseCommand(o *options, paused bool) *cobra.Command {
 			if w := resumeWarning(s, paused); w != "" {
 				cmd.PrintErrln("Warning: " + w)
 			}
-			patch := fmt.Appendf(nil, `{"spec":{"updateStrategy":{"paused":%t}}}`, paused)
-			if err := c.Patch(ctx, s, client.RawPatch(types.MergePatchType, patch)); err != nil {
-				return fmt.Errorf("%s SidecarSet %s: %w", verb, name, err)
+			if write.send() {
+				patch := fmt.Appendf(nil, `{"spec":{"updateStrategy":{"paused":%t}}}`, paused)
+				if err := c.Patch(ctx, s, client.RawPatch(types.MergePatchType, patch), write.patchOptions()...); err != nil {
+					return fmt.Errorf("%s SidecarSet %s: %w", verb, name, err)
+				}
+			} else {
+				s.Spec.UpdateStrategy.Paused = paused
 			}
-			if output != "" {
+			if !output.text() {
 				return printSidecarSet(cmd.OutOrStdout(), output, s)
 			}
 			done := "resumed"
 			if paused {
 				done = "paused"
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s/%s %s\n", resourceName, name, done)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s/%s %s%s\n", resourceName, name, done, write.dryRunSuffix())
 			return err
 		},
 	}
-	outputFlag(cmd, &output)
+	addWriteFlags(cmd, &write)
+	output = addOutputFlags(cmd, outputOptions{name: true, text: "a line naming the SidecarSet"})
 	return cmd
 }
 

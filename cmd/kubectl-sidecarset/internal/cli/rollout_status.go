@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
@@ -79,7 +78,7 @@ func newRolloutStatusCommand(o *options) *cobra.Command {
 	var (
 		watch   bool
 		timeout time.Duration
-		output  string
+		output  *output
 	)
 	cmd := &cobra.Command{
 		Use:   "status NAME",
@@ -87,12 +86,16 @@ func newRolloutStatusCommand(o *options) *cobra.Command {
 		Long: "status prints where the rollout of a SidecarSet stands (pods updated and ready, the pods being upgraded,\n" +
 			"what it waits for and why) each time it changes, until it completes: it then exits 0. It exits 1 when the\n" +
 			"rollout passes its progress deadline or pauses itself on failed pods (the SidecarSet's rollout guards),\n" +
-			"or when --timeout passes. A rollout held by its partition or updateStrategy.selector is complete once the\n" +
-			"pods it may reach run the latest sidecars. With --watch=false it prints once and exits 0 unless it failed.",
+			"when --timeout passes, or when the SidecarSet's updateStrategy.type is NotUpdate (it has no rollout); 3 when\n" +
+			"the API server cannot be reached or refuses the user. A rollout held by its partition or\n" +
+			"updateStrategy.selector is complete once the pods it may reach run the latest sidecars. With --watch=false\n" +
+			"it prints once and exits 0 unless it failed.\n" +
+			"-o json, yaml, jsonpath and go-template print one document per change, as kubectl get --watch does: a\n" +
+			"stream of JSON documents, or YAML documents separated by ---; with --watch=false, one document.",
 		Example: "  kubectl sidecarset rollout status log-agent\n" +
 			"  kubectl sidecarset rollout status log-agent --timeout 10m\n" +
 			"  kubectl sidecarset rollout status log-agent --watch=false -o json",
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, name, err := o.rolloutStart(cmd, args, output)
 			if err != nil {
@@ -104,14 +107,17 @@ func newRolloutStatusCommand(o *options) *cobra.Command {
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			f := &follower{c: c, name: name, watch: watch, print: statusPrinter(cmd.OutOrStdout(), output), errOut: cmd.ErrOrStderr()}
+			printer, err := statusPrinter(cmd.OutOrStdout(), output)
+			if err != nil {
+				return err
+			}
+			f := &follower{c: c, name: name, watch: watch, print: printer, errOut: cmd.ErrOrStderr()}
 			return f.follow(ctx)
 		},
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", true, "Follow the rollout until it completes or fails; with false, print its status once.")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "How long to wait before giving up (exit 1); 0 waits forever.")
-	outputFlag(cmd, &output)
-	cmd.Flag("output").Usage = "Output format: json (one object per line per change) or yaml (one document per change); default text."
+	output = addOutputFlags(cmd, outputOptions{text: "kubectl rollout status's lines"})
 	return cmd
 }
 
@@ -287,28 +293,20 @@ func sameReport(a, b *RolloutStatus) bool {
 	return bytes.Equal(x, y)
 }
 
-// statusPrinter prints the reports as text, JSON lines or YAML documents.
-func statusPrinter(out io.Writer, output string) func(*RolloutStatus) error {
-	return func(st *RolloutStatus) error {
-		switch output {
-		case "json":
-			data, err := json.Marshal(st)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(out, "%s\n", data)
+// statusPrinter prints the reports as text, or each as a document of
+// kubectl's printer of -o (one printer: YAML documents are separated).
+func statusPrinter(out io.Writer, output *output) (func(*RolloutStatus) error, error) {
+	if output.text() {
+		return func(st *RolloutStatus) error {
+			_, err := io.WriteString(out, statusText(st))
 			return err
-		case "yaml":
-			data, err := yaml.Marshal(st)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(out, "---\n%s", data)
-			return err
-		}
-		_, err := io.WriteString(out, statusText(st))
-		return err
+		}, nil
 	}
+	p, err := output.printer()
+	if err != nil {
+		return nil, err
+	}
+	return func(st *RolloutStatus) error { return p.PrintObj(&report{v: st}, out) }, nil
 }
 
 // statusText renders a report as kubectl rollout status does, with the

@@ -191,14 +191,16 @@ func TestHistoryOf_CountsPodsPerRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []HistoryEntry{
-		{Revision: 1, Name: revs[0].Name, CustomVersion: "one", Images: []string{"agent=agent:1"}, Created: revs[0].CreationTimestamp, Pods: 2},
-		{Revision: 2, Name: revs[1].Name, Images: []string{"agent=agent:2"}, Created: revs[1].CreationTimestamp, Current: true, Pods: 2},
+		{Revision: 1, Name: revs[0].Name, CustomVersion: "one", Images: []string{"agent=agent:1"}, Hash: hashOf(revs[0]),
+			Created: revs[0].CreationTimestamp, Pods: 2},
+		{Revision: 2, Name: revs[1].Name, Images: []string{"agent=agent:2"}, Hash: hashOf(revs[1]),
+			Created: revs[1].CreationTimestamp, Current: true, Pods: 2},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}
 	var out strings.Builder
-	if err := writeHistory(&out, got); err != nil {
+	if err := writeHistory(&out, got, false); err != nil {
 		t.Fatal(err)
 	}
 	table := "REVISION  NAME              CUSTOM-VERSION  IMAGES         CREATED               PODS  CURRENT\n" +
@@ -206,6 +208,13 @@ func TestHistoryOf_CountsPodsPerRevision(t *testing.T) {
 		"2         " + revs[1].Name + "  <none>          agent=agent:2  2026-11-01T10:00:02Z  2     *\n"
 	if diff := cmp.Diff(table, out.String()); diff != "" {
 		t.Errorf("table (-want +got):\n%s", diff)
+	}
+	out.Reset()
+	if err := writeHistory(&out, got, true); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(out.String(), "\n"); !strings.HasSuffix(lines[0], "CURRENT  HASH") || !strings.HasSuffix(lines[1], "  "+hashOf(revs[0])) {
+		t.Errorf("wide table: want a HASH column, got\n%s", out.String())
 	}
 }
 
@@ -330,12 +339,13 @@ func TestRollout_Errors(t *testing.T) {
 		want string
 	}{
 		{"rollout works on the cluster only", []string{"rollout", "status", "agent", "--sidecarsets-from", "testdata/sidecarsets.yaml"},
-			"rollout works on the cluster's SidecarSets: --sidecarsets-from testdata/sidecarsets.yaml is not supported"},
+			"unknown flag: --sidecarsets-from"},
 		{"a SidecarSet is named, not another kind", []string{"rollout", "history", "deployment/web"},
 			`"deployment/web": want a SidecarSet, as NAME or sidecarset/NAME`},
 		{"one SidecarSet at a time", []string{"rollout", "pause", "a", "b"}, "accepts 1 arg(s), received 2"},
-		{"status prints json or yaml", []string{"rollout", "status", "agent", "-o", "wide"}, `--output "wide": want json or yaml`},
-		{"undo's dry run is one of kubectl's", []string{"rollout", "undo", "agent", "--dry-run", "yes"}, `--dry-run "yes": want none, client or server`},
+		{"status has no wide table", []string{"rollout", "status", "agent", "-o", "wide"}, `--output "wide": want one of json, yaml, `},
+		{"undo's dry run is one of kubectl's", []string{"rollout", "undo", "agent", "--dry-run=yes"}, `--dry-run "yes": want none, client or server`},
+		{"pause's dry run is one of kubectl's", []string{"rollout", "pause", "agent", "--dry-run=yes"}, `--dry-run "yes": want none, client or server`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,13 +12,6 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-)
-
-// Dry-run modes of undo, as kubectl's --dry-run.
-const (
-	dryRunNone   = "none"
-	dryRunClient = "client"
-	dryRunServer = "server"
 )
 
 // undoPlan is what undo writes: the SidecarSet with the revision restored,
@@ -36,8 +28,8 @@ func newRolloutUndoCommand(o *options) *cobra.Command {
 	var (
 		toRevision   int64
 		keepStrategy bool
-		dryRun       string
-		output       string
+		write        writeOptions
+		output       *output
 	)
 	cmd := &cobra.Command{
 		Use:   "undo NAME [--to-revision N]",
@@ -47,13 +39,14 @@ func newRolloutUndoCommand(o *options) *cobra.Command {
 			"rolls the pods back in place under the update strategy, onto the recorded revision (no new one), and GitOps\n" +
 			"tools see an ordinary spec change. So that the rollback reaches the pods, undo also resumes a paused rollout\n" +
 			"and sets a partition to 0 (the partition would keep the pods of the undone revision on it); --keep-strategy\n" +
-			"leaves updateStrategy as it is.",
+			"leaves updateStrategy as it is. The ClusterRole sidecarset-operator-oncall suffices, on any SidecarSet, for a revision\n" +
+			"within its recorded authority (docs/security.md).",
 		Example: "  kubectl sidecarset rollout undo log-agent\n" +
 			"  kubectl sidecarset rollout undo log-agent --to-revision 3 --dry-run=server -o yaml",
-		Args: cobra.ExactArgs(1),
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains([]string{dryRunNone, dryRunClient, dryRunServer}, dryRun) {
-				return fmt.Errorf("--dry-run %q: want none, client or server", dryRun)
+			if err := write.validate(); err != nil {
+				return err
 			}
 			c, s, err := o.rolloutTarget(cmd, args, output)
 			if err != nil {
@@ -75,27 +68,23 @@ func newRolloutUndoCommand(o *options) *cobra.Command {
 				return err
 			}
 			written := plan.restored
-			if dryRun != dryRunClient {
+			if write.send() {
 				written = plan.restored.DeepCopy()
-				opts := []client.PatchOption{}
-				if dryRun == dryRunServer {
-					opts = append(opts, client.DryRunAll)
-				}
-				if err := c.Patch(ctx, written, client.MergeFromWithOptions(s, client.MergeFromWithOptimisticLock{}), opts...); err != nil {
+				if err := c.Patch(ctx, written, client.MergeFromWithOptions(s, client.MergeFromWithOptimisticLock{}), write.patchOptions()...); err != nil {
 					return fmt.Errorf("rolling back SidecarSet %s: %w", name, err)
 				}
 			}
-			if output != "" {
+			if !output.text() {
 				return printSidecarSet(out, output, written)
 			}
-			return writeUndone(out, name, plan, dryRun)
+			return writeUndone(out, name, plan, write)
 		},
 	}
 	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "The revision to roll back to (its number); 0 is the previous one.")
 	cmd.Flags().BoolVar(&keepStrategy, "keep-strategy", false,
 		"Leave updateStrategy as it is: a paused rollout or a partition then holds the rollback back.")
-	cmd.Flags().StringVar(&dryRun, "dry-run", dryRunNone, "none, client (print what would be written) or server (the API server checks it, nothing is stored).")
-	outputFlag(cmd, &output)
+	addWriteFlags(cmd, &write)
+	output = addOutputFlags(cmd, outputOptions{name: true, text: "a line naming the SidecarSet and what changed"})
 	return cmd
 }
 
@@ -152,12 +141,9 @@ func planUndo(s *appsv1beta1.SidecarSet, revs []appsv1.ControllerRevision, numbe
 }
 
 // writeUndone says what undo did.
-func writeUndone(w io.Writer, name string, plan undoPlan, dryRun string) error {
-	suffix := ""
-	if dryRun != dryRunNone {
-		suffix = " (dry run: " + dryRun + ")"
-	}
-	if _, err := fmt.Fprintf(w, "%s/%s rolled back to revision %d (%s)%s\n", resourceName, name, plan.target.Revision, plan.target.Name, suffix); err != nil {
+func writeUndone(w io.Writer, name string, plan undoPlan, write writeOptions) error {
+	if _, err := fmt.Fprintf(w, "%s/%s rolled back to revision %d (%s)%s\n", resourceName, name, plan.target.Revision, plan.target.Name,
+		write.dryRunSuffix()); err != nil {
 		return err
 	}
 	for _, n := range plan.notes {

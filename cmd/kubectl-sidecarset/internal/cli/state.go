@@ -81,14 +81,16 @@ func (o *options) client() (client.Client, error) {
 	}
 	cfg, err := o.config().ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("reading the kubeconfig: %w", err)
+		return nil, clusterError{fmt.Errorf("reading the kubeconfig: %w", err)}
 	}
 	if o.warnings != nil {
 		cfg.WarningHandlerWithContext = nil
 		cfg.WarningHandler = rest.NewWarningWriter(o.warnings, rest.WarningWriterOptions{Deduplicate: true})
 	}
-	o.cl, err = client.New(cfg, client.Options{Scheme: scheme})
-	return o.cl, err
+	if o.cl, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return nil, clusterError{err}
+	}
+	return o.cl, nil
 }
 
 // now is the injection time the commands use.
@@ -98,7 +100,7 @@ func (o *options) now() (metav1.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339, o.timestamp)
 	if err != nil {
-		return metav1.Time{}, fmt.Errorf("--timestamp: %w", err)
+		return metav1.Time{}, usagef("--timestamp: %w", err)
 	}
 	return metav1.NewTime(t.UTC()), nil
 }
