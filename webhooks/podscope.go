@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -81,6 +82,15 @@ type PodWebhookScope struct {
 	// reports them); nil reports them in the log and metrics only.
 	State *scopestate.State
 
+	// Serving reports whether this replica's webhook server answers
+	// (Server.Serving). Until it does, the controller writes nothing: a
+	// scope written earlier would send pods to the failurePolicy Fail
+	// webhook with nothing to answer it (a first install, or one after
+	// make undeploy), and the server writes the scope itself just before
+	// it serves (writeScopeBeforeServing). Nil: always serving.
+	Serving func() bool
+	served  atomic.Bool
+
 	// Build is the manager's version: each write of the scope records it in
 	// the configurations' annotations (version.Annotation), where the
 	// kubectl plugin reads the operator's version. Empty records nothing.
@@ -123,8 +133,19 @@ func (r *PodWebhookScope) isOurs(o client.Object) bool {
 	return name == PodWebhookName || name == PodBestEffortWebhookName
 }
 
-// Reconcile recomputes the conditions and writes those that changed.
+// servingRetry is how soon the controller looks again whether the webhook
+// server serves.
+const servingRetry = time.Second
+
+// Reconcile recomputes the conditions and writes those that changed, once
+// the webhook server serves.
 func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	if r.Serving != nil && !r.served.Load() {
+		if !r.Serving() {
+			return reconcile.Result{RequeueAfter: servingRetry}, nil
+		}
+		r.served.Store(true) // asked once: a server that served keeps serving
+	}
 	if err := r.Sync(ctx); err != nil {
 		if errors.Is(err, errScopeConflict) {
 			// The cache was behind: the certificate rotation wrote the CA
@@ -376,4 +397,10 @@ func boolGauge(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// Serving reports whether the webhook server serves: its handlers are
+// registered and its port answers TLS (ReadyCheck passes).
+func (s *Server) Serving() bool {
+	return s.ReadyCheck()(nil) == nil
 }

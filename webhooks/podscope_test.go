@@ -309,3 +309,53 @@ func TestPodWebhookScope_DropsOLMsLabelExemption(t *testing.T) {
 	}
 	check("after OLM rewrote the configuration")
 }
+
+// TestPodWebhookScope_WritesNothingBeforeTheServerServes: the controller
+// leaves the installed scope (no pod) in place until the webhook server
+// answers; a scope written earlier sent pods to the failurePolicy Fail
+// webhook while nothing listened, and they were refused (the lifecycle e2e
+// suite's takeover, after make undeploy).
+func TestPodWebhookScope_WritesNothingBeforeTheServerServes(t *testing.T) {
+	ctx := context.Background()
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{
+			{Name: PodWebhookName, MatchConditions: []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: "false"}}},
+			{Name: PodBestEffortWebhookName, MatchConditions: []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: "false"}}},
+		},
+	}
+	set := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "mesh"}}
+	set.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	c := fake.NewClientBuilder().WithScheme(scopeTestScheme()).WithObjects(cfg, set).Build()
+	serving := false
+	r := &PodWebhookScope{Client: c, ConfigName: MutatingConfigName, Serving: func() bool { return serving }}
+	required := func() string {
+		got := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		if err := c.Get(ctx, types.NamespacedName{Name: MutatingConfigName}, got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Webhooks[0].MatchConditions[0].Expression
+	}
+
+	res, err := r.Reconcile(ctx, podScopeKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != servingRetry {
+		t.Fatalf("not serving: requeued after %v, want %v", res.RequeueAfter, servingRetry)
+	}
+	if e := required(); e != "false" {
+		t.Fatalf("not serving: the required webhook's condition is %q, want the installed false", e)
+	}
+
+	serving = true
+	if res, err = r.Reconcile(ctx, podScopeKey); err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != 0 {
+		t.Fatalf("serving: requeued after %v", res.RequeueAfter)
+	}
+	if e := required(); e == "false" || !strings.Contains(e, "web") {
+		t.Fatalf("serving: the required webhook's condition is %q, want the SidecarSet's selection", e)
+	}
+}

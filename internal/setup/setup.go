@@ -168,6 +168,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		}
 	}
 	if podScope != nil {
+		podScope.Serving = server.Serving
 		if err := podScope.SetupWithManager(mgr); err != nil {
 			return nil, fmt.Errorf("setting up the pod webhook scope: %w", err)
 		}
