@@ -84,6 +84,13 @@ type Options struct {
 	RealNode bool
 	// Out receives the real node's progress lines; nil discards them.
 	Out io.Writer
+	// Install is the kustomization, relative to the repository root, that
+	// the cluster gets before the host manager starts; config/e2e when
+	// empty. WebhookConfigurations names its mutating and validating
+	// webhook configurations, which the manager keeps; config/e2e's when
+	// empty.
+	Install               string
+	WebhookConfigurations [2]string
 }
 
 // RealNodeName is the name of the e2e cluster's real node.
@@ -146,11 +153,18 @@ func Setup(ctx context.Context, o Options) (*Env, error) {
 }
 
 // startHostManager installs the CRD and the local webhook configurations
-// (config/e2e), builds the manager and starts it on the host, as the
+// (config/e2e, or Options.Install), builds the manager and starts it on the host, as the
 // manager's ServiceAccount.
 func (e *Env) startHostManager(ctx context.Context, o Options) error {
 	c, root, dir := e.Cluster, e.RepoRoot, e.Dir
-	if _, err := c.RunKubectl(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(root, "config", "e2e")); err != nil {
+	install, webhooks := o.Install, o.WebhookConfigurations
+	if install == "" {
+		install = filepath.Join("config", "e2e")
+	}
+	if webhooks == [2]string{} {
+		webhooks = [2]string{"sidecarset-operator-local-mutating", "sidecarset-operator-local-validating"}
+	}
+	if _, err := c.RunKubectl(ctx, "apply", "--server-side", "--force-conflicts", "-k", filepath.Join(root, install)); err != nil {
 		return err
 	}
 	if err := waitEstablished(ctx, c, "sidecarsets.apps.kruise.io", time.Minute); err != nil {
@@ -178,13 +192,20 @@ func (e *Env) startHostManager(ctx context.Context, o Options) error {
 			"--webhook-port=" + strconv.Itoa(WebhookPort),
 			"--webhook-cert-dir=" + filepath.Join(dir, "certs"),
 			"--cert-dns-name=localhost",
-			"--mutating-webhook-configuration=sidecarset-operator-local-mutating",
-			"--validating-webhook-configuration=sidecarset-operator-local-validating",
+			"--mutating-webhook-configuration=" + webhooks[0],
+			"--validating-webhook-configuration=" + webhooks[1],
 		}, append(c.WebhookClientArgs(), o.ManagerArgs...)...),
 		LogPath:  filepath.Join(dir, "manager.log"),
 		ReadyURL: "http://" + HealthAddr + "/readyz",
 	}
 	return e.StartManager(ctx)
+}
+
+// InstallHostManager applies the install again and starts the host
+// manager with a new token of its ServiceAccount: installing the operator
+// anew after make undeploy removed it (and the account).
+func (e *Env) InstallHostManager(ctx context.Context, o Options) error {
+	return e.startHostManager(ctx, o)
 }
 
 // StartManager starts the manager and waits until it is ready. It fails at
