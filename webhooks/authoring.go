@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
@@ -48,6 +49,10 @@ type AuthoringPolicy struct {
 	// Authorizer answers the policy's permission checks for the requesting
 	// user.
 	Authorizer authorizer.UnconditionalAuthorizer
+	// Namespace is the operator's namespace, where the SidecarSets'
+	// ControllerRevisions are (Reader reads them): a restore by the verb
+	// rollback must put back one of them.
+	Namespace string
 }
 
 // NewSubjectAccessReviewAuthorizer returns an authorizer that asks the API
@@ -176,23 +181,38 @@ func (a *AuthoringPolicy) check(ctx context.Context, s, old *appsv1beta1.Sidecar
 			return apierrors.NewInternalError(err)
 		}
 	}
+	// A restore by the verb rollback (the on-call role) must put back what
+	// the SidecarSet's recorded authority approved, which the policy cannot
+	// check (it reads no revisions); a write that does not is judged as
+	// anyone's, without the verb, here, wherever the policy is evaluated.
+	authz := a.Authorizer
+	why := "the policy or its binding is not installed"
+	if s != nil && old != nil {
+		restore, err := a.restoreError(ctx, r, s, old)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if restore != nil {
+			authz, enforced = authoring.WithoutVerb(a.Authorizer, authoring.VerbRollback), false
+			why = "without the verb rollback: " + restore.Error()
+		}
+	}
 	if !enforced {
-		denial, err := a.Policy.Evaluate(ctx, r, a.Authorizer)
+		denial, err := a.Policy.Evaluate(ctx, r, authz)
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
 		if denial != nil {
 			// Worded as the API server words a policy's denial, saying who
-			// judged.
+			// judged and why.
 			return denied(req.Name, denial, fmt.Sprintf(
-				"ValidatingAdmissionPolicy '%s' (evaluated by the operator's webhook: the policy or its binding is not installed) denied request: ",
-				a.Policy.Name()))
+				"ValidatingAdmissionPolicy '%s' (evaluated by the operator's webhook: %s) denied request: ", a.Policy.Name(), why))
 		}
 	}
 	// The rights in each namespace the write reaches are checked here,
 	// whoever evaluates the policy: the API server's CEL cost limits allow
 	// a policy about 28 authorization checks per request.
-	denial, err := a.Policy.CheckNamespaces(ctx, r, a.Authorizer)
+	denial, err := a.Policy.CheckNamespaces(ctx, r, authz)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
@@ -200,6 +220,58 @@ func (a *AuthoringPolicy) check(ctx context.Context, s, old *appsv1beta1.Sidecar
 		return denied(req.Name, denial, "")
 	}
 	return nil
+}
+
+// restoreError returns, for a write the policy allows as a restore by the
+// verb rollback, why it does not put back what the SidecarSet's recorded
+// authority approved (authoring.CheckRestore against its revisions); nil
+// for any other write, or a restore that does.
+func (a *AuthoringPolicy) restoreError(ctx context.Context, r authoring.Request, s, old *appsv1beta1.SidecarSet) (reason, err error) {
+	restored, err := a.Policy.RestoredByVerb(ctx, r, a.Authorizer)
+	if err != nil || !restored {
+		return nil, err
+	}
+	return a.checkRestore(ctx, s, old)
+}
+
+// checkRestore is authoring.CheckRestore against the SidecarSet's
+// revisions.
+func (a *AuthoringPolicy) checkRestore(ctx context.Context, s, old *appsv1beta1.SidecarSet) (reason, err error) {
+	revs, err := fieldindex.ListRevisions(ctx, a.Reader, a.Namespace, old.Name)
+	if err != nil {
+		return nil, err
+	}
+	return authoring.CheckRestore(old, s, revs), nil
+}
+
+// restores reports whether an update, as its author wrote it (the
+// defaulting webhook's view: s is defaulted here as the API server will
+// store it), is a restore by the verb rollback that puts back what the
+// SidecarSet's recorded authority approved: the defaulting webhook then
+// keeps the record, as the validating webhook judges the write by it.
+func (a *AuthoringPolicy) restores(ctx context.Context, u user.Info, s, old *appsv1beta1.SidecarSet) (bool, error) {
+	defaulted := s.DeepCopy()
+	appsv1beta1.SetDefaults(defaulted)
+	// The record as the write will keep it (a write may leave it out).
+	if kept, had := old.Annotations[authority.Annotation]; had {
+		metav1.SetMetaDataAnnotation(&defaulted.ObjectMeta, authority.Annotation, kept)
+	} else {
+		delete(defaulted.Annotations, authority.Annotation)
+	}
+	r := authoring.Request{Operation: apiadmission.Update, User: u}
+	var err error
+	if r.Object, err = toUnstructured(defaulted); err != nil {
+		return false, err
+	}
+	if r.OldObject, err = toUnstructured(old); err != nil {
+		return false, err
+	}
+	restored, err := a.Policy.RestoredByVerb(ctx, r, a.Authorizer)
+	if err != nil || !restored {
+		return false, err
+	}
+	reason, err := a.checkRestore(ctx, defaulted, old)
+	return reason == nil, err
 }
 
 // denied is the refusal of a write of SidecarSet name, its message

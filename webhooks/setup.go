@@ -184,13 +184,14 @@ func (s *Server) Start(ctx context.Context) error {
 		PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
 	}
 	if s.opts.Authoring != nil {
-		validator.Authoring = &AuthoringPolicy{Policy: s.opts.Authoring, Reader: s.mgr.GetCache(), Authorizer: s.opts.Authorizer}
+		validator.Authoring = &AuthoringPolicy{Policy: s.opts.Authoring, Reader: s.mgr.GetCache(), Authorizer: s.opts.Authorizer,
+			Namespace: s.opts.Namespace}
 	}
 	// Both versions, at OpenKruise 1.9's paths and at the v1alpha1 paths of
 	// earlier releases (webhook configurations not yet updated).
 	for _, path := range []string{SidecarSetDefaultPath, LegacySidecarSetDefaultPath} {
 		s.register(srv, path, serving.Admission, &admission.Webhook{Handler: SidecarSetDefaulter{
-			Authorizer: s.opts.Authorizer, Reader: s.mgr.GetCache(), LiveReader: s.mgr.GetAPIReader()}})
+			Authorizer: s.opts.Authorizer, Reader: s.mgr.GetCache(), LiveReader: s.mgr.GetAPIReader(), Restores: validator.Authoring}})
 	}
 	for _, path := range []string{SidecarSetValidatePath, LegacySidecarSetValidatePath} {
 		s.register(srv, path, serving.Admission, &admission.Webhook{Handler: validator})

@@ -37,7 +37,8 @@ import (
 // It also records the authority the SidecarSet's sidecars act with
 // (authority.Annotation): on a create, and on an update that changes what
 // is injected or where, the custom verbs the requesting user holds on it;
-// other updates keep the record. Only this webhook writes it: a create that
+// other updates keep the record, and so does a restore by the verb rollback
+// (AuthoringPolicy.restores). Only this webhook writes it: a create that
 // sets it, or an update that changes it, is refused.
 //
 // It also records the UIDs of the namespaces the SidecarSet names one by
@@ -52,6 +53,11 @@ type SidecarSetDefaulter struct {
 	// LiveReader reads a namespace the cache does not have yet: the API
 	// server.
 	LiveReader client.Reader
+	// Restores recognizes a restore by the verb rollback, which keeps the
+	// record (the on-call role goes back to what the recorded authority
+	// approved, without raising or lowering it); nil: every update that
+	// changes what is injected records its author's verbs.
+	Restores *AuthoringPolicy
 }
 
 var _ admission.Handler = SidecarSetDefaulter{}
@@ -130,7 +136,13 @@ func (d SidecarSetDefaulter) record(ctx context.Context, req admission.Request) 
 		if set && (!had || written != kept) {
 			return nil, refuse("the request changes it; remove it from the object you write")
 		}
-		if !authority.ContentChanged(old, s) {
+		restore := false
+		if authority.ContentChanged(old, s) && d.Restores != nil {
+			if restore, err = d.Restores.restores(ctx, userInfo(req.UserInfo), s, old); err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+		}
+		if restore || !authority.ContentChanged(old, s) {
 			if !had {
 				return nil, nil
 			}

@@ -63,7 +63,7 @@ const (
 // MinKubernetesVersion is the oldest API server the operator supports: the
 // policy's expressions must compile with the CEL library of this version,
 // or the API server refuses to store the policy.
-var MinKubernetesVersion = version.MajorMinor(1, 30)
+var MinKubernetesVersion = version.MajorMinor(1, 35)
 
 // Manifests decodes the shipped policy and binding. Each call returns new
 // objects.
@@ -108,6 +108,9 @@ type Policy struct {
 	// namespaceFacts reads the variables NamespaceChecks needs (nil if the
 	// policy lacks them).
 	namespaceFacts plugincel.ConditionEvaluator
+	// restored reads the variable RestoredByVerb reports (nil if the policy
+	// lacks it).
+	restored plugincel.ConditionEvaluator
 }
 
 // Load compiles the shipped policy with the CEL library of
@@ -182,6 +185,13 @@ func Compile(vap *admissionregistrationv1.ValidatingAdmissionPolicy, compatibili
 	}
 	if p.namespaceFacts, err = compileNamespaceFacts(compiler, defined); err != nil {
 		return nil, fmt.Errorf("policy %s: %w", vap.Name, err)
+	}
+	if defined[strings.TrimPrefix(restoredFact, "variables.")] {
+		p.restored = compiler.CompileCondition([]plugincel.ExpressionAccessor{expression{source: restoredFact, returns: []*cel.Type{cel.BoolType}}},
+			withAuthorizer, environment.NewExpressions)
+		if errs := p.restored.CompilationErrors(); len(errs) > 0 {
+			return nil, fmt.Errorf("policy %s: %w", vap.Name, errors.Join(errs...))
+		}
 	}
 	if spec.FailurePolicy != nil {
 		p.failurePolicy = *spec.FailurePolicy

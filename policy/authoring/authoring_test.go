@@ -57,6 +57,7 @@ const (
 	secrets       = "inject-secrets apps.kruise.io/sidecarsets /agent"
 	podsInTeamA   = "create /pods team-a/"
 	pauseRollouts = "pause-rollouts apps.kruise.io/sidecarsets /agent"
+	rollback      = "rollback apps.kruise.io/sidecarsets /agent"
 )
 
 // sidecarSet builds a SidecarSet named agent from the YAML of its v1alpha1
@@ -357,8 +358,10 @@ func TestEvaluate_EveryWriteIsJudged(t *testing.T) {
 		old, spec string
 		// oldAnnotations and annotations are the objects' annotations.
 		oldAnnotations, annotations map[string]string
-		allowed                     []string
-		want                        string
+		// customVersion is the new object's spec.customVersion.
+		customVersion string
+		allowed       []string
+		want          string
 	}{{
 		name: "pausing the rollout of a privileged, cluster-wide SidecarSet needs its reach, inject-all-namespaces, not the content's verbs",
 		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",
@@ -388,10 +391,107 @@ func TestEvaluate_EveryWriteIsJudged(t *testing.T) {
 		allowed: []string{pauseRollouts},
 		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
 	}, {
-		name: "pause-rollouts does not pause injection",
-		old:  plain, spec: plain + "injectionStrategy: {paused: true}\n",
+		name: "pause-rollouts pauses injection of a privileged, cluster-wide SidecarSet (the on-call role)",
+		old:  privilegedSpec, spec: privilegedSpec + "injectionStrategy: {paused: true}\n",
+		allowed: []string{pauseRollouts},
+	}, {
+		name: "pause-rollouts pauses the rollout and injection at once",
+		old:  privilegedSpec + "namespace: team-b\n", spec: privilegedSpec + "namespace: team-b\nupdateStrategy: {paused: true}\ninjectionStrategy: {paused: true}\n",
+		allowed: []string{pauseRollouts},
+	}, {
+		name: "pause-rollouts does not resume injection",
+		old:  privilegedSpec + "injectionStrategy: {paused: true}\n", spec: privilegedSpec,
 		allowed: []string{pauseRollouts},
 		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "pause-rollouts allows nothing else with a pause of injection: the image",
+		old:  privilegedSpec, spec: strings.Replace(privilegedSpec, "agent:1", "agent:2", 1) + "injectionStrategy: {paused: true}\n",
+		allowed: []string{pauseRollouts},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "rollback resumes the rollout of a privileged, cluster-wide SidecarSet",
+		old:  privilegedSpec + "updateStrategy: {paused: true}\n", spec: privilegedSpec,
+		allowed: []string{rollback},
+	}, {
+		name: "rollback resumes injection",
+		old:  privilegedSpec + "injectionStrategy: {paused: true}\n", spec: privilegedSpec,
+		allowed: []string{rollback},
+	}, {
+		name: "rollback resumes the rollout of another team's SidecarSet without its namespace's rights",
+		old:  privilegedSpec + "namespace: team-b\nupdateStrategy: {paused: true}\n", spec: privilegedSpec + "namespace: team-b\n",
+		allowed: []string{rollback},
+	}, {
+		name:           "rollback puts back earlier content, resumes and clears the partition, as rollout undo writes it (the webhook checks the revision)",
+		old:            strings.Replace(privilegedSpec, "agent:1", "agent:2", 1) + "updateStrategy: {paused: true, partition: 3}\n",
+		spec:           privilegedSpec,
+		oldAnnotations: map[string]string{"kruise.io/sidecarset-hash": "new", "sidecarset-operator.dev/authority": "inject-privileged,inject-secrets,inject-all-namespaces"},
+		annotations:    map[string]string{"kruise.io/sidecarset-hash": "old", "sidecarset-operator.dev/authority": "inject-privileged,inject-secrets,inject-all-namespaces"},
+		allowed:        []string{rollback},
+	}, {
+		name:    "rollback sets a partition to 0 with earlier content",
+		old:     strings.Replace(privilegedSpec, "agent:1", "agent:2", 1) + "updateStrategy: {partition: 50%}\n",
+		spec:    privilegedSpec + "updateStrategy: {partition: 0%}\n",
+		allowed: []string{rollback},
+	}, {
+		name: "rollback does not pause",
+		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",
+		allowed: []string{rollback},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "rollback allows no new selector with a resume",
+		old:  privilegedSpec + "updateStrategy: {paused: true}\n", spec: strings.Replace(privilegedSpec, "app: web", "tier: front", 1),
+		allowed: []string{rollback},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name:    "rollback allows no partition but 0: a partition of 3 with earlier content",
+		old:     strings.Replace(privilegedSpec, "agent:1", "agent:2", 1),
+		spec:    privilegedSpec + "updateStrategy: {partition: 3}\n",
+		allowed: []string{rollback},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "rollback does not clear a partition without earlier content: the current one would reach every pod",
+		old:  privilegedSpec + "updateStrategy: {paused: true, partition: 3}\n", spec: privilegedSpec,
+		allowed: []string{rollback},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "rollback does not change the pace of the rollout",
+		old:  privilegedSpec + "updateStrategy: {paused: true}\n", spec: privilegedSpec + "updateStrategy: {maxUnavailable: 100%}\n",
+		allowed: []string{rollback},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "rollback does not pin a revision",
+		old:  privilegedSpec + "namespace: team-b\n", spec: privilegedSpec + "namespace: team-b\ninjectionStrategy: {revision: {customVersion: v1}}\n",
+		allowed: []string{rollback},
+		want:    `spec.containers[0].securityContext.privileged: injecting privileged settings requires permission to inject-privileged sidecarsets.apps.kruise.io "agent"` + bob,
+	}, {
+		name: "rollback does not change the custom version alone",
+		old:  privilegedSpec + "updateStrategy: {paused: true}\n", spec: privilegedSpec, customVersion: "v9",
+		allowed: []string{rollback},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name:           "rollback does not raise the authority record",
+		old:            strings.Replace(privilegedSpec, "agent:1", "agent:2", 1),
+		spec:           privilegedSpec,
+		oldAnnotations: map[string]string{"sidecarset-operator.dev/authority": "inject-all-namespaces"},
+		annotations:    map[string]string{"sidecarset-operator.dev/authority": "inject-privileged,inject-secrets,inject-all-namespaces"},
+		allowed:        []string{rollback},
+		want:           `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "rollback changes no label or other annotation",
+		old:  privilegedSpec + "updateStrategy: {paused: true}\n", spec: privilegedSpec,
+		annotations: map[string]string{"sidecarset-operator.dev/failure-policy": "Ignore"},
+		allowed:     []string{rollback},
+		want:        `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "a resume without rollback is judged as any write: the reach",
+		old:  privilegedSpec + "updateStrategy: {paused: true}\n", spec: privilegedSpec,
+		allowed: []string{pauseRollouts},
+		want:    `spec.namespaceSelector: changing a SidecarSet that injects into every namespace requires permission to inject-all-namespaces sidecarsets.apps.kruise.io "agent"` + bob + confine,
+	}, {
+		name: "earlier content without rollback is judged as any write: its verbs",
+		old:  strings.Replace(privilegedSpec, "agent:1", "agent:2", 1), spec: privilegedSpec,
+		allowed: []string{allNamespaces, secrets},
+		want:    `spec.containers[0].securityContext.privileged: injecting privileged settings requires permission to inject-privileged sidecarsets.apps.kruise.io "agent"` + bob,
 	}, {
 		name: "pausing the rollout of another team's cluster-wide SidecarSet is refused without inject-all-namespaces",
 		old:  privilegedSpec, spec: privilegedSpec + "updateStrategy: {paused: true}\n",
@@ -497,6 +597,11 @@ func TestEvaluate_EveryWriteIsJudged(t *testing.T) {
 			if r.Operation != apiadmission.Delete {
 				r.Object = sidecarSet(t, tc.spec)
 				r.Object.SetAnnotations(tc.annotations)
+				if tc.customVersion != "" {
+					if err := unstructured.SetNestedField(r.Object.Object, tc.customVersion, "spec", "customVersion"); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			got, err := p.Judge(t.Context(), r, &grants{allowed: tc.allowed})
 			if err != nil {

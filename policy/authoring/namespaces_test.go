@@ -164,6 +164,14 @@ func TestNamespaceChecks_EvictionAndResize(t *testing.T) {
 		spec: plain + ns, annotate: map[string]string{"sidecarset-operator.dev/recreate-pods": "true", "sidecarset-operator.dev/min-ready-seconds": "0"},
 		want: []string{"create pods spec.namespaceSelector", "create pods/eviction metadata.annotations"},
 	}, {
+		name: "pausing injection while recreate-pods is on evicts nothing", old: plain + ns, oldAnnotations: recreate,
+		spec: plain + ns + "injectionStrategy: {paused: true}\n", annotate: recreate,
+		want: []string{"create pods spec.namespaceSelector"},
+	}, {
+		name: "putting back earlier content while recreate-pods is on", old: strings.Replace(plain, "agent:1", "agent:2", 1) + ns, oldAnnotations: recreate,
+		spec: plain + ns, annotate: recreate,
+		want: []string{"create pods spec.namespaceSelector", "create pods/eviction spec"},
+	}, {
 		name: "pausing while recreate-pods is on evicts nothing more", old: plain + ns, oldAnnotations: recreate, spec: paused + ns, annotate: recreate,
 		want: []string{"create pods spec.namespaceSelector"},
 	}, {

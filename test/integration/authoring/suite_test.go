@@ -49,6 +49,8 @@ const (
 	// erin writes SidecarSets and may create pods in every namespace, but
 	// not inject into every namespace.
 	erin = "erin"
+	// oscar is on call: the on-call role and nothing else.
+	oscar = "oscar"
 	// operator is the manager's ServiceAccount, with the manager's role.
 	operator = "system:serviceaccount:" + framework.OperatorNamespace + ":sidecarset-operator"
 )
@@ -78,7 +80,7 @@ var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamA}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamB}})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	grantRoles(ctx)
-	for _, u := range []string{alice, ciBot, carol, dave, erin, operator} {
+	for _, u := range []string{alice, ciBot, carol, dave, erin, oscar, operator} {
 		clients[u], err = env.NewUserClient(u)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	}
@@ -113,6 +115,7 @@ func grantRoles(ctx context.Context) {
 	}
 	bind(dave, "sidecarset-operator-inject-privileged")
 	bind(dave, "sidecarset-operator-inject-secrets")
+	bind(oscar, "sidecarset-operator-oncall")
 	// The built-in edit role is aggregated by kube-controller-manager, which
 	// envtest does not run: workloads stands for it (whatever it
 	// aggregates, no SidecarSet access is among it, see test/rbac).
