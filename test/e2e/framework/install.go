@@ -35,18 +35,35 @@ func (e *Env) InstallFromImage(ctx context.Context) (string, error) {
 	if e.Node == nil {
 		return "", fmt.Errorf("the operator runs from its image on the real node: the environment has none")
 	}
-	layout := filepath.Join(e.Dir, "image", "manager")
+	digest, err := e.pushImage(ctx, e.RepoRoot, filepath.Join(e.Dir, "image", "manager"), ManagerImage)
+	if err != nil {
+		return "", err
+	}
+	manifests, err := e.renderInstall(ctx, e.RepoRoot, filepath.Join(e.Dir, "install"), "")
+	if err != nil {
+		return "", err
+	}
+	if _, err := e.Cluster.RunKubectlStdin(ctx, manifests, "apply", "--server-side", "-f", "-"); err != nil {
+		return "", err
+	}
+	return digest, nil
+}
+
+// pushImage builds the manager's image from the checkout at root, as make
+// image does, into layout, and pushes it to the real node's registry under
+// image. It returns the image's digest.
+func (e *Env) pushImage(ctx context.Context, root, layout, image string) (string, error) {
 	build := exec.CommandContext(ctx, "go", "run", "./hack/image", "manager", "--platforms=linux/"+runtime.GOARCH,
-		"--image="+ManagerImage, "--version=0.1.0", "--out="+layout)
-	build.Dir = e.RepoRoot
+		"--image="+image, "--version=0.1.0", "--out="+layout)
+	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the manager image: %w\n%s", err, out)
+		return "", fmt.Errorf("building the manager image in %s: %w\n%s", root, err, out)
 	}
 	idx, err := release.ReadLayout(layout)
 	if err != nil {
 		return "", err
 	}
-	ref, err := node.PushReference(e.Node.Registry(), ManagerImage)
+	ref, err := node.PushReference(e.Node.Registry(), image)
 	if err != nil {
 		return "", err
 	}
@@ -57,19 +74,13 @@ func (e *Env) InstallFromImage(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	manifests, err := e.renderInstall(ctx)
-	if err != nil {
-		return "", err
-	}
-	if _, err := e.Cluster.RunKubectlStdin(ctx, manifests, "apply", "--server-side", "-f", "-"); err != nil {
-		return "", err
-	}
 	return digest.String(), nil
 }
 
-// renderInstall renders config/default with the two patches, through an
-// overlay written under the environment's directory.
-func (e *Env) renderInstall(ctx context.Context) ([]byte, error) {
+// renderInstall renders the config/default of the checkout at root with
+// the two patches, through an overlay written into dir; a non-empty digest
+// pins the manager's image to it.
+func (e *Env) renderInstall(ctx context.Context, root, dir, digest string) ([]byte, error) {
 	server, err := url.Parse(e.Config.Host)
 	if err != nil {
 		return nil, err
@@ -78,15 +89,14 @@ func (e *Env) renderInstall(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(e.Dir, "install")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	base, err := filepath.Rel(dir, filepath.Join(e.RepoRoot, "config", "default"))
+	base, err := filepath.Rel(dir, filepath.Join(root, "config", "default"))
 	if err != nil {
 		return nil, err
 	}
-	clientAuth, err := filepath.Rel(dir, filepath.Join(e.RepoRoot, "config", "clientauth"))
+	clientAuth, err := filepath.Rel(dir, filepath.Join(root, "config", "clientauth"))
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +148,9 @@ patches:
             - name: KUBERNETES_SERVICE_PORT
               value: %q
 `, base, clientAuth, indent(string(annotations), "        "), hostIP, server.Port())
+	if digest != "" {
+		kustomization += fmt.Sprintf("images:\n- name: %s\n  digest: %s\n", strings.Split(ManagerImage, ":")[0], digest)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
 		return nil, err
 	}
