@@ -57,8 +57,16 @@ func serverVersion(cfg *rest.Config) (*version.Version, error) {
 // Kubernetes 1.minor, printing why: reason names the API server behaviour
 // the spec asserts and the release that brought it.
 func (e *Env) RequireMinor(minor uint, reason string) {
-	if e.ServerVersion.Minor() >= minor {
-		return
+	if msg, skip := tooOld(e.ServerVersion, minor, reason); skip {
+		ginkgo.Skip(msg)
 	}
-	ginkgo.Skip(fmt.Sprintf("needs Kubernetes 1.%d, the API server is v%s: %s", minor, e.ServerVersion, reason))
+}
+
+// tooOld says whether a server of version v is older than Kubernetes
+// 1.minor, and the skip message then.
+func tooOld(v *version.Version, minor uint, reason string) (string, bool) {
+	if v.Major() > 1 || v.Minor() >= minor {
+		return "", false
+	}
+	return fmt.Sprintf("needs Kubernetes 1.%d, the API server is v%s: %s", minor, v, reason), true
 }

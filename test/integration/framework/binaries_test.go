@@ -2,6 +2,8 @@ package framework
 
 import (
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/version"
 )
 
 func TestBinariesFor(t *testing.T) {
@@ -25,5 +27,25 @@ func TestBinariesFor(t *testing.T) {
 				t.Errorf("binariesFor = %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestTooOld(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		server   string
+		minor    uint
+		wantSkip bool
+		wantMsg  string
+	}{
+		{"v1.35.4", 37, true, "needs Kubernetes 1.37, the API server is v1.35.4: why"},
+		{"v1.37.1", 37, false, ""},
+		{"v1.38.0", 37, false, ""},
+		{"v1.35.4", 35, false, ""},
+	} {
+		msg, skip := tooOld(version.MustParseGeneric(tc.server), tc.minor, "why")
+		if skip != tc.wantSkip || msg != tc.wantMsg {
+			t.Errorf("tooOld(%s, 1.%d) = %q, %v; want %q, %v", tc.server, tc.minor, msg, skip, tc.wantMsg, tc.wantSkip)
+		}
 	}
 }
