@@ -33,6 +33,9 @@ type output struct {
 	wide bool
 	// formats are the values -o takes, for the errors.
 	formats []string
+	// printer is made once, so that the YAML printer separates the
+	// documents of successive prints.
+	made printers.ResourcePrinter
 }
 
 // outputOptions are the formats a command offers besides kubectl's json,
@@ -91,11 +94,18 @@ func (o *output) validate() error {
 
 // printer is kubectl's printer of -o.
 func (o *output) printer() (printers.ResourcePrinter, error) {
+	if o.made != nil {
+		return o.made, nil
+	}
 	p, err := o.flags.ToPrinter()
 	if genericclioptions.IsNoCompatiblePrinterError(err) {
 		return nil, usagef("--output %q: want one of %s", o.format(), strings.Join(o.formats, ", "))
 	}
-	return p, asUsage(err)
+	if err != nil {
+		return nil, asUsage(err)
+	}
+	o.made = p
+	return p, nil
 }
 
 // printObjects prints Kubernetes objects with kubectl's printer of -o.

@@ -342,7 +342,7 @@ func TestRollout_Errors(t *testing.T) {
 			"unknown flag: --sidecarsets-from"},
 		{"a SidecarSet is named, not another kind", []string{"rollout", "history", "deployment/web"},
 			`"deployment/web": want a SidecarSet, as NAME or sidecarset/NAME`},
-		{"one SidecarSet at a time", []string{"rollout", "pause", "a", "b"}, "accepts 1 arg(s), received 2"},
+		{"one SidecarSet at a time", []string{"rollout", "pause", "a", "b"}, "accepts at most 1 arg(s), received 2"},
 		{"status has no wide table", []string{"rollout", "status", "agent", "-o", "wide"}, `--output "wide": want one of json, yaml, `},
 		{"undo's dry run is one of kubectl's", []string{"rollout", "undo", "agent", "--dry-run=yes"}, `--dry-run "yes": want none, client or server`},
 		{"pause's dry run is one of kubectl's", []string{"rollout", "pause", "agent", "--dry-run=yes"}, `--dry-run "yes": want none, client or server`},

@@ -98,3 +98,45 @@ func TestWrites_DryRunAndFieldManager(t *testing.T) {
 		})
 	}
 }
+
+// TestPause_Selector: pause -l pauses every SidecarSet the selector
+// selects (the rollout commands took one NAME); one already paused is an
+// error (exit 1) that does not stop the others.
+func TestPause_Selector(t *testing.T) {
+	t.Parallel()
+	team := func(name, team string, paused bool) *appsv1beta1.SidecarSet {
+		s := agent("agent:1").Paused(paused).Obj()
+		s.Name, s.Labels = name, map[string]string{"team": team}
+		return s
+	}
+	o := clusterOptions(team("a", "payments", false), team("b", "payments", true), team("c", "payments", false), team("d", "search", false))
+	out, code, err := runWith(t, o, "rollout", "pause", "-l", "team=payments")
+	if code != ExitFailed || err == nil || !strings.Contains(err.Error(), `"b" is already paused`) {
+		t.Errorf("exit %d, error %v: want 1, b already paused", code, err)
+	}
+	if want := "sidecarset.apps.kruise.io/a paused\nsidecarset.apps.kruise.io/c paused\n"; out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	for name, want := range map[string]bool{"a": true, "b": true, "c": true, "d": false} {
+		s := &appsv1beta1.SidecarSet{}
+		if err := o.cl.Get(t.Context(), types.NamespacedName{Name: name}, s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Spec.UpdateStrategy.Paused != want {
+			t.Errorf("%s paused %v, want %v", name, s.Spec.UpdateStrategy.Paused, want)
+		}
+	}
+
+	out, code, err = runWith(t, o, "rollout", "resume", "-l", "team=payments", "--dry-run=client", "-o", "yaml")
+	if code != ExitOK || strings.Count(out, "\n---\n") != 2 || strings.Count(out, "kind: SidecarSet\n") != 3 || strings.Contains(out, "paused: true") {
+		t.Errorf("resume -l -o yaml: exit %d, %v, want three documents\n%s", code, err, out)
+	}
+	for _, args := range [][]string{{"rollout", "pause", "a", "-l", "team=payments"}, {"rollout", "pause", "-l", "team in (payments"}} {
+		if _, code, err := runWith(t, o, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d (%v), want 2", args, code, err)
+		}
+	}
+	if _, code, err := runWith(t, o, "rollout", "pause", "-l", "team=none"); code != ExitFailed || err == nil {
+		t.Errorf("a selector that selects nothing: exit %d (%v), want 1", code, err)
+	}
+}
