@@ -122,6 +122,54 @@ var _ = ginkgo.Describe("The kubectl plugin", ginkgo.Label("plugin"), ginkgo.Ord
 			gomega.Expect(specContainer(&p, "sidecar").Resources.Requests.Cpu().String()).To(gomega.Equal("50m"), "plan changed pod %s", p.Name)
 		}
 	})
+
+	ginkgo.It("should exit 1, 2 or 3 as the operation, the command line or the API server fails, and write with --dry-run and --field-manager", func(ctx ginkgo.SpecContext) {
+		ns := createNamespace(ctx, "plugin-exit")
+		notUpdate := sidecarSet(ns, "sidecar", "busybox:1.36").Obj()
+		notUpdate.Spec.UpdateStrategy.Type = appsv1beta1.NotUpdateSidecarSetStrategyType
+		s := createSidecarSet(ctx, notUpdate)
+
+		ginkgo.By("exit codes")
+		for _, tc := range []struct {
+			args []string
+			code int
+			msg  string
+		}{
+			{[]string{"rollout", "status", s.Name}, 1, "updateStrategy.type NotUpdate"},
+			{[]string{"rollout", "history", s.Name + "-missing"}, 1, "not found"},
+			{[]string{"rollout", "status", s.Name, "--sidecarsets-from", "x.yaml"}, 2, "unknown flag: --sidecarsets-from"},
+			{[]string{"inject", "-f", "x.yaml", "-o", "table"}, 2, `--output "table"`},
+			{[]string{"rollout", "status", s.Name, "--server", "https://127.0.0.1:1"}, 3, "connection refused"},
+			{[]string{"rollout", "pause", s.Name, "--as", "nobody@example.com"}, 3, "forbidden"},
+		} {
+			r := execPlugin(ctx, tc.args...)
+			gomega.Expect(r.ExitCode).To(gomega.Equal(tc.code), "kubectl sidecarset %v: %s", tc.args, r.Stderr)
+			gomega.Expect(r.Stderr).To(gomega.ContainSubstring(tc.msg), "kubectl sidecarset %v", tc.args)
+		}
+
+		ginkgo.By("a server dry run: the API server answers, nothing is stored")
+		out := sidecarset(ctx, "rollout", "pause", s.Name, "--dry-run=server", "-o", "jsonpath={.spec.updateStrategy.paused}")
+		gomega.Expect(out).To(gomega.Equal("true"))
+		gomega.Expect(getSidecarSet(ctx, gomega.Default, s.Name).Spec.UpdateStrategy.Paused).To(gomega.BeFalse())
+
+		ginkgo.By("a write recorded under the field manager given")
+		out = sidecarset(ctx, "rollout", "pause", s.Name, "--field-manager", "e2e-oncall", "-o", "name")
+		gomega.Expect(out).To(gomega.Equal("sidecarset.apps.kruise.io/" + s.Name + "\n"))
+		paused := getSidecarSet(ctx, gomega.Default, s.Name)
+		gomega.Expect(paused.Spec.UpdateStrategy.Paused).To(gomega.BeTrue())
+		var managers []string
+		for _, m := range paused.ManagedFields {
+			managers = append(managers, m.Manager+"/"+string(m.Operation))
+		}
+		gomega.Expect(managers).To(gomega.ContainElement("e2e-oncall/Update"))
+
+		ginkgo.By("inject -o json, for pipelines that read JSON")
+		d := app(ns, "web", 1).Obj()
+		out = sidecarset(ctx, "inject", "-f", writeManifest(d), "-o", "json")
+		injected := &appsv1.Deployment{}
+		gomega.Expect(json.Unmarshal([]byte(out), injected)).To(gomega.Succeed(), out)
+		gomega.Expect(injected.Spec.Template.Annotations).To(gomega.HaveKey(appsv1beta1.SidecarSetListAnnotation))
+	})
 })
 
 // pluginDir holds the plugin built from this checkout (buildPlugin).

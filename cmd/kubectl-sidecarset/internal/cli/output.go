@@ -33,7 +33,7 @@ type output struct {
 	wide bool
 	// formats are the values -o takes, for the errors.
 	formats []string
-	// printer is made once, so that the YAML printer separates the
+	// made is the printer, made once: the YAML printer separates the
 	// documents of successive prints.
 	made printers.ResourcePrinter
 }
