@@ -24,6 +24,7 @@ type layer struct {
 // layers, most specific prefix first.
 var layers = []layer{
 	{"api/", 0},
+	{"version/", 0}, // the build's version, stamped by -ldflags -X: imports nothing of the module
 	{"policy/", 1},
 	{"internal/setup", 4}, // the manager's wiring: everything below
 	{"internal/", 2},      // wiring shared by both shells (cache indexes and reads, the scope state)
