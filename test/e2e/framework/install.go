@@ -35,7 +35,7 @@ func (e *Env) InstallFromImage(ctx context.Context) (string, error) {
 	if e.Node == nil {
 		return "", fmt.Errorf("the operator runs from its image on the real node: the environment has none")
 	}
-	digest, err := e.pushImage(ctx, e.RepoRoot, filepath.Join(e.Dir, "image", "manager"), ManagerImage)
+	digest, err := e.pushImage(ctx, e.RepoRoot, filepath.Join(e.Dir, "image", "manager"), ManagerImage, "0.1.0")
 	if err != nil {
 		return "", err
 	}
@@ -50,11 +50,11 @@ func (e *Env) InstallFromImage(ctx context.Context) (string, error) {
 }
 
 // pushImage builds the manager's image from the checkout at root, as make
-// image does, into layout, and pushes it to the real node's registry under
-// image. It returns the image's digest.
-func (e *Env) pushImage(ctx context.Context, root, layout, image string) (string, error) {
+// image does, labelled with version, into layout, and pushes it to the
+// real node's registry under image. It returns the image's digest.
+func (e *Env) pushImage(ctx context.Context, root, layout, image, version string) (string, error) {
 	build := exec.CommandContext(ctx, "go", "run", "./hack/image", "manager", "--platforms=linux/"+runtime.GOARCH,
-		"--image="+image, "--version=0.1.0", "--out="+layout)
+		"--image="+image, "--version="+version, "--out="+layout)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the manager image in %s: %w\n%s", root, err, out)

@@ -28,15 +28,17 @@ type Release struct {
 }
 
 // BuildRelease builds the release of the checkout at root (the repository
-// or a worktree of it): the manager image, pushed under the tag
-// v0.1.0-<name>, and the install rendered into the environment's directory
-// under name.
+// or a worktree of it): the manager image, labelled version 0.1.0-<name>
+// and pushed under the tag v0.1.0-<name>, and the install rendered into
+// the environment's directory under name.
 func (e *Env) BuildRelease(ctx context.Context, root, name string) (*Release, error) {
 	if e.Node == nil {
 		return nil, fmt.Errorf("the operator runs from its image on the real node: the environment has none")
 	}
 	dir := filepath.Join(e.Dir, "release", name)
-	digest, err := e.pushImage(ctx, root, filepath.Join(dir, "image"), ManagerImage+"-"+name)
+	// The version label tells the releases apart: two checkouts whose
+	// manager is the same still give two images, and a rollout.
+	digest, err := e.pushImage(ctx, root, filepath.Join(dir, "image"), ManagerImage+"-"+name, "0.1.0-"+name)
 	if err != nil {
 		return nil, err
 	}
