@@ -72,20 +72,6 @@ var _ = ginkgo.Describe("The user guide", func() {
 		gomega.Expect(skipped*5).To(gomega.BeNumerically("<=", total), "keep the examples that are not applied to a minimum")
 	})
 
-	ginkgo.It("should link only to files and headings that exist", func() {
-		for _, name := range names {
-			p, err := readPage(name)
-			gomega.Expect(err).NotTo(gomega.HaveOccurred())
-			var problems []string
-			for _, l := range links(p) {
-				if problem := checkLink(p, l); problem != "" {
-					problems = append(problems, problem)
-				}
-			}
-			gomega.Expect(problems).To(gomega.BeEmpty())
-		}
-	})
-
 	entries := make([]ginkgo.TableEntry, 0, len(names))
 	for _, name := range names {
 		entries = append(entries, ginkgo.Entry(name, name))

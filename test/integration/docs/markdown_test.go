@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -180,111 +179,4 @@ func onlyComments(doc string) bool {
 		}
 	}
 	return true
-}
-
-// link is a markdown link of a page, outside code.
-type link struct {
-	line   int
-	target string
-}
-
-// markdownLink matches [text](target); the target has no spaces.
-var markdownLink = regexp.MustCompile(`\[[^\]]*\]\(([^)\s]+)\)`)
-
-// inlineCode matches `code` spans, whose brackets are not links.
-var inlineCode = regexp.MustCompile("`[^`]*`")
-
-// links returns the page's links outside code fences and code spans.
-func links(p page) []link {
-	var out []link
-	inFence := false
-	for i, line := range p.lines {
-		if isFence, _ := fence(line); isFence {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
-		for _, m := range markdownLink.FindAllStringSubmatch(inlineCode.ReplaceAllString(line, ""), -1) {
-			out = append(out, link{line: i + 1, target: m[1]})
-		}
-	}
-	return out
-}
-
-// anchors returns the GitHub anchors of a page's headings.
-func anchors(p page) map[string]bool {
-	out := map[string]bool{}
-	counts := map[string]int{}
-	inFence := false
-	for _, line := range p.lines {
-		if isFence, _ := fence(line); isFence {
-			inFence = !inFence
-			continue
-		}
-		if inFence || !strings.HasPrefix(line, "#") {
-			continue
-		}
-		text := strings.TrimSpace(strings.TrimLeft(line, "#"))
-		slug := slugify(text)
-		if n := counts[slug]; n > 0 {
-			out[fmt.Sprintf("%s-%d", slug, n)] = true
-		} else {
-			out[slug] = true
-		}
-		counts[slug]++
-	}
-	return out
-}
-
-// linkText turns [text](url) into text, as GitHub does for anchors.
-var linkText = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
-
-// slugify is GitHub's heading anchor: lower case, letters, digits, spaces,
-// hyphens and underscores kept, spaces turned into hyphens.
-func slugify(heading string) string {
-	heading = linkText.ReplaceAllString(heading, "$1")
-	var b strings.Builder
-	for _, r := range strings.ToLower(heading) {
-		switch {
-		case unicode.IsLetter(r), unicode.IsDigit(r), r == '-', r == '_':
-			b.WriteRune(r)
-		case r == ' ':
-			b.WriteRune('-')
-		}
-	}
-	return b.String()
-}
-
-// checkLink returns a problem if a relative link of a page points to a file
-// or heading that does not exist.
-func checkLink(p page, l link) string {
-	t := l.target
-	if strings.Contains(t, "://") || strings.HasPrefix(t, "mailto:") {
-		return ""
-	}
-	file, anchor, _ := strings.Cut(t, "#")
-	where := fmt.Sprintf("%s:%d: link %q", p.name, l.line, t)
-	target := p
-	if file != "" {
-		path := filepath.Join(docsDir, file)
-		if _, err := os.Stat(path); err != nil {
-			return where + ": no such file"
-		}
-		if anchor == "" || !strings.HasSuffix(file, ".md") {
-			return ""
-		}
-		if filepath.Dir(path) != filepath.Clean(docsDir) {
-			return "" // a page outside the guide: its headings are not checked
-		}
-		var err error
-		if target, err = readPage(filepath.Base(file)); err != nil {
-			return where + ": " + err.Error()
-		}
-	}
-	if anchor != "" && !anchors(target)[anchor] {
-		return where + ": no such heading"
-	}
-	return ""
 }
