@@ -41,7 +41,7 @@ var _ = ginkgo.Describe("The operator from its release image", ginkgo.Label(real
 				managers = slices.DeleteFunc(list.Items, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
 				g.Expect(managers).To(gomega.HaveLen(2))
 			}).WithContext(ctx).Should(gomega.Succeed())
-			timing("both replicas ready %.1f s after config/default was applied", time.Since(installed).Seconds())
+			timing("both replicas ready %.1f s after config/default was applied", recordInstallReady().Seconds())
 			var ips []string
 			for _, p := range managers {
 				gomega.Expect(p.Spec.NodeName).To(gomega.Equal(framework.RealNodeName))

@@ -23,9 +23,13 @@ var (
 	env *framework.Env
 	// imageDigest is the digest of the manager image the suite built.
 	imageDigest string
-	// installed is when the suite applied the install.
-	installed time.Time
-	timings   framework.Timings
+	// installed is when the suite applied the install, and installReady
+	// how long its two replicas took to become ready: measured by the
+	// first spec that waits for them (the specs run in random order, and
+	// the upgrade specs replace the install).
+	installed    time.Time
+	installReady time.Duration
+	timings      framework.Timings
 )
 
 // timing reports a measured time of the current spec, and records it for
@@ -66,3 +70,12 @@ var _ = ginkgo.AfterSuite(func(ctx ginkgo.SpecContext) {
 	gomega.Expect(timings.Write(env)).To(gomega.Succeed())
 	gomega.Expect(env.Teardown(context.WithoutCancel(ctx), keep)).To(gomega.Succeed())
 }, ginkgo.NodeTimeout(2*time.Minute))
+
+// recordInstallReady records, once, how long the suite's install took to
+// have its replicas ready; call it right after waiting for them.
+func recordInstallReady() time.Duration {
+	if installReady == 0 {
+		installReady = time.Since(installed)
+	}
+	return installReady
+}

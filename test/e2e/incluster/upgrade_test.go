@@ -56,6 +56,9 @@ var _ = ginkgo.Describe("Upgrading the operator itself", ginkgo.Ordered, ginkgo.
 	)
 
 	ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
+		ginkgo.By("waiting for the suite's install, which these specs replace and put back")
+		waitManagers(ctx, imageDigest)
+		recordInstallReady()
 		ref, why := upgradeFrom(ctx)
 		ginkgo.By("building the previous release from " + ref + " (" + why + ") and this commit's")
 		started := time.Now()
