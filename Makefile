@@ -145,6 +145,7 @@ lint-fix: $(GOLANGCI_LINT) ## Run golangci-lint and fix what it can.
 .PHONY: verify
 verify: manifests generate docs ## Fail if generated files are out of date.
 	@git diff --exit-code -- api config docs/reference/api.md || { echo "generated files are stale: run 'make manifests generate docs' and commit"; exit 1; }
+	@untracked=$$(git ls-files --others --exclude-standard -- api config); [ -z "$$untracked" ] || { echo "the generators wrote files that are not committed:"; echo "$$untracked"; exit 1; }
 
 ##@ Test
 

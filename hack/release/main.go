@@ -7,6 +7,11 @@
 // (make build-installer) is checksummed too when present.
 //
 //	release --version=0.1.0 --revision=COMMIT --image=manager=bin/images/manager=ghcr.io/...:v0.1.0 ... [--snapshot]
+//
+// The krew manifest's Go type is an object (TypeMeta and ObjectMeta):
+// make manifests, which reads every package, must not write a CRD for it.
+//
+// +kubebuilder:skip
 package main
 
 import (
