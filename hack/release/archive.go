@@ -4,17 +4,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
-
-	"github.com/sidecarset-operator/sidecarset-operator/version"
 )
 
 // pluginBinary is the plugin's file name (kubectl finds kubectl-<name>).
@@ -22,25 +17,6 @@ const pluginBinary = "kubectl-sidecarset"
 
 // pluginPackage is the plugin's main package.
 const pluginPackage = "./cmd/kubectl-sidecarset"
-
-// pluginBuildArgs are the go build arguments of a release plugin: no file
-// system paths, no symbol table, no VCS stamp, the version and commit
-// stamped into package version.
-func pluginBuildArgs(ver, revision, out string) []string {
-	ldflags := append([]string{"-s", "-w"}, version.LDFlags(ver, revision)...)
-	return []string{"build", "-trimpath", "-buildvcs=false", "-ldflags=" + strings.Join(ldflags, " "), "-o", out, pluginPackage}
-}
-
-// buildPlugin compiles the plugin for one platform, statically.
-func buildPlugin(ctx context.Context, root, goos, goarch, ver, revision, out string) error {
-	cmd := exec.CommandContext(ctx, "go", pluginBuildArgs(ver, revision, out)...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch, "GOFLAGS=", "GOAMD64=v1", "GOARM64=v8.0")
-	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build for %s/%s: %w\n%s", goos, goarch, err, output)
-	}
-	return nil
-}
 
 // archiveFile is a file of an archive.
 type archiveFile struct {

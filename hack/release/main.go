@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sidecarset-operator/sidecarset-operator/hack/image/release"
@@ -160,7 +161,7 @@ func buildArchives(ctx context.Context, root, dist string, info version.Info, pl
 			return nil, fmt.Errorf("--platforms: %q is not os/arch", p)
 		}
 		bin := filepath.Join(tmp, goos+"-"+goarch)
-		if err := buildPlugin(ctx, root, goos, goarch, strings.TrimPrefix(info.Version, "v"), info.Revision, bin); err != nil {
+		if err := release.BuildBinary(ctx, root, pluginPackage, v1.Platform{OS: goos, Architecture: goarch}, strings.TrimPrefix(info.Version, "v"), info.Revision, bin); err != nil {
 			return nil, err
 		}
 		data, err := os.ReadFile(bin)

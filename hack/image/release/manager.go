@@ -53,12 +53,20 @@ func goBuildEnv(p v1.Platform) []string {
 // repository root) for one platform into out, stamped with meta's version
 // and revision.
 func BuildManagerBinary(ctx context.Context, root string, p v1.Platform, meta Metadata, out string) error {
-	args := append(append([]string{"build"}, GoBuildFlags(meta.Version, meta.Revision)...), "-o", out, ".")
+	return BuildBinary(ctx, root, ".", p, meta.Version, meta.Revision, out)
+}
+
+// BuildBinary compiles the main package pkg (relative to the repository
+// root) for one platform into out, as a release builds its binaries (the
+// manager and the kubectl plugin): GoBuildFlags, static, stamped with the
+// version and revision.
+func BuildBinary(ctx context.Context, root, pkg string, p v1.Platform, ver, revision, out string) error {
+	args := append(append([]string{"build"}, GoBuildFlags(ver, revision)...), "-o", out, pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), goBuildEnv(p)...)
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build for %s: %w\n%s", p, err, output)
+		return fmt.Errorf("go build %s for %s: %w\n%s", pkg, p, err, output)
 	}
 	return nil
 }
