@@ -227,21 +227,23 @@ func (a *AuthoringPolicy) check(ctx context.Context, s, old *appsv1beta1.Sidecar
 // authority approved (authoring.CheckRestore against its revisions); nil
 // for any other write, or a restore that does.
 func (a *AuthoringPolicy) restoreError(ctx context.Context, r authoring.Request, s, old *appsv1beta1.SidecarSet) (reason, err error) {
-	restored, err := a.Policy.RestoredByVerb(ctx, r, a.Authorizer)
-	if err != nil || !restored {
-		return nil, err
-	}
-	return a.checkRestore(ctx, s, old)
+	_, reason, err = a.judgeRestore(ctx, r, s, old)
+	return reason, err
 }
 
-// checkRestore is authoring.CheckRestore against the SidecarSet's
-// revisions.
-func (a *AuthoringPolicy) checkRestore(ctx context.Context, s, old *appsv1beta1.SidecarSet) (reason, err error) {
+// judgeRestore reports whether the policy allows the write as a restore by
+// the verb rollback and, if so, why it does not put back what the
+// SidecarSet's recorded authority approved (authoring.CheckRestore against
+// its revisions; nil when it does).
+func (a *AuthoringPolicy) judgeRestore(ctx context.Context, r authoring.Request, s, old *appsv1beta1.SidecarSet) (restored bool, reason, err error) {
+	if restored, err = a.Policy.RestoredByVerb(ctx, r, a.Authorizer); err != nil || !restored {
+		return false, nil, err
+	}
 	revs, err := fieldindex.ListRevisions(ctx, a.Reader, a.Namespace, old.Name)
 	if err != nil {
-		return nil, err
+		return false, nil, err
 	}
-	return authoring.CheckRestore(old, s, revs), nil
+	return true, authoring.CheckRestore(old, s, revs), nil
 }
 
 // restores reports whether an update, as its author wrote it (the
@@ -266,12 +268,8 @@ func (a *AuthoringPolicy) restores(ctx context.Context, u user.Info, s, old *app
 	if r.OldObject, err = toUnstructured(old); err != nil {
 		return false, err
 	}
-	restored, err := a.Policy.RestoredByVerb(ctx, r, a.Authorizer)
-	if err != nil || !restored {
-		return false, err
-	}
-	reason, err := a.checkRestore(ctx, defaulted, old)
-	return reason == nil, err
+	restored, reason, err := a.judgeRestore(ctx, r, defaulted, old)
+	return restored && reason == nil, err
 }
 
 // denied is the refusal of a write of SidecarSet name, its message

@@ -136,13 +136,13 @@ func (d SidecarSetDefaulter) record(ctx context.Context, req admission.Request) 
 		if set && (!had || written != kept) {
 			return nil, refuse("the request changes it; remove it from the object you write")
 		}
-		restore := false
-		if authority.ContentChanged(old, s) && d.Restores != nil {
-			if restore, err = d.Restores.restores(ctx, userInfo(req.UserInfo), s, old); err != nil {
+		keep := !authority.ContentChanged(old, s)
+		if !keep && d.Restores != nil {
+			if keep, err = d.Restores.restores(ctx, userInfo(req.UserInfo), s, old); err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}
 		}
-		if restore || !authority.ContentChanged(old, s) {
+		if keep {
 			if !had {
 				return nil, nil
 			}
