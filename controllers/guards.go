@@ -84,6 +84,9 @@ func recordGuardMetrics(set string, guards appsv1beta1.RolloutGuards, plan *roll
 	if guards.FailureBudget == nil {
 		metrics.RolloutFailedPods.DeleteLabelValues(set)
 	} else {
+		// The auto-pause counter exists at 0 before the first pause, so that
+		// increase() over it sees that pause.
+		metrics.RolloutAutoPauses.WithLabelValues(set)
 		failed := 0
 		for _, u := range plan.Upgraded {
 			if u.Failed {

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 )
 
@@ -21,4 +22,21 @@ func TestRecordStatusMetrics_NoSeriesForIdleSidecarSets(t *testing.T) {
 		t.Errorf("%d series after the SidecarSet went idle, want %d: an idle SidecarSet keeps no series", after, series-9)
 	}
 	metrics.ForgetSidecarSet("metrics-test-busy")
+}
+
+// TestRecordGuardMetrics_AutoPauseCounterStartsAtZero: a SidecarSet with a
+// failure budget has its auto-pause counter at 0 before its first pause, so
+// that increase() over it sees the first pause (a counter that appears at 1
+// increases by nothing).
+func TestRecordGuardMetrics_AutoPauseCounterStartsAtZero(t *testing.T) {
+	const set = "metrics-test-budget"
+	defer metrics.ForgetSidecarSet(set)
+	budget := int32(1)
+	recordGuardMetrics(set, appsv1beta1.RolloutGuards{FailureBudget: &budget}, &rollout.Plan{}, &appsv1beta1.SidecarSetStatus{})
+	if n := testutil.CollectAndCount(metrics.RolloutAutoPauses, "sidecarset_rollout_auto_pauses_total"); n == 0 {
+		t.Fatal("no sidecarset_rollout_auto_pauses_total series for a SidecarSet with a failure budget")
+	}
+	if got := testutil.ToFloat64(metrics.RolloutAutoPauses.WithLabelValues(set)); got != 0 {
+		t.Errorf("auto pauses = %v, want 0", got)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -75,5 +76,14 @@ func TestForgetSidecarSet_DeletedSidecarSetKeepsNoSeries(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDenialsStartAtZero: the denial counter has its series from the start,
+// so that increase() over it sees the first denial.
+func TestDenialsStartAtZero(t *testing.T) {
+	t.Parallel()
+	if n := testutil.CollectAndCount(Denials); n != 1 {
+		t.Fatalf("%d series of sidecarset_pod_denials_total at start, want 1 (reason InjectionError at 0)", n)
 	}
 }
