@@ -240,10 +240,29 @@ func (h *hostChanges) makeBridge(name, cidr string) error {
 	if err := h.save(); err != nil {
 		return err
 	}
+	return createBridge(name, cidr)
+}
+
+// bridgeAddress is the pods' bridge's MAC address (locally administered).
+// A bridge whose address is not set takes the lowest of its ports', so it
+// changes whenever a pod whose veth had the lowest goes or a lower one
+// comes: the pods' neighbour entries for their gateway then name an address
+// nobody answers, and their traffic to and from the host (the API server,
+// the kubelet's probes, the API server's webhook calls) is lost until the
+// entries go stale, for up to tens of seconds. Set, it never changes.
+const bridgeAddress = "02:73:73:6e:6f:01"
+
+// createBridge creates a bridge with a fixed MAC address (bridgeAddress),
+// gives it the address cidr and brings it up; an existing bridge gets the
+// same.
+func createBridge(name, cidr string) error {
 	if !linkExists(name) {
-		if err := ip("link", "add", "name", name, "type", "bridge"); err != nil {
+		if err := ip("link", "add", "name", name, "address", bridgeAddress, "type", "bridge"); err != nil {
 			return err
 		}
+	}
+	if err := ip("link", "set", name, "address", bridgeAddress); err != nil {
+		return err
 	}
 	if err := ip("addr", "replace", cidr, "dev", name); err != nil {
 		return err
