@@ -73,6 +73,9 @@ func (o CertOptions) KeepsConversion() bool {
 // self-managed certificates, the webhook configurations trust it: only then
 // may the webhook server start.
 func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, error) {
+	if err := mgr.Add(&certExpiry{dir: o.Dir, interval: 30 * time.Second}); err != nil {
+		return nil, err
+	}
 	switch o.Source {
 	case CertSourceExternal:
 		ready := make(chan struct{})

@@ -113,6 +113,13 @@ var BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Help: "1, labelled by the manager's release version and the commit it was built from.",
 }, []string{"version", "revision"})
 
+// WebhookCertExpiry is the expiry of the certificate the webhook server
+// serves, as a Unix time (set once the certificate is there).
+var WebhookCertExpiry = prometheus.NewGauge(prometheus.GaugeOpts{
+	Name: "sidecarset_webhook_certificate_expiry_timestamp_seconds",
+	Help: "Expiry of the certificate the webhook server serves, in seconds since the epoch.",
+})
+
 // all are the metrics above, registered at start.
 var all = []prometheus.Collector{
 	BuildInfo,
@@ -135,6 +142,7 @@ var all = []prometheus.Collector{
 	PodWebhookScopeExact,
 	PodWebhookScopeBytes,
 	PodWebhookScopeDegraded,
+	WebhookCertExpiry,
 }
 
 func init() {

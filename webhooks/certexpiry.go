@@ -1,0 +1,75 @@
+package webhooks
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
+)
+
+// certificateNotAfter is the expiry of the first certificate of a PEM file
+// (the serving certificate; its chain follows it).
+func certificateNotAfter(data []byte) (time.Time, error) {
+	for {
+		var block *pem.Block
+		block, data = pem.Decode(data)
+		if block == nil {
+			return time.Time{}, errors.New("no PEM certificate")
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return cert.NotAfter, nil
+	}
+}
+
+// certExpiry exports the expiry of the certificate the webhook server
+// serves (tls.crt of its directory, whoever writes it) as
+// sidecarset_webhook_certificate_expiry_timestamp_seconds, read again at
+// every interval: rotations show as they happen.
+type certExpiry struct {
+	dir      string
+	interval time.Duration
+}
+
+// NeedLeaderElection is false: every replica serves webhooks.
+func (c *certExpiry) NeedLeaderElection() bool { return false }
+
+// Start reads the certificate until the context ends. A certificate not
+// there yet is waited for; one that cannot be read is logged once per
+// change of error.
+func (c *certExpiry) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("certificates")
+	var last string
+	for {
+		data, err := os.ReadFile(filepath.Join(c.dir, corev1.TLSCertKey))
+		if err == nil {
+			var notAfter time.Time
+			if notAfter, err = certificateNotAfter(data); err == nil {
+				metrics.WebhookCertExpiry.Set(float64(notAfter.Unix()))
+			}
+		}
+		if err != nil && !errors.Is(err, os.ErrNotExist) && err.Error() != last {
+			log.Error(fmt.Errorf("reading the serving certificate's expiry: %w", err), "Webhook certificate", "dir", c.dir)
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(c.interval):
+		}
+	}
+}
