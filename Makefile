@@ -48,6 +48,12 @@ K8S_STAMP := $(K8S_BIN)/.built-k8s-$(call tools_hash,test/tools/k8s)
 ETCD_STAMP := $(K8S_BIN)/.built-etcd-$(call tools_hash,test/tools/etcd)
 TOOLS_STAMP := $(LOCALBIN)/.built-tools-$(call tools_hash,test/tools)
 LINT_STAMP := $(LOCALBIN)/.built-lint-$(call tools_hash,test/tools)
+# Prometheus and promtool (the alerts' rule tests and the e2e Prometheus),
+# pinned by test/monitoring, the module of the monitoring checks.
+PROMETHEUS_BIN := $(LOCALBIN)/prometheus
+PROMETHEUS := $(PROMETHEUS_BIN)/prometheus
+PROMTOOL := $(PROMETHEUS_BIN)/promtool
+PROMETHEUS_STAMP := $(PROMETHEUS_BIN)/.built-prometheus-$(call tools_hash,test/monitoring)
 # What the dev cluster needs (the linter is not part of it).
 CLUSTER_TOOLS := $(K8S_STAMP) $(ETCD_STAMP) $(TOOLS_STAMP)
 
@@ -68,6 +74,7 @@ NODE_TOOLS := $(KUBELET_STAMP) $(CONTAINERD_STAMP) $(RUNC_STAMP) $(CNI_STAMP) $(
 # The pinned versions, for the build announcements.
 mod_version = $(shell awk '$$1 == "require" { $$1 = "" ; $$0 = $$0 } $$1 == "$(2)" { print $$2; exit }' $(1)/go.mod)
 ETCD_VERSION := $(call mod_version,test/tools/etcd,go.etcd.io/etcd/server/v3)
+PROMETHEUS_VERSION := $(call mod_version,test/monitoring,github.com/prometheus/prometheus)
 KWOK_VERSION := kwok $(call mod_version,test/tools,sigs.k8s.io/kwok)
 CONTROLLER_TOOLS_VERSION := controller-tools $(call mod_version,test/tools,sigs.k8s.io/controller-tools)
 GOLANGCI_LINT_VERSION := $(call mod_version,test/tools,github.com/golangci/golangci-lint/v2)
@@ -150,7 +157,7 @@ verify: manifests generate docs ## Fail if generated files are out of date.
 ##@ Test
 
 .PHONY: test
-test: tools verify vet lint test-unit test-integration test-e2e ## Run every test: unit, envtest integration, e2e on kwok and on a real node (root).
+test: tools verify vet lint test-unit test-rules test-integration test-e2e ## Run every test: unit, envtest integration, e2e on kwok and on a real node (root).
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests (including the fuzz seed corpora and test/images, which builds the release images).
@@ -167,6 +174,10 @@ test-integration: $(KUBE_APISERVER) $(KUBECTL) $(ETCD) $(KUBE_APISERVER_OLDEST) 
 # kwok clusters (test/node), which needs root; REAL_NODE=off leaves those
 # specs out. One real node runs per machine: the suites run one at a time.
 REAL_NODE ?= on
+
+.PHONY: test-rules
+test-rules: $(PROMTOOL) ## Check the monitoring (test/monitoring): the shipped ServiceMonitor and PrometheusRule decode strictly, promtool's rule tests, the runbooks, and the Grafana dashboard's queries.
+	cd test/monitoring && PROMTOOL=$(PROMTOOL) go test ./... -count=1
 
 .PHONY: test-e2e
 test-e2e: tools ## Run the end-to-end suites on a kwok cluster (binary runtime) and its real node (root; REAL_NODE=off without).
@@ -393,7 +404,7 @@ root:
 ##@ Tools
 
 .PHONY: tools
-tools: $(CLUSTER_TOOLS) $(NODE_TOOLS) $(LINT_STAMP) $(K8S_OLDEST_STAMP) ## Build every tool into bin/ (once; later calls do nothing).
+tools: $(CLUSTER_TOOLS) $(NODE_TOOLS) $(LINT_STAMP) $(K8S_OLDEST_STAMP) $(PROMETHEUS_STAMP) ## Build every tool into bin/ (once; later calls do nothing).
 
 $(KUBE_APISERVER) $(KUBE_CONTROLLER_MANAGER) $(KUBE_SCHEDULER) $(KUBECTL): $(K8S_STAMP)
 $(KUBELET): $(KUBELET_STAMP)
@@ -401,6 +412,7 @@ $(KUBE_APISERVER_OLDEST) $(KUBECTL_OLDEST): $(K8S_OLDEST_STAMP)
 $(ETCD): $(ETCD_STAMP)
 $(CONTROLLER_GEN) $(KWOK) $(KWOKCTL): $(TOOLS_STAMP)
 $(GOLANGCI_LINT): $(LINT_STAMP)
+$(PROMETHEUS) $(PROMTOOL): $(PROMETHEUS_STAMP)
 
 # Each recipe says what it builds and how long that takes on a cold module
 # cache, then hides go's "go: downloading" lines (hundreds on a fresh machine);
@@ -428,6 +440,13 @@ $(ETCD_STAMP):
 	@mkdir -p $(K8S_BIN)
 	cd test/tools/etcd && $(GO) build -o $(ETCD) go.etcd.io/etcd/server/v3 $(QUIET_DOWNLOADS)
 	@rm -f $(K8S_BIN)/.built-etcd-* && touch $@
+
+$(PROMETHEUS_STAMP):
+	@echo ">> building prometheus and promtool $(PROMETHEUS_VERSION) from the Go module proxy (about 6 minutes on two cores, cold build cache)"
+	@mkdir -p $(PROMETHEUS_BIN)
+	cd test/monitoring && $(GO) build -o $(PROMETHEUS_BIN)/ github.com/prometheus/prometheus/cmd/prometheus \
+		github.com/prometheus/prometheus/cmd/promtool $(QUIET_DOWNLOADS)
+	@rm -f $(PROMETHEUS_BIN)/.built-prometheus-* && touch $@
 
 $(TOOLS_STAMP):
 	@echo ">> building kwok, kwokctl and controller-gen ($(KWOK_VERSION), $(CONTROLLER_TOOLS_VERSION)) from the Go module proxy (about a minute and a half on two cores)"

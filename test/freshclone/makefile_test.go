@@ -23,6 +23,7 @@ var (
 	etcdTools = []string{"go.etcd.io/etcd/server/v3"}
 	devTools  = []string{"sigs.k8s.io/kwok/cmd/kwok", "sigs.k8s.io/kwok/cmd/kwokctl", "sigs.k8s.io/controller-tools/cmd/controller-gen"}
 	lintTools = []string{"github.com/golangci/golangci-lint/v2/cmd/golangci-lint"}
+	promTools = []string{"github.com/prometheus/prometheus/cmd/prometheus", "github.com/prometheus/prometheus/cmd/promtool"}
 	nodeTools = []string{"k8s.io/kubernetes/cmd/kubelet", "github.com/containerd/containerd/v2/cmd/containerd",
 		"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2", "github.com/containerd/containerd/v2/cmd/ctr",
 		"github.com/opencontainers/runc", "github.com/containernetworking/plugins/plugins/main/bridge",
@@ -35,7 +36,7 @@ var (
 var oldestK8sTools = []string{"cd test/tools/k8s-1.35 && GONOSUMDB=k8s.io/kubernetes"}
 
 // everyTool is every tool group's build.
-var everyTool = slices.Concat(k8sTools, etcdTools, oldestK8sTools, devTools, lintTools, nodeTools)
+var everyTool = slices.Concat(k8sTools, etcdTools, oldestK8sTools, devTools, lintTools, nodeTools, promTools)
 
 // The line each group prints as its build starts.
 var announcements = map[string]string{
@@ -49,6 +50,7 @@ var announcements = map[string]string{
 	"debs":       "fetching the Debian packages libseccomp-dev and busybox-static",
 	"runc":       "building runc v",
 	"cni":        "building the CNI plugins bridge, host-local and loopback v",
+	"prometheus": "building prometheus and promtool v",
 }
 
 func repoRoot(t *testing.T) string {
@@ -124,7 +126,7 @@ func requireAnnounced(t *testing.T, target, plan string, groups ...string) {
 func TestFreshClone_DevBuildsTheClusterTools(t *testing.T) {
 	plan := makePlan(t, t.TempDir(), "-n", "dev")
 	requireAll(t, "dev", plan, k8sTools, etcdTools, devTools)
-	requireNone(t, "dev", plan, slices.Concat(oldestK8sTools, lintTools, nodeTools))
+	requireNone(t, "dev", plan, slices.Concat(oldestK8sTools, lintTools, nodeTools, promTools))
 	requireAnnounced(t, "dev", plan, "k8s", "etcd", "dev")
 	if !strings.Contains(plan, "test/devenv up") {
 		t.Errorf("`make dev` does not start the dev cluster; its plan:\n%s", plan)
@@ -148,7 +150,7 @@ func TestFreshClone_DevNodeBuildsTheNodeTools(t *testing.T) {
 func TestFreshClone_ToolsBuildsEveryTool(t *testing.T) {
 	plan := makePlan(t, t.TempDir(), "-n", "tools")
 	requireAll(t, "tools", plan, everyTool)
-	requireAnnounced(t, "tools", plan, "k8s", "etcd", "k8s-1.35", "dev", "lint", "kubelet", "containerd", "debs", "runc", "cni")
+	requireAnnounced(t, "tools", plan, "k8s", "etcd", "k8s-1.35", "dev", "lint", "kubelet", "containerd", "debs", "runc", "cni", "prometheus")
 }
 
 // make test-integration builds both API servers (and only the control
@@ -158,7 +160,7 @@ func TestFreshClone_TestIntegrationRunsOnBothVersions(t *testing.T) {
 	bin := t.TempDir()
 	plan := makePlan(t, bin, "-n", "test-integration")
 	requireAll(t, "test-integration", plan, k8sTools, etcdTools, oldestK8sTools)
-	requireNone(t, "test-integration", plan, slices.Concat(devTools, lintTools, nodeTools))
+	requireNone(t, "test-integration", plan, slices.Concat(devTools, lintTools, nodeTools, promTools))
 	requireAnnounced(t, "test-integration", plan, "k8s", "etcd", "k8s-1.35")
 	newest := strings.Index(plan, "SIDECARSET_K8S_BIN_DIR="+filepath.Join(bin, "k8s")+" go test ./test/integration/...")
 	oldest := strings.Index(plan, "SIDECARSET_K8S_BIN_DIR="+filepath.Join(bin, "k8s-1.35")+" go test ./test/integration/...")

@@ -52,6 +52,11 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		installed, err = renderInstall(bundle)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		// The bundle carries a ServiceMonitor and a PrometheusRule, which OLM
+		// creates on clusters that serve the Prometheus Operator's kinds.
+		kinds, err := serveMonitoringKinds(ctx, env.Client, installed.Manifests)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		gomega.Expect(kinds).To(gomega.ConsistOf("PrometheusRule", "ServiceMonitor"))
 		dyn, err = dynamic.NewForConfig(env.Config)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 
