@@ -442,7 +442,7 @@ $(ETCD_STAMP):
 	@rm -f $(K8S_BIN)/.built-etcd-* && touch $@
 
 $(PROMETHEUS_STAMP):
-	@echo ">> building prometheus and promtool $(PROMETHEUS_VERSION) from the Go module proxy (about 6 minutes on two cores, cold build cache)"
+	@echo ">> building prometheus and promtool $(PROMETHEUS_VERSION) from the Go module proxy (about 8 minutes on two cores, cold build cache)"
 	@mkdir -p $(PROMETHEUS_BIN)
 	cd test/monitoring && $(GO) build -o $(PROMETHEUS_BIN)/ github.com/prometheus/prometheus/cmd/prometheus \
 		github.com/prometheus/prometheus/cmd/promtool $(QUIET_DOWNLOADS)
