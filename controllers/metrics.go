@@ -25,3 +25,14 @@ func recordStatusMetrics(set string, st *appsv1beta1.SidecarSetStatus, notUpgrad
 	metrics.RolloutPods.WithLabelValues(set, "recreate_pending").Set(float64(st.RecreatePendingPods))
 	metrics.RolloutPods.WithLabelValues(set, "restricted").Set(float64(restricted))
 }
+
+// recordPausedMetric sets sidecarset_rollout_paused: 1 while the rollout is
+// paused, no series otherwise (like the pod gauges, no zeros for the many
+// SidecarSets that are not).
+func recordPausedMetric(set string, paused bool) {
+	if paused {
+		metrics.RolloutPaused.WithLabelValues(set).Set(1)
+		return
+	}
+	metrics.RolloutPaused.DeleteLabelValues(set)
+}

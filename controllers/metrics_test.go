@@ -40,3 +40,19 @@ func TestRecordGuardMetrics_AutoPauseCounterStartsAtZero(t *testing.T) {
 		t.Errorf("auto pauses = %v, want 0", got)
 	}
 }
+
+// TestRecordPausedMetric_OnlyWhilePaused: a paused rollout has its series
+// at 1; a rollout that is not paused has none (with thousands of
+// SidecarSets, zeros cost memory).
+func TestRecordPausedMetric_OnlyWhilePaused(t *testing.T) {
+	const set = "metrics-test-paused"
+	defer metrics.ForgetSidecarSet(set)
+	recordPausedMetric(set, true)
+	if got := testutil.ToFloat64(metrics.RolloutPaused.WithLabelValues(set)); got != 1 {
+		t.Errorf("paused = %v, want 1", got)
+	}
+	recordPausedMetric(set, false)
+	if n := testutil.CollectAndCount(metrics.RolloutPaused); n != 0 {
+		t.Errorf("%d series once the rollout is resumed, want 0", n)
+	}
+}

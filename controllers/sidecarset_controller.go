@@ -334,6 +334,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	}
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(restricted))
 	recordGuardMetrics(s.Name, guards, &plan, &status)
+	recordPausedMetric(s.Name, s.Spec.UpdateStrategy.Paused || (plan.Pause && !pauseConflict))
 	metrics.InFlightOldest.Set(r.inflight.oldest(now).Seconds())
 	r.announce(obj, s, hashes.Hash, &plan, &status, missing, detected, restricted, scopeWhy, scopeDegraded)
 	for _, b := range plan.Blocked {

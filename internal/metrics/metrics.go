@@ -113,6 +113,14 @@ var BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Help: "1, labelled by the manager's release version and the commit it was built from.",
 }, []string{"version", "revision"})
 
+// RolloutPaused is 1 while a SidecarSet's rollout is paused
+// (updateStrategy.paused, by hand or by its failure budget); a rollout that
+// is not paused has no series.
+var RolloutPaused = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "sidecarset_rollout_paused",
+	Help: "1 while the SidecarSet's rollout is paused (updateStrategy.paused); absent otherwise.",
+}, []string{"sidecarset"})
+
 // WebhookCertExpiry is the expiry of the certificate the webhook server
 // serves, as a Unix time (set once the certificate is there).
 var WebhookCertExpiry = prometheus.NewGauge(prometheus.GaugeOpts{
@@ -143,6 +151,7 @@ var all = []prometheus.Collector{
 	PodWebhookScopeBytes,
 	PodWebhookScopeDegraded,
 	WebhookCertExpiry,
+	RolloutPaused,
 }
 
 func init() {

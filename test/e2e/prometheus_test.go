@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,6 +235,21 @@ var _ = ginkgo.Describe("Monitoring with the shipped ServiceMonitor and Promethe
 					"https://github.com/sidecarset-operator/sidecarset-operator/blob/main/docs/runbooks.md#"+strings.ToLower(a.Labels["alertname"])))
 			}
 		}
+
+		ginkgo.By("the paused rollout, and it only, is reported paused")
+		gomega.Eventually(func(g gomega.Gomega) {
+			var vector struct {
+				Result []struct {
+					Metric map[string]string `json:"metric"`
+					Value  []any             `json:"value"`
+				} `json:"result"`
+			}
+			g.Expect(promGet(ctx, "/api/v1/query?query="+url.QueryEscape(`sidecarset_rollout_paused{sidecarset=~"`+paused.Name+"|"+stalled.Name+`"}`), &vector)).To(gomega.Succeed())
+			g.Expect(vector.Result).To(gomega.HaveLen(1))
+			g.Expect(vector.Result[0].Metric).To(gomega.HaveKeyWithValue("sidecarset", paused.Name))
+			g.Expect(vector.Result[0].Value).To(gomega.HaveLen(2))
+			g.Expect(vector.Result[0].Value[1]).To(gomega.Equal("1"))
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(gomega.Succeed())
 
 		ginkgo.By("the manager is up and leads: neither its down nor its leader alert is pending or firing")
 		gomega.Expect(alertState(alerts, "SidecarSetOperatorDown", nil)).To(gomega.BeEmpty())
