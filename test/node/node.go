@@ -287,20 +287,32 @@ func startAndWait(ctx context.Context, p *cluster.Process, timeout time.Duration
 	return p.WaitReady(ctx)
 }
 
-func (n *Node) ctr(ctx context.Context, args ...string) ([]byte, error) {
+// KillContainer sends SIGKILL to the main process of a container the node
+// runs, named by its status' containerID (containerd://<id>): the
+// container dies as on an OOM kill or a node's crash, without its preStop
+// hook or a grace period, and the kubelet restarts it as its pod's
+// restartPolicy says.
+func (n *Node) KillContainer(ctx context.Context, containerID string) error {
+	id, ok := strings.CutPrefix(containerID, "containerd://")
+	if !ok {
+		return fmt.Errorf("container %q is not a containerd container", containerID)
+	}
+	return n.ctr(ctx, "tasks", "kill", "--signal", "SIGKILL", id)
+}
+
+func (n *Node) ctr(ctx context.Context, args ...string) error {
 	p := n.Paths()
 	cmd := exec.CommandContext(ctx, p.Ctr, append([]string{"--address", p.ContainerdSocket, "--namespace", "k8s.io"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return out, fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
-	return out, nil
+	return nil
 }
 
 func (n *Node) waitContainerd(ctx context.Context, timeout time.Duration) error {
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		_, last = n.ctr(ctx, "version")
+		last = n.ctr(ctx, "version")
 		return last == nil, nil
 	})
 	if err != nil {
