@@ -24,19 +24,21 @@ import (
 type creators struct {
 	created, refused, uninjected atomic.Int64
 
-	mu       sync.Mutex
-	failures []string // the first refusals and uninjected pods
+	mu        sync.Mutex
+	failures  []string    // the first refusals and uninjected pods
+	refusedAt []time.Time // when each refusal came back
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	stopped chan struct{}
+	wg      sync.WaitGroup
 }
 
 // startCreators starts n goroutines that each create a pod labelled
 // app=<label> in ns, wait pause, and again, until stopped. With dryRun the
-// creations go through admission and are not stored.
+// creations go through admission and are not stored. Stopping lets the
+// creations in flight finish: one cancelled by the creator would count, at
+// the API server, as a failed webhook call.
 func startCreators(ctx context.Context, ns, label, sidecar string, n int, pause time.Duration, dryRun bool) *creators {
-	ctx, cancel := context.WithCancel(ctx)
-	c := &creators{cancel: cancel}
+	c := &creators{stopped: make(chan struct{})}
 	var opts []client.CreateOption
 	if dryRun {
 		opts = append(opts, client.DryRunAll)
@@ -44,7 +46,7 @@ func startCreators(ctx context.Context, ns, label, sidecar string, n int, pause 
 	for range n {
 		c.wg.Go(func() {
 			defer ginkgo.GinkgoRecover()
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && !c.isStopped() {
 				p := builder.MakePod("created", ns).Label("app", label).Obj()
 				err := env.Client.Create(ctx, p, opts...)
 				switch {
@@ -53,6 +55,9 @@ func startCreators(ctx context.Context, ns, label, sidecar string, n int, pause 
 				case err != nil:
 					c.refused.Add(1)
 					c.note("refused: %v", err)
+					c.mu.Lock()
+					c.refusedAt = append(c.refusedAt, time.Now())
+					c.mu.Unlock()
 				case !slices.Contains(containerNames(*p), sidecar):
 					c.created.Add(1)
 					c.uninjected.Add(1)
@@ -63,12 +68,23 @@ func startCreators(ctx context.Context, ns, label, sidecar string, n int, pause 
 				select {
 				case <-ctx.Done():
 					return
+				case <-c.stopped:
+					return
 				case <-time.After(pause):
 				}
 			}
 		})
 	}
 	return c
+}
+
+func (c *creators) isStopped() bool {
+	select {
+	case <-c.stopped:
+		return true
+	default:
+		return false
+	}
 }
 
 func (c *creators) note(format string, args ...any) {
@@ -79,9 +95,9 @@ func (c *creators) note(format string, args ...any) {
 	}
 }
 
-// stop stops the creators and waits for them.
+// stop stops the creators and waits for their creations in flight.
 func (c *creators) stop() {
-	c.cancel()
+	close(c.stopped)
 	c.wg.Wait()
 }
 
