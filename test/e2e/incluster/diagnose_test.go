@@ -27,7 +27,7 @@ var _ = ginkgo.ReportAfterEach(func(ctx ginkgo.SpecContext, report ginkgo.SpecRe
 	path := filepath.Join(env.Dir, "managers.log")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err == nil {
-		fmt.Fprintf(f, "===== %s\n%s", report.FullText(), out.String())
+		_, _ = fmt.Fprintf(f, "===== %s\n%s", report.FullText(), out.String())
 		_ = f.Close()
 	}
 	ginkgo.GinkgoWriter.Printf("managers (all of it in %s):\n%s", path, tail(out.String(), 120))

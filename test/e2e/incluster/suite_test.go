@@ -58,7 +58,7 @@ func TestInCluster(t *testing.T) {
 
 var _ = ginkgo.BeforeSuite(func(ctx ginkgo.SpecContext) {
 	var err error
-	env, err = framework.Setup(ctx, framework.Options{Name: "e2e-incluster", Nodes: 1, RealNode: true, InCluster: true, Out: ginkgo.GinkgoWriter})
+	env, err = framework.Setup(ctx, framework.Options{Name: "e2e-incluster", Nodes: 2, RealNode: true, InCluster: true, Out: ginkgo.GinkgoWriter})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	imageDigest, err = env.InstallFromImage(ctx)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
