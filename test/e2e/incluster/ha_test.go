@@ -386,13 +386,16 @@ func leaderPod(ctx context.Context, managers []corev1.Pod) (corev1.Pod, string) 
 }
 
 // handoverBound is the latest another replica takes the lease of a killed
-// leader: the lease expires at most its duration after the kill, and a
-// candidate tries again every retry period (2 s, controller-runtime's
-// default) stretched by client-go's jitter (up to 1.2 times more); 2 s
-// more for the API server's answers on a loaded machine.
+// leader. A candidate polls the Lease every retry period (2 s,
+// controller-runtime's default) stretched by client-go's jitter (up to 2.2
+// times: 4.4 s), and counts the lease's duration from the poll at which it
+// last saw the record change: up to one poll after the killed leader's last
+// renewal. The lease's duration later, the next poll takes it: at most its
+// duration and two polls after the kill; 2 s more for the API server's
+// answers on a loaded machine.
 func handoverBound(lease *coordinationv1.Lease) time.Duration {
-	const retryPeriod, slack = 2 * time.Second, 2 * time.Second
-	return time.Duration(*lease.Spec.LeaseDurationSeconds)*time.Second + retryPeriod*22/10 + slack
+	const poll, slack = 2 * time.Second * 22 / 10, 2 * time.Second
+	return time.Duration(*lease.Spec.LeaseDurationSeconds)*time.Second + 2*poll + slack
 }
 
 // waitHandover waits for another manager process than identity (a
