@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -23,26 +24,7 @@ import (
 // ipBlocks.
 func TestNetworkPolicy_WebhookPortFromTheControlPlaneOnly(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs(repoRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	overlay := t.TempDir()
-	// Kustomize takes relative paths only.
-	rel, err := filepath.Rel(overlay, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
-		"resources:\n- " + filepath.ToSlash(filepath.Join(rel, "config/default")) + "\n" +
-		"components:\n- " + filepath.ToSlash(filepath.Join(rel, "config/networkpolicy")) + "\n"
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	objects, err := generate.Kustomize(filesys.MakeFsOnDisk(), overlay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objects := renderWithComponent(t, "networkpolicy")
 	var manager *appsv1.Deployment
 	var policies []*networkingv1.NetworkPolicy
 	for _, u := range objects {
@@ -111,4 +93,31 @@ func TestNetworkPolicy_WebhookPortFromTheControlPlaneOnly(t *testing.T) {
 	if !reached {
 		t.Errorf("no ingress rule admits the webhook port %d: the API server could not reach the webhooks", webhookPort)
 	}
+}
+
+// renderWithComponent renders config/default with the kustomize component
+// config/<component>, through an overlay in a temporary directory
+// (kustomize takes relative paths only).
+func renderWithComponent(t *testing.T, component string) []*unstructured.Unstructured {
+	t.Helper()
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := t.TempDir()
+	rel, err := filepath.Rel(overlay, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
+		"resources:\n- " + filepath.ToSlash(filepath.Join(rel, "config/default")) + "\n" +
+		"components:\n- " + filepath.ToSlash(filepath.Join(rel, "config", component)) + "\n"
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	objects, err := generate.Kustomize(filesys.MakeFsOnDisk(), overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objects
 }

@@ -1,8 +1,6 @@
 package rbac_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -11,9 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
-
-	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/generate"
 )
 
 // TestPrometheusComponent_ScrapesTheMetricsService: config/default with the
@@ -22,25 +17,7 @@ import (
 // a ClusterRole that may get /metrics; the PrometheusRule is there too.
 func TestPrometheusComponent_ScrapesTheMetricsService(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs(repoRoot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	overlay := t.TempDir()
-	rel, err := filepath.Rel(overlay, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
-		"resources:\n- " + filepath.ToSlash(filepath.Join(rel, "config/default")) + "\n" +
-		"components:\n- " + filepath.ToSlash(filepath.Join(rel, "config/prometheus")) + "\n"
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	objects, err := generate.Kustomize(filesys.MakeFsOnDisk(), overlay)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objects := renderWithComponent(t, "prometheus")
 	var monitors, rules []*unstructured.Unstructured
 	services := map[string]*corev1.Service{}
 	roles := map[string]*rbacv1.ClusterRole{}
