@@ -63,11 +63,7 @@ var _ = ginkgo.Describe("Two replicas", ginkgo.Ordered, ginkgo.Label(realNodeLab
 			gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, created))).To(gomega.Succeed())
 			gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, s))).To(gomega.Succeed())
 		})
-		gomega.Eventually(func(g gomega.Gomega) {
-			probe := builder.MakePod("probe", createdNS).Label("app", "ha").Obj()
-			g.Expect(env.Client.Create(ctx, probe, client.DryRunAll)).To(gomega.Succeed())
-			g.Expect(containerNames(*probe)).To(gomega.ContainElement("sidecar"))
-		}).WithContext(ctx).Should(gomega.Succeed())
+		waitInjected(ctx, createdNS, "ha")
 		waitScoped(ctx)
 	}, ginkgo.NodeTimeout(5*time.Minute))
 
@@ -176,11 +172,7 @@ var _ = ginkgo.Describe("Two replicas", ginkgo.Ordered, ginkgo.Label(realNodeLab
 				gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, ns))).To(gomega.Succeed())
 				gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, s))).To(gomega.Succeed())
 			})
-			gomega.Eventually(func(g gomega.Gomega) {
-				probe := builder.MakePod("probe", ns.Name).Label("app", "rollout").Obj()
-				g.Expect(env.Client.Create(ctx, probe, client.DryRunAll)).To(gomega.Succeed())
-				g.Expect(containerNames(*probe)).To(gomega.ContainElement("sidecar"))
-			}).WithContext(ctx).Should(gomega.Succeed())
+			waitInjected(ctx, ns.Name, "rollout")
 			ginkgo.By(fmt.Sprintf("creating %d pods on the kwok nodes", pods))
 			d := builder.MakeDeployment("rollout", ns.Name, pods).PodLabel("app", "rollout").
 				Containers(builder.MakeContainer("main", "nginx:1.25")).Obj()
@@ -354,6 +346,16 @@ func killManager(ctx context.Context, p corev1.Pod) kill {
 	}).WithContext(ctx).WithPolling(20 * time.Millisecond).Should(gomega.Succeed())
 	k.dropped = time.Since(k.at)
 	return k
+}
+
+// waitInjected waits until a pod labelled app=<app> created in ns gets
+// the sidecar (a dry run): the webhook serves the SidecarSet.
+func waitInjected(ctx context.Context, ns, app string) {
+	gomega.Eventually(func(g gomega.Gomega) {
+		probe := builder.MakePod("probe", ns).Label("app", app).Obj()
+		g.Expect(env.Client.Create(ctx, probe, client.DryRunAll)).To(gomega.Succeed())
+		g.Expect(containerNames(*probe)).To(gomega.ContainElement("sidecar"))
+	}).WithContext(ctx).Should(gomega.Succeed())
 }
 
 func podNames(pods []corev1.Pod) []string {

@@ -108,11 +108,7 @@ var _ = ginkgo.Describe("Upgrading the operator itself", ginkgo.Ordered, ginkgo.
 		} {
 			gomega.Expect(env.Client.Create(ctx, s)).To(gomega.Succeed())
 		}
-		gomega.Eventually(func(g gomega.Gomega) {
-			probe := builder.MakePod("probe", createdNS).Label("app", "created").Obj()
-			g.Expect(env.Client.Create(ctx, probe, client.DryRunAll)).To(gomega.Succeed())
-			g.Expect(containerNames(*probe)).To(gomega.ContainElement("sidecar"))
-		}).WithContext(ctx).Should(gomega.Succeed())
+		waitInjected(ctx, createdNS, "created")
 		for app, replicas := range map[string]int32{"steady": 2, "rolling": 3} {
 			d := builder.MakeDeployment(app, ns, replicas).PodLabel("app", app).TerminationGracePeriod(2).
 				Containers(builder.MakeContainer("main", "nginx:1.25")).Obj()
