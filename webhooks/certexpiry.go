@@ -2,8 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	certutil "k8s.io/client-go/util/cert"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
@@ -19,21 +19,11 @@ import (
 // certificateNotAfter is the expiry of the first certificate of a PEM file
 // (the serving certificate; its chain follows it).
 func certificateNotAfter(data []byte) (time.Time, error) {
-	for {
-		var block *pem.Block
-		block, data = pem.Decode(data)
-		if block == nil {
-			return time.Time{}, errors.New("no PEM certificate")
-		}
-		if block.Type != "CERTIFICATE" {
-			continue
-		}
-		cert, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return time.Time{}, err
-		}
-		return cert.NotAfter, nil
+	certs, err := certutil.ParseCertsPEM(data)
+	if err != nil {
+		return time.Time{}, err
 	}
+	return certs[0].NotAfter, nil
 }
 
 // certExpiry exports the expiry of the certificate the webhook server
@@ -54,7 +44,7 @@ func (c *certExpiry) NeedLeaderElection() bool { return false }
 func (c *certExpiry) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("certificates")
 	var last string
-	for {
+	wait.UntilWithContext(ctx, func(context.Context) {
 		data, err := os.ReadFile(filepath.Join(c.dir, corev1.TLSCertKey))
 		if err == nil {
 			var notAfter time.Time
@@ -66,10 +56,6 @@ func (c *certExpiry) Start(ctx context.Context) error {
 			log.Error(fmt.Errorf("reading the serving certificate's expiry: %w", err), "Webhook certificate", "dir", c.dir)
 			last = err.Error()
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(c.interval):
-		}
-	}
+	}, c.interval)
+	return nil
 }
