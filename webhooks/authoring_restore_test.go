@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -196,18 +195,7 @@ func TestSidecarSetDefaulter_KeepsTheRecordOnARestore(t *testing.T) {
 			if !resp.Allowed {
 				t.Fatalf("refused: %s", resp.Result.Message)
 			}
-			patch, err := json.Marshal(resp.Patches)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := jsonpatch.DecodePatch(patch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := p.Apply(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := patched(t, resp, raw)
 			var got appsv1beta1.SidecarSet
 			if err := json.Unmarshal(out, &got); err != nil {
 				t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,18 +43,7 @@ func identitiesAfter(t *testing.T, version string, op admissionv1.Operation, obj
 	if !resp.Allowed {
 		t.Fatalf("defaulting denied: %v", resp.Result)
 	}
-	raw, err := json.Marshal(resp.Patches)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := jsonpatch.DecodePatch(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := p.Apply([]byte(object))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := patched(t, resp, []byte(object))
 	var got metav1.PartialObjectMetadata
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatal(err)

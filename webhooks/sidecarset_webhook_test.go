@@ -48,18 +48,7 @@ func recordOf(t *testing.T, verbs authority.Verbs, op admissionv1.Operation, obj
 	if !resp.Allowed {
 		return resp.Result.Message
 	}
-	patch, err := json.Marshal(resp.Patches)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := jsonpatch.DecodePatch(patch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := p.Apply([]byte(object))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := patched(t, resp, []byte(object))
 	var got appsv1beta1.SidecarSet
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatal(err)
@@ -136,18 +125,7 @@ func defaulted(t *testing.T, raw []byte) []byte {
 	if !resp.Allowed {
 		t.Fatalf("defaulting denied: %v", resp.Result)
 	}
-	patch, err := json.Marshal(resp.Patches)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := jsonpatch.DecodePatch(patch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := p.Apply(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := patched(t, resp, raw)
 	return out
 }
 
@@ -275,4 +253,23 @@ func TestDecodeSidecarSet_WarningsAndErrorsOfEachVersion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// patched applies an allowed admission response's JSON patch to the
+// object's JSON it answered, as the API server does.
+func patched(t *testing.T, resp admission.Response, raw []byte) []byte {
+	t.Helper()
+	patch, err := json.Marshal(resp.Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Apply(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
