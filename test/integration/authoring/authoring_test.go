@@ -105,6 +105,17 @@ func plain(name string) *builder.SidecarSetWrapper {
 	return builder.MakeSidecarSet(name, "app", "web").Containers(builder.MakeContainer("agent", "agent:1"))
 }
 
+// installed installs the judge and waits until it judges: the probe is
+// denied with its message.
+func (j judge) installed(ctx context.Context) {
+	j.install(ctx)
+	gomega.Eventually(func(g gomega.Gomega) {
+		err := probe(ctx)
+		g.Expect(err).To(gomega.HaveOccurred())
+		g.Expect(err.Error()).To(gomega.Equal(j.denial("probe", everyNamespace("probe", alice))))
+	}).WithContext(ctx).Should(gomega.Succeed())
+}
+
 // probe is a request denied whoever judges it, to learn who judges.
 func probe(ctx context.Context) error {
 	return clients[alice].Create(ctx, plain("probe").Obj(), client.DryRunAll)
@@ -114,12 +125,7 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 	for _, j := range judges {
 		ginkgo.Context("judged by "+j.name, ginkgo.Ordered, func() {
 			ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {
-				j.install(ctx)
-				gomega.Eventually(func(g gomega.Gomega) {
-					err := probe(ctx)
-					g.Expect(err).To(gomega.HaveOccurred())
-					g.Expect(err.Error()).To(gomega.Equal(j.denial("probe", everyNamespace("probe", alice))))
-				}).WithContext(ctx).Should(gomega.Succeed())
+				j.installed(ctx)
 			})
 
 			ginkgo.DescribeTable("should allow a create, or deny it naming the field and the missing permission",
