@@ -335,7 +335,7 @@ func (k kill) refusals(at []time.Time) int {
 // killManager kills a manager's container with SIGKILL and waits for the
 // webhooks' Service to stop listing its address as ready.
 func killManager(ctx context.Context, p corev1.Pod) kill {
-	address := net.JoinHostPort(p.Status.PodIP, "9443")
+	address := webhookAddress(p)
 	gomega.Eventually(func(g gomega.Gomega) {
 		g.Expect(readyWebhookAddresses(ctx, g)).To(gomega.ContainElement(address))
 	}).WithContext(ctx).Should(gomega.Succeed())
@@ -420,6 +420,12 @@ func waitRestarted(ctx context.Context, p corev1.Pod) {
 		g.Expect(got.Status.ContainerStatuses[0].RestartCount).To(gomega.BeNumerically(">", restarts))
 		g.Expect(ready(*got)).To(gomega.BeTrue())
 	}).WithContext(ctx).WithPolling(100 * time.Millisecond).Should(gomega.Succeed())
+}
+
+// webhookAddress is where a manager's pod serves the webhooks (host:port):
+// its IP and its webhook containerPort (config/manager).
+func webhookAddress(p corev1.Pod) string {
+	return net.JoinHostPort(p.Status.PodIP, "9443")
 }
 
 // readyWebhookAddresses returns the addresses the webhooks' Service lists

@@ -2,23 +2,19 @@ package incluster_test
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/test/node"
@@ -42,35 +38,20 @@ var _ = ginkgo.Describe("The operator from its release image", ginkgo.Label(real
 				g.Expect(managers).To(gomega.HaveLen(2))
 			}).WithContext(ctx).Should(gomega.Succeed())
 			timing("both replicas ready %.1f s after config/default was applied", recordInstallReady().Seconds())
-			var ips []string
+			var addresses []string
 			for _, p := range managers {
 				gomega.Expect(p.Spec.NodeName).To(gomega.Equal(framework.RealNodeName))
 				st := p.Status.ContainerStatuses[0]
 				gomega.Expect(st.Image).To(gomega.Equal(framework.ManagerImage))
 				gomega.Expect(st.ImageID).To(gomega.HaveSuffix("@"+imageDigest), "the pod runs another image than the one built")
 				gomega.Expect(st.RestartCount).To(gomega.BeZero(), "manager %s restarted", p.Name)
-				ips = append(ips, p.Status.PodIP)
+				addresses = append(addresses, webhookAddress(p))
 			}
 
 			ginkgo.By("finding one leader, and both replicas behind the webhooks' Service")
+			leaderPod(ctx, managers)
 			gomega.Eventually(func(g gomega.Gomega) {
-				lease := &coordinationv1.Lease{}
-				g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: operatorNamespace, Name: setup.LeaderElectionID}, lease)).To(gomega.Succeed())
-				g.Expect(lease.Spec.HolderIdentity).NotTo(gomega.BeNil())
-				g.Expect(slices.ContainsFunc(managers, func(p corev1.Pod) bool { return strings.HasPrefix(*lease.Spec.HolderIdentity, p.Name) })).
-					To(gomega.BeTrue(), "the lease is held by %s", *lease.Spec.HolderIdentity)
-				endpoints := &discoveryv1.EndpointSliceList{}
-				g.Expect(env.Client.List(ctx, endpoints, client.InNamespace(operatorNamespace),
-					client.MatchingLabels{discoveryv1.LabelServiceName: "sidecarset-operator-webhook"})).To(gomega.Succeed())
-				var ready []string
-				for _, s := range endpoints.Items {
-					for _, ep := range s.Endpoints {
-						if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
-							ready = append(ready, ep.Addresses...)
-						}
-					}
-				}
-				g.Expect(ready).To(gomega.ConsistOf(ips))
+				g.Expect(readyWebhookAddresses(ctx, g)).To(gomega.ConsistOf(addresses))
 				mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 				g.Expect(env.Client.Get(ctx, types.NamespacedName{Name: "sidecarset-operator-mutating"}, mwc)).To(gomega.Succeed())
 				for _, w := range mwc.Webhooks {

@@ -12,7 +12,6 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/test/node"
@@ -251,13 +249,7 @@ func switchRelease(ctx context.Context, ns, createdNS string, to *framework.Rele
 	gomega.Expect(env.ApplyRelease(ctx, to.CRD, to.Upgrade)).To(gomega.Succeed())
 	managers := waitManagers(ctx, to.Digest)
 	replaced := time.Since(started)
-	gomega.Eventually(func(g gomega.Gomega) {
-		lease := &coordinationv1.Lease{}
-		g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: operatorNamespace, Name: setup.LeaderElectionID}, lease)).To(gomega.Succeed())
-		g.Expect(lease.Spec.HolderIdentity).NotTo(gomega.BeNil())
-		g.Expect(slices.ContainsFunc(managers, func(p corev1.Pod) bool { return strings.HasPrefix(*lease.Spec.HolderIdentity, p.Name) })).
-			To(gomega.BeTrue(), "the lease is held by %s", *lease.Spec.HolderIdentity)
-	}).WithContext(ctx).Should(gomega.Succeed())
+	leaderPod(ctx, managers)
 	leader := time.Since(started)
 
 	ginkgo.By("releasing the partition: the new leader finishes the rollout")
