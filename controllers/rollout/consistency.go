@@ -6,6 +6,7 @@ import (
 
 	"github.com/distribution/reference"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/lru"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -97,41 +98,71 @@ func sameImage(a, b string) bool {
 }
 
 func normalizeImage(image string) (string, bool) {
-	named, err := reference.ParseNormalizedNamed(image)
-	if err != nil {
-		return "", false
-	}
-	return reference.TagNameOnly(named).String(), true
+	p := parseImage(image)
+	return p.normalized, p.normalized != ""
 }
 
 // pinnedDigest returns the digest of a digest-pinned image reference, or ""
 // for a reference by tag.
-func pinnedDigest(image string) string {
-	named, err := reference.ParseNormalizedNamed(image)
-	if err != nil {
-		return ""
+func pinnedDigest(image string) string { return parseImage(image).digest }
+
+// parsedImage is what the planner reads of an image reference, or of a
+// status imageID.
+type parsedImage struct {
+	// normalized is the image's name normalized, with :latest when no tag
+	// is given ("" when it does not parse as a name).
+	normalized string
+	// digest is the digest it pins ("" when none).
+	digest string
+}
+
+// parsedImages memoizes the parses of image references and imageIDs: a plan
+// compares the images of every pod, a handful of distinct strings across
+// thousands of pods, and parsing one (distribution/reference's regular
+// expressions) cost more than the rest of a plan together. Bounded: least
+// recently used first out.
+var parsedImages = lru.New(4096)
+
+// imageKey and imageIDKey key parsedImages.
+type (
+	imageKey   string
+	imageIDKey string
+)
+
+func parseImage(image string) parsedImage {
+	if v, ok := parsedImages.Get(imageKey(image)); ok {
+		return v.(parsedImage)
 	}
-	if d, ok := named.(reference.Digested); ok {
-		return d.Digest().String()
+	var p parsedImage
+	if named, err := reference.ParseNormalizedNamed(image); err == nil {
+		p.normalized = reference.TagNameOnly(named).String()
+		if d, ok := named.(reference.Digested); ok {
+			p.digest = d.Digest().String()
+		}
 	}
-	return ""
+	parsedImages.Add(imageKey(image), p)
+	return p
 }
 
 // imageIDDigest returns the digest a status imageID carries, in any of the
 // forms runtimes report: docker-pullable://nginx@sha256:…,
 // docker.io/library/nginx@sha256:…, or a bare sha256:….
 func imageIDDigest(imageID string) string {
-	if i := strings.Index(imageID, "://"); i >= 0 {
-		imageID = imageID[i+len("://"):]
+	if v, ok := parsedImages.Get(imageIDKey(imageID)); ok {
+		return v.(parsedImage).digest
 	}
-	ref, err := reference.ParseAnyReference(imageID)
-	if err != nil {
-		return ""
+	var p parsedImage
+	id := imageID
+	if i := strings.Index(id, "://"); i >= 0 {
+		id = id[i+len("://"):]
 	}
-	if d, ok := ref.(reference.Digested); ok {
-		return d.Digest().String()
+	if ref, err := reference.ParseAnyReference(id); err == nil {
+		if d, ok := ref.(reference.Digested); ok {
+			p.digest = d.Digest().String()
+		}
 	}
-	return ""
+	parsedImages.Add(imageIDKey(imageID), p)
+	return p.digest
 }
 
 // updateComplete reports whether a container's in-place update took effect
