@@ -102,6 +102,32 @@ func TestCachedKey_IsNoAnnotationKey(t *testing.T) {
 	}
 }
 
+// The pods of a rollout hold a few distinct states, which every plan reads:
+// a state read again is not decoded again, and its reading allocates only
+// the pod's injected list.
+func TestRead_CachedStateDecodedOnce(t *testing.T) {
+	annotations, ok := Compact(map[string]string{
+		appsv1beta1.SidecarSetHashAnnotation:     `{"agent":{"updateTimestamp":"2026-11-24T10:00:00Z","hash":"h2","sidecarSetName":"agent","sidecarList":["agent"],"controllerRevision":"agent-5d8f7c6b9"}}`,
+		appsv1beta1.InPlaceUpdateStateAnnotation: `{"agent":{"revision":"h2","updateTimestamp":"2026-11-24T10:00:01Z","lastContainerStatuses":{"agent":{"imageID":"docker.io/library/agent@sha256:1"}}}}`,
+		appsv1beta1.SidecarSetListAnnotation:     "agent",
+	})
+	if !ok {
+		t.Fatal("the state does not compact")
+	}
+	first, err := Read(annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		again, _ := Read(annotations)
+		if again.Hashes["agent"].ControllerRevision != "agent-5d8f7c6b9" || again.InPlace["agent"] != first.InPlace["agent"] {
+			t.Fatalf("read again: %+v, want the state read first", again)
+		}
+	}); allocs > 1 {
+		t.Errorf("reading a cached state again made %.0f allocations, want at most 1 (the injected list)", allocs)
+	}
+}
+
 // Reading a cached pod's state costs a fraction of decoding its JSON (what
 // the controller's memo of decoded states used to spare it).
 func BenchmarkRead(b *testing.B) {

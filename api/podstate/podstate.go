@@ -76,10 +76,11 @@ type State struct {
 // decode to empty values; a malformed one is an error naming the annotation.
 //
 // A pod read from the operator's cache carries its state already decoded
-// (CachedKey); Read returns it as it was decoded.
+// (CachedKey); Read returns it as it was decoded, its maps shared with the
+// other pods holding the same state: read-only, as the cached pod is.
 func Read(annotations map[string]string) (State, error) {
 	if cached, ok := annotations[CachedKey]; ok {
-		s := readCached(cached)
+		s := readCachedShared(cached)
 		s.Injected = DecodeInjectedList(annotations[appsv1beta1.SidecarSetListAnnotation])
 		return s, nil
 	}
