@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -29,14 +30,15 @@ func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1beta1.S
 	if err := r.Client.List(ctx, list, client.MatchingFields{fieldindex.PodBySidecarSet: s.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
+	sel, err := match.PodSelector(s)
+	if err != nil {
+		return nil, nil // an invalid selector selects no pod
+	}
 	nsSelected := map[string]bool{}
 	pods := make([]*corev1.Pod, 0, len(list.Items))
 	for i := range list.Items {
 		p := &list.Items[i]
-		if !match.PodActive(p) {
-			continue
-		}
-		if ok, err := match.Pod(s, p.Labels); err != nil || !ok {
+		if !match.PodActive(p) || !sel.Matches(labels.Set(p.Labels)) {
 			continue
 		}
 		selected, seen := nsSelected[p.Namespace]

@@ -79,27 +79,54 @@ func Namespace(s *appsv1beta1.SidecarSet, name string, nsLabels map[string]strin
 // Pod reports whether a SidecarSet's selector matches a pod's labels. A nil
 // or empty selector matches nothing.
 func Pod(s *appsv1beta1.SidecarSet, podLabels map[string]string) (bool, error) {
-	if IsEmpty(s.Spec.Selector) {
-		return false, nil
+	sel, err := PodSelector(s)
+	if err != nil {
+		return false, err
 	}
-	return selects(s.Spec.Selector, podLabels, "selector")
+	return sel.Matches(labels.Set(podLabels)), nil
+}
+
+// PodSelector is Pod's decision compiled once, for the many pods of one
+// SidecarSet.
+func PodSelector(s *appsv1beta1.SidecarSet) (labels.Selector, error) {
+	if IsEmpty(s.Spec.Selector) {
+		return labels.Nothing(), nil
+	}
+	return compile(s.Spec.Selector, "selector")
 }
 
 // Selects reports whether a label selector matches a label set; a nil
 // selector matches everything, an invalid one is an error.
 func Selects(sel *metav1.LabelSelector, set map[string]string) (bool, error) {
-	if sel == nil {
-		return true, nil
+	compiled, err := Compile(sel)
+	if err != nil {
+		return false, err
 	}
-	return selects(sel, set, "selector")
+	return compiled.Matches(labels.Set(set)), nil
+}
+
+// Compile is Selects' decision compiled once, for many label sets.
+func Compile(sel *metav1.LabelSelector) (labels.Selector, error) {
+	if sel == nil {
+		return labels.Everything(), nil
+	}
+	return compile(sel, "selector")
 }
 
 func selects(sel *metav1.LabelSelector, set map[string]string, what string) (bool, error) {
-	s, err := metav1.LabelSelectorAsSelector(sel)
+	s, err := compile(sel, what)
 	if err != nil {
-		return false, fmt.Errorf("invalid %s: %w", what, err)
+		return false, err
 	}
 	return s.Matches(labels.Set(set)), nil
+}
+
+func compile(sel *metav1.LabelSelector, what string) (labels.Selector, error) {
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return nil, fmt.Errorf("invalid %s: %w", what, err)
+	}
+	return s, nil
 }
 
 // IsEmpty reports whether a selector is nil or has no requirement.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
@@ -32,8 +33,9 @@ type setView struct {
 	// sidecarList is the sorted list recorded in the hash annotation
 	// (podstate.SidecarList).
 	sidecarList []string
-	// selectorErr is set when updateStrategy.selector is invalid; it then
-	// selects no pod.
+	// selector is updateStrategy.selector compiled; selectorErr is set
+	// when it is invalid, and then it selects no pod.
+	selector    labels.Selector
 	selectorErr error
 	// whitelist decides the keys the re-applied patchPodMetadata may write.
 	whitelist podmeta.Whitelist
@@ -79,9 +81,7 @@ func newSetView(s *appsv1beta1.SidecarSet, hashes appsv1beta1.Hashes) *setView {
 	for i := range s.Spec.Containers {
 		v.addSidecar(&s.Spec.Containers[i])
 	}
-	if _, err := match.Selects(s.Spec.UpdateStrategy.Selector, nil); err != nil {
-		v.selectorErr = err
-	}
+	v.selector, v.selectorErr = match.Compile(s.Spec.UpdateStrategy.Selector)
 	v.recreate, v.recreateJobs = appsv1beta1.RecreatesPods(s), appsv1beta1.RecreatesJobPods(s)
 	v.authority = authority.Of(s)
 	return v
@@ -243,7 +243,7 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 		v.inFlightHash = inflight.Hash
 	}
 	if s.selectorErr == nil {
-		v.selected, _ = match.Selects(s.obj.Spec.UpdateStrategy.Selector, pod.Labels)
+		v.selected = s.selector.Matches(labels.Set(pod.Labels))
 	}
 	v.upgradable = v.updated || v.state.HashesWithoutImage[s.name].Hash == s.hashes.WithoutImage ||
 		s.upgradableButPullPolicy(v)

@@ -9,10 +9,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
@@ -182,7 +182,7 @@ func (s *setView) classifyNotInjected(pod *corev1.Pod) (v *podView, ok bool, why
 		return v, false, why
 	}
 	if s.selectorErr == nil {
-		v.selected, _ = match.Selects(s.obj.Spec.UpdateStrategy.Selector, pod.Labels)
+		v.selected = s.selector.Matches(labels.Set(pod.Labels))
 	}
 	return v, true, ""
 }
