@@ -70,15 +70,17 @@ func run() int {
 	wo := webhookOptions{}
 	fs.IntVar(&wo.pods, "pods", 500, "Pods created per measurement (webhook).")
 	fs.IntVar(&wo.creators, "creators", 20, "Concurrent pod creators (webhook).")
-	fs.IntVar(&wo.rounds, "rounds", 3, "Rounds per configuration, each against its own floor; the median is reported (webhook).")
+	fs.IntVar(&wo.rounds, "rounds", 3, "Rounds per configuration, each against its own floor; the median is reported (webhook, rollout).")
 	counts := fs.String("sidecarsets", "0,1,100,1000", "Numbers of SidecarSets to measure with (webhook).")
 	prof := &profiler{}
-	fs.StringVar(&prof.dir, "profile-dir", "", "If set, write CPU profiles of the API server and the manager taken during each measurement here (webhook).")
+	fs.StringVar(&prof.dir, "profile-dir", "", "If set, write CPU profiles of the API server and the manager taken during each measurement here (webhook; rollout: the second round of the largest size's rollouts).")
 	fs.StringVar(&prof.managerAddr, "manager-pprof", "", "The manager's --pprof-bind-address, to profile it too (with --profile-dir).")
 	fs.IntVar(&prof.seconds, "profile-seconds", 5, "Length of each CPU profile (with --profile-dir).")
 	wo.profile = prof
-	ro := rolloutOptions{}
+	ro := rolloutOptions{profile: prof}
 	fs.IntVar(&ro.writers, "writers", 32, "Parallel pod patches of the floor client; the manager's --pod-writers default (rollout, scale).")
+	fs.IntVar(&ro.compared, "compared-writers", 20, "Parallel pod patches of a second floor client measured beside the first in each round of the image rollouts; 0: none (rollout).")
+	rolloutSizes := fs.String("rollout-pods", "200,1000", "Pods of the Deployments rolled out in turn; the largest is also resized and profiled (rollout).")
 	so := scaleOptions{}
 	sizes := fs.String("sizes", "1000,3000,10000", "Numbers of pods measured in turn (scale).")
 	fs.IntVar(&so.namespaces, "namespaces", 100, "Namespaces the pods are spread over, one Deployment each (scale).")
@@ -110,6 +112,15 @@ func run() int {
 		}
 		so.sizes = append(so.sizes, n)
 	}
+	for c := range strings.SplitSeq(*rolloutSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n <= 0 {
+			fmt.Fprintln(os.Stderr, "bench: --rollout-pods: want positive numbers:", c)
+			return 2
+		}
+		ro.sizes = append(ro.sizes, n)
+	}
+	ro.rounds = wo.rounds
 	so.writers, so.webhook = ro.writers, wo
 	// The scale run profiles the manager at rest, at its start, and
 	// admitting pods in one creation after the measured ones, not during

@@ -345,48 +345,8 @@ func (e *env) scaleTo(ctx context.Context, o scaleOptions, size int) error {
 // scaleRolloutRun upgrades every pod's sidecar with the operator, then
 // with the floor client (the rollout paused), at one maxUnavailable.
 func (e *env) scaleRolloutRun(ctx context.Context, w *podWatch, o scaleOptions, size int, mu string, image *int) (rolloutRun, error) {
-	run := rolloutRun{pods: size, maxUnavailable: mu}
-	*image++
-	next := fmt.Sprintf("busybox:1.%d", *image)
-	before, err := e.apiserverMetrics(ctx)
-	if err != nil {
-		return run, err
-	}
-	start := time.Now()
-	if err := e.setSidecarSet(ctx, scaleRollout, next, mu, false); err != nil {
-		return run, err
-	}
-	if err := w.wait(ctx, size, next, 30*time.Minute); err != nil {
-		return run, fmt.Errorf("operator rollout to %s: %w", next, err)
-	}
-	if err := e.waitStatusUpdated(ctx, scaleRollout, size); err != nil {
-		return run, err
-	}
-	run.ours = time.Since(start)
-	after, err := e.apiserverMetrics(ctx)
-	if err != nil {
-		return run, err
-	}
-	run.writesPerPod = (podWrites(after) - podWrites(before)) / float64(size)
-
-	*image++
-	next = fmt.Sprintf("busybox:1.%d", *image)
-	if err := e.setSidecarSet(ctx, scaleRollout, "", mu, true); err != nil {
-		return run, err
-	}
-	window := size
-	if mu == "10%" {
-		window = int(math.Ceil(float64(size) * 0.1))
-	}
-	start = time.Now()
-	if err := e.floorRollout(ctx, w, next, window, o.writers); err != nil {
-		return run, err
-	}
-	run.floor = time.Since(start)
-	if err := e.setSidecarSet(ctx, scaleRollout, next, mu, false); err != nil {
-		return run, err
-	}
-	return run, e.waitStatusUpdated(ctx, scaleRollout, size)
+	round, err := e.imageRound(ctx, w, scaleRollout, size, mu, image, o.writers, 0, nil, "")
+	return rolloutRun{pods: size, maxUnavailable: mu, rounds: []rolloutRound{round}}, err
 }
 
 // managerScrape reads the manager's own /metrics.
@@ -750,8 +710,10 @@ func parallel(jobs []func() error) error {
 // that a failure later loses none.
 func printSize(r sizeRun) {
 	for _, ro := range r.rollouts {
-		fmt.Printf("bench: %d pods, maxUnavailable %s: operator %.1f s, floor %.1f s (%.2f×), %.2f pod writes per pod\n",
-			r.pods, ro.maxUnavailable, ro.ours.Seconds(), ro.floor.Seconds(), ro.ours.Seconds()/ro.floor.Seconds(), ro.writesPerPod)
+		round := ro.rounds[0]
+		fmt.Printf("bench: %d pods, maxUnavailable %s: operator %.1f s, floor %.1f s (%.2f×), %.2f pod writes per pod, manager CPU %.2f ms per pod\n",
+			r.pods, ro.maxUnavailable, round.ours.Seconds(), round.floor.Seconds(), round.ratio(), round.writesPerPod,
+			float64(round.managerCPU)/float64(r.pods)/float64(time.Millisecond))
 	}
 	fmt.Printf("bench: %d pods at rest: RSS %.0f + %.0f MiB (the Go heap holding %.0f MiB free), live heap %.1f MiB, CPU %s over %s, %.1f API requests per reconcile\n",
 		r.pods, r.idle.anon, r.idle.file, r.idle.held, r.idle.heap, r.idle.cpu, r.idle.window, r.calls)
@@ -772,11 +734,13 @@ func printScale(o scaleOptions, pairings []pairing, noPods idleFigures, runs []s
 	var rows [][]string
 	for _, r := range runs {
 		for _, ro := range r.rollouts {
-			rows = append(rows, []string{strconv.Itoa(r.pods), ro.maxUnavailable, fmt.Sprintf("%.1f s", ro.ours.Seconds()),
-				fmt.Sprintf("%.1f s", ro.floor.Seconds()), fmt.Sprintf("%.2f×", ro.ours.Seconds()/ro.floor.Seconds()), fmt.Sprintf("%.2f", ro.writesPerPod)})
+			round := ro.rounds[0]
+			rows = append(rows, []string{strconv.Itoa(r.pods), ro.maxUnavailable, fmt.Sprintf("%.1f s", round.ours.Seconds()),
+				fmt.Sprintf("%.1f s", round.floor.Seconds()), fmt.Sprintf("%.2f×", round.ratio()), fmt.Sprintf("%.2f", round.writesPerPod),
+				fmt.Sprintf("%.2f ms", ro.perPod(func(round rolloutRound) time.Duration { return round.managerCPU }))})
 		}
 	}
-	table([]string{"pods", "maxUnavailable", "operator", "floor", "operator vs floor", "pod writes per upgraded pod"}, rows)
+	table([]string{"pods", "maxUnavailable", "operator", "floor", "operator vs floor", "pod writes per upgraded pod", "manager CPU per upgraded pod"}, rows)
 
 	fmt.Printf("\nThe manager at rest, by number of pods (RSS: the most seen over %s, anonymous + file-backed; live heap: allocated right after a forced garbage collection; CPU over the same window; heap and CPU profiles in %s)\n\n",
 		runs[0].idle.window, o.profileDir)
@@ -827,7 +791,7 @@ func printScale(o scaleOptions, pairings []pairing, noPods idleFigures, runs []s
 		targets = append(targets, target{"rollouts ≤ 1.2× the floor: not measured (--rollouts=false)", false, ""})
 	}
 	for _, ro := range largest.rollouts {
-		ratio := ro.ours.Seconds() / ro.floor.Seconds()
+		ratio := ro.median(rolloutRound.ratio)
 		targets = append(targets, target{fmt.Sprintf("rollout of %d pods at %s ≤ 1.2× the floor: %.2f×", largest.pods, ro.maxUnavailable, ratio), ratio <= 1.2, ""})
 	}
 	if len(o.webhook.counts) > 0 {
