@@ -2,7 +2,9 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,7 +16,8 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 )
 
-// Pod updates reach a rolling SidecarSet at once, and a settled one (or a
+// Pod updates reach a rolling SidecarSet after rolloutBatchDelay, so that
+// the updates of a batch make one plan, not one each; a settled one (or a
 // creation, for any SidecarSet) only after statusBatchDelay, coalesced.
 func TestPodHandler_DelaysWhatOnlyMovesCounts(t *testing.T) {
 	t.Parallel()
@@ -32,12 +35,24 @@ func TestPodHandler_DelaysWhatOnlyMovesCounts(t *testing.T) {
 
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
-	h.Update(ctx, event.UpdateEvent{ObjectOld: pod("1"), ObjectNew: pod("2")}, q)
-	if got := q.Len(); got != 1 {
-		t.Fatalf("after an update, %d SidecarSets are queued at once, want 1 (the rolling one)", got)
+	start := time.Now()
+	for rv := range 5 {
+		h.Update(ctx, event.UpdateEvent{ObjectOld: pod(fmt.Sprint(rv)), ObjectNew: pod(fmt.Sprint(rv + 1))}, q)
 	}
-	if req, _ := q.Get(); req.Name != "rolling" {
-		t.Errorf("queued at once: %q, want rolling", req.Name)
+	if got := q.Len(); got != 0 {
+		t.Fatalf("after updates, %d SidecarSets are queued at once, want 0 (batched)", got)
+	}
+	req, _ := q.Get()
+	waited := time.Since(start)
+	if req.Name != "rolling" {
+		t.Errorf("queued first: %q, want rolling", req.Name)
+	}
+	if waited < rolloutBatchDelay || waited >= statusBatchDelay {
+		t.Errorf("the rolling SidecarSet was queued after %s, want within [%s, %s)", waited, rolloutBatchDelay, statusBatchDelay)
+	}
+	q.Done(req)
+	if got := q.Len(); got != 0 {
+		t.Errorf("five updates queued the rolling SidecarSet %d more times, want once in all", got)
 	}
 
 	q2 := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
