@@ -26,8 +26,12 @@ import (
 // in a namespace it was written for (match.InNamespace: not one deleted and
 // created again since).
 func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1beta1.SidecarSet) ([]*corev1.Pod, error) {
-	list := &corev1.PodList{}
-	if err := r.Client.List(ctx, list, client.MatchingFields{fieldindex.PodBySidecarSet: s.Name}, client.UnsafeDisableDeepCopy); err != nil {
+	listPods := r.pods
+	if listPods == nil {
+		listPods = fieldindex.ListedPods(r.Client)
+	}
+	listed, err := listPods(ctx, s.Name)
+	if err != nil {
 		return nil, err
 	}
 	sel, err := match.PodSelector(s)
@@ -35,9 +39,8 @@ func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1beta1.S
 		return nil, nil // an invalid selector selects no pod
 	}
 	nsSelected := map[string]bool{}
-	pods := make([]*corev1.Pod, 0, len(list.Items))
-	for i := range list.Items {
-		p := &list.Items[i]
+	pods := make([]*corev1.Pod, 0, len(listed))
+	for _, p := range listed {
 		if !match.PodActive(p) || !sel.Matches(labels.Set(p.Labels)) {
 			continue
 		}

@@ -107,6 +107,9 @@ type SidecarSetReconciler struct {
 	// Scoped condition); nil leaves it alone.
 	Scope *scopestate.State
 
+	// pods lists a SidecarSet's pods: from the manager's cache, as it holds
+	// them (nil: through Client, copied).
+	pods           fieldindex.Pods
 	inflight       *inFlight
 	revisions      *revisionSpecs
 	recreations    *recreations
@@ -134,6 +137,7 @@ type noteState struct {
 
 // SetupWithManager registers the controller.
 func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.pods = fieldindex.CachedPods(mgr.GetCache())
 	r.inflight = newInFlight()
 	r.revisions = newRevisionSpecs()
 	r.recreations = newRecreations()

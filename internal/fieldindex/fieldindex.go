@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -209,4 +210,58 @@ func ListRevisions(ctx context.Context, reader client.Reader, namespace, sidecar
 		return nil, err
 	}
 	return list.Items, nil
+}
+
+// Pods lists the pods whose injected-list names a SidecarSet.
+type Pods func(ctx context.Context, sidecarSet string) ([]*corev1.Pod, error)
+
+// CachedPods lists them from the cache's pod informer, through the
+// PodBySidecarSet index, as the cache holds them: pointers to the cached
+// pods, read-only, nothing copied. (A List into a PodList copies the struct
+// of each pod, a kilobyte, at every reconcile: in a rollout of a thousand
+// pods, a third of everything the manager allocated.)
+func CachedPods(c informers) Pods {
+	ix := indexesOf(&corev1.Pod{})[0]
+	return func(ctx context.Context, sidecarSet string) ([]*corev1.Pod, error) {
+		inf, err := c.GetInformer(ctx, &corev1.Pod{}, ctrlcache.BlockUntilSynced(false))
+		if err != nil {
+			return nil, err
+		}
+		indexed, ok := inf.(toolscache.SharedIndexInformer)
+		if !ok {
+			return nil, fmt.Errorf("the pod informer is a %T, which has no indexer", inf)
+		}
+		keys, err := ix.keys(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+			appsv1beta1.SidecarSetListAnnotation: sidecarSet}}})
+		if err != nil {
+			return nil, err
+		}
+		objs, err := indexed.GetIndexer().ByIndex(ix.name(), keys[0])
+		if err != nil {
+			return nil, err
+		}
+		pods := make([]*corev1.Pod, 0, len(objs))
+		for _, o := range objs {
+			if p, ok := o.(*corev1.Pod); ok {
+				pods = append(pods, p)
+			}
+		}
+		return pods, nil
+	}
+}
+
+// ListedPods lists them through a reader, copied (a reader other than the
+// manager's cache).
+func ListedPods(reader client.Reader) Pods {
+	return func(ctx context.Context, sidecarSet string) ([]*corev1.Pod, error) {
+		list := &corev1.PodList{}
+		if err := reader.List(ctx, list, client.MatchingFields{PodBySidecarSet: sidecarSet}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, err
+		}
+		pods := make([]*corev1.Pod, len(list.Items))
+		for i := range list.Items {
+			pods[i] = &list.Items[i]
+		}
+		return pods, nil
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -178,5 +179,37 @@ func TestListRevisions_OnlyTheSidecarSetsOwn(t *testing.T) {
 	slices.Sort(names)
 	if !slices.Equal(names, []string{"a-1", "a-2"}) {
 		t.Errorf("listed %q for %s (sharing its bucket with %s), want a-1 and a-2", names, a, b)
+	}
+}
+
+// podInformerCache is a manager's cache holding one pod informer.
+type podInformerCache struct{ informer toolscache.SharedIndexInformer }
+
+func (c podInformerCache) GetInformer(context.Context, client.Object, ...ctrlcache.InformerGetOption) (ctrlcache.Informer, error) {
+	return c.informer, nil
+}
+
+// A SidecarSet's pods are read from the pod informer as it holds them: its
+// own pods only, the cached pointers themselves, nothing copied.
+func TestCachedPods_TheCachedPodsThemselves(t *testing.T) {
+	t.Parallel()
+	informer := toolscache.NewSharedIndexInformer(&toolscache.ListWatch{}, &corev1.Pod{}, 0, CacheIndexers(&corev1.Pod{}))
+	pod := func(ns, name, list string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Annotations: map[string]string{appsv1beta1.SidecarSetListAnnotation: list}}}
+	}
+	mine := []*corev1.Pod{pod("a", "web-1", "agent"), pod("b", "web-2", "agent,proxy")}
+	for _, p := range append(slices.Clone(mine), pod("a", "db-1", "proxy"), pod("a", "plain", "")) {
+		if err := informer.GetIndexer().Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := CachedPods(podInformerCache{informer})(t.Context(), "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	if len(got) != len(mine) || got[0] != mine[0] || got[1] != mine[1] {
+		t.Errorf("the agent's pods: %v, want the cached pods %v themselves", got, mine)
 	}
 }
