@@ -80,6 +80,7 @@ func run() int {
 	ro := rolloutOptions{profile: prof}
 	fs.IntVar(&ro.writers, "writers", 32, "Parallel pod patches of the floor client; the manager's --pod-writers default (rollout, scale).")
 	fs.IntVar(&ro.compared, "compared-writers", 20, "Parallel pod patches of a second floor client measured beside the first in each round of the image rollouts; 0: none (rollout).")
+	fs.BoolVar(&ro.resizes, "resizes", true, "Also resize the sidecars of the largest Deployment in place (rollout).")
 	rolloutSizes := fs.String("rollout-pods", "200,1000", "Pods of the Deployments rolled out in turn; the largest is also resized and profiled (rollout).")
 	so := scaleOptions{}
 	sizes := fs.String("sizes", "1000,3000,10000", "Numbers of pods measured in turn (scale).")

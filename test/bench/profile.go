@@ -127,6 +127,24 @@ var admissionParts = []cpuPart{
 	{"SidecarSet reconciles", module + "controllers.(*SidecarSetReconciler).Reconcile", 0},
 }
 
+// rolloutParts are what the manager does during an in-place rollout, as its
+// CPU per upgraded pod is explained.
+var rolloutParts = []cpuPart{
+	{"SidecarSet reconciles", module + "controllers.(*SidecarSetReconciler).Reconcile", 0},
+	{"planning (rollout.Compute)", module + "controllers/rollout.Compute", 1},
+	{"listing and matching the pods", module + "controllers.(*SidecarSetReconciler).matchedPods", 1},
+	{"status writes", module + "controllers.(*SidecarSetReconciler).patchStatus", 1},
+	{"the in-flight tracking", module + "controllers.(*inFlight)", 1},
+	{"pod patches (the writers)", module + "controllers.(*SidecarSetReconciler).applyUpdates", 0},
+	{"informers: watch events decoded", "k8s.io/apimachinery/pkg/watch.(*StreamWatcher).receive", 0},
+	{"informers: the stores and the pod cache's transform", "k8s.io/client-go/tools/cache.(*Reflector)", 0},
+	{"informers: event handlers", "k8s.io/client-go/tools/cache.(*processorListener)", 0},
+	{"HTTP/2 to the API server (reading answers)", "golang.org/x/net/http2.(*ClientConn).readLoop", 0},
+	{"event writes", "k8s.io/client-go/tools/events.", 0},
+	{"serving the conversion webhook", module + "webhooks/serving.(*Converter)", 0},
+	{"garbage collection, in the background", "runtime.gcBgMarkWorker", 0},
+}
+
 // summarizeProfile reads a CPU profile and returns its sampled CPU time and
 // the time of each part (with its callees; a sample counts once per part).
 func summarizeProfile(path string, parts []cpuPart) (total time.Duration, times []time.Duration, err error) {
@@ -174,10 +192,10 @@ func onStack(s *profile.Sample, prefix string) bool {
 	return false
 }
 
-// printCPUProfile prints what a CPU profile of pods created holds: its
-// sampled time per pod, and the parts of the manager's work.
-func printCPUProfile(path string, pods int) {
-	total, times, err := summarizeProfile(path, admissionParts)
+// printCPUProfile prints what a CPU profile of the manager's work on pods
+// holds: its sampled time per pod, and its parts.
+func printCPUProfile(path string, pods int, parts []cpuPart) {
+	total, times, err := summarizeProfile(path, parts)
 	if err != nil {
 		fmt.Printf("  (the profile cannot be read: %v)\n", err)
 		return
@@ -187,7 +205,7 @@ func printCPUProfile(path string, pods int) {
 	}
 	fmt.Printf("  the profile sampled %.1f s of CPU over %d pods, %s per pod:\n", total.Seconds(), pods, perPod(total))
 	rest := total
-	for i, part := range admissionParts {
+	for i, part := range parts {
 		fmt.Printf("  %s- %s: %s per pod (%.0f%%)\n", strings.Repeat("  ", part.depth), part.label, perPod(times[i]), 100*float64(times[i])/float64(total))
 		if part.depth == 0 {
 			rest -= times[i]

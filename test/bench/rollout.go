@@ -37,6 +37,8 @@ type rolloutOptions struct {
 	// rounds per configuration; sizes are the Deployments' pods.
 	rounds int
 	sizes  []int
+	// resizes: the largest size is also resized in place.
+	resizes bool
 	// profile, when it has a directory, takes a CPU profile of the manager
 	// during the second round of each rollout of the largest size.
 	profile *profiler
@@ -217,9 +219,10 @@ func benchRollout(ctx context.Context, e *env, o rolloutOptions) (bool, error) {
 }
 
 // rolloutsOf creates a Deployment of size pods with a SidecarSet and runs
-// the rollouts on it; profiled: the manager's CPU is profiled during the
-// second round of each (with --profile-dir).
-func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions, profiled bool) ([]rolloutRun, error) {
+// the rollouts on it. For the largest size, the manager's CPU is profiled
+// during the second round of each (with --profile-dir), and the resizes
+// follow (with --resizes).
+func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions, largest bool) ([]rolloutRun, error) {
 	ns := fmt.Sprintf("bench-rollout-%d", size)
 	app := ns
 	if err := e.ensureNamespace(ctx, ns); err != nil {
@@ -276,7 +279,7 @@ func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions, profil
 		run := rolloutRun{pods: size, maxUnavailable: mu}
 		for i := range o.rounds {
 			var prof *profiler
-			if profiled && i == 1 {
+			if largest && i == 1 {
 				prof = o.profile.lasting(run.rounds[0].ours)
 			}
 			round, err := e.imageRound(ctx, w, ss.Name, size, mu, &image, o.writers, o.compared,
@@ -288,7 +291,7 @@ func (e *env) rolloutsOf(ctx context.Context, size int, o rolloutOptions, profil
 		}
 		runs = append(runs, run)
 	}
-	if size >= 1000 {
+	if largest && o.resizes {
 		resized, err := e.resizeRollouts(ctx, ss.Name, w, size, o)
 		if err != nil {
 			return nil, err
@@ -335,6 +338,10 @@ func (e *env) imageRound(ctx context.Context, w *podWatch, name string, size int
 	round.ours = time.Since(start)
 	round.managerCPU, round.reconciles = e.cpuSnapshot()["manager"]-cpu, e.reconciles(ctx)-reconciles
 	profiled()
+	if prof != nil && prof.dir != "" && prof.managerAddr != "" {
+		fmt.Printf("bench: the manager's CPU profile of the %s (%s):\n", label, prof.path(label, "manager"))
+		printCPUProfile(prof.path(label, "manager"), size, rolloutParts)
+	}
 	after, err := e.apiserverMetrics(ctx)
 	if err != nil {
 		return round, err

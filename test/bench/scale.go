@@ -823,7 +823,7 @@ func printScale(o scaleOptions, pairings []pairing, noPods idleFigures, runs []s
 		}
 		fmt.Printf("- %s: %s%s\n", t.what, verdict(t.ok), explained)
 		if !t.ok && t.profile != "" && t.profile == cpuProfile {
-			printCPUProfile(t.profile, o.webhook.pods)
+			printCPUProfile(t.profile, o.webhook.pods, admissionParts)
 		}
 		ok = ok && t.ok
 	}
