@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -21,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -534,6 +532,14 @@ func (e *env) floorCalls(ctx context.Context, w *podWatch, window, writers int, 
 		pods = append(pods, types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
 	}
 	slots := make(chan struct{}, window)
+	inFlight := map[string]bool{} // guarded by w.mu
+	pw := w.begin(done, func(key string) {
+		if inFlight[key] {
+			delete(inFlight, key)
+			<-slots
+		}
+	})
+	defer w.end(pw)
 	work := make(chan types.NamespacedName)
 	var wg sync.WaitGroup
 	var failed atomic.Value
@@ -544,15 +550,18 @@ func (e *env) floorCalls(ctx context.Context, w *podWatch, window, writers int, 
 				if err := call(pod); err != nil {
 					failed.Store(err)
 				}
-				go func() {
-					w.waitOne(ctx, key, done)
-					<-slots
-				}()
 			}
 		})
 	}
 	for _, key := range pods {
 		slots <- struct{}{}
+		w.mu.Lock()
+		if pw.isDone[key.String()] {
+			<-slots
+		} else {
+			inFlight[key.String()] = true
+		}
+		w.mu.Unlock()
 		work <- key
 	}
 	close(work)
@@ -560,84 +569,7 @@ func (e *env) floorCalls(ctx context.Context, w *podWatch, window, writers int, 
 	if err, ok := failed.Load().(error); ok {
 		return err
 	}
-	return w.waitAll(ctx, len(pods), done, 30*time.Minute)
-}
-
-// podWatch follows a namespace's pods through an informer, so that waiting
-// for a rollout costs no polling of the API server.
-type podWatch struct {
-	store  toolscache.Store
-	stopCh chan struct{}
-	mu     sync.Mutex
-	cond   *sync.Cond
-}
-
-func (e *env) watchPods(ctx context.Context, opts ...informers.SharedInformerOption) (*podWatch, error) {
-	factory := informers.NewSharedInformerFactoryWithOptions(e.clientset, 0, opts...)
-	inf := factory.Core().V1().Pods().Informer()
-	w := &podWatch{store: inf.GetStore(), stopCh: make(chan struct{})}
-	w.cond = sync.NewCond(&w.mu)
-	notify := func(any) { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() }
-	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: notify, UpdateFunc: func(_, o any) { notify(o) }, DeleteFunc: notify,
-	}); err != nil {
-		return nil, err
-	}
-	factory.Start(w.stopCh)
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return nil, errors.New("the pod informer did not sync")
-	}
-	go func() { <-ctx.Done(); notify(nil) }()
-	return w, nil
-}
-
-func (w *podWatch) stop() { close(w.stopCh) }
-
-// wait blocks until `count` pods run the sidecar with the image: spec and
-// status (the status image is fully qualified by the simulated runtime).
-func (w *podWatch) wait(ctx context.Context, count int, image string, timeout time.Duration) error {
-	return w.waitAll(ctx, count, func(p *corev1.Pod) bool { return runs(p, image) }, timeout)
-}
-
-// waitResized blocks until `count` pods run the sidecar with the requests:
-// spec and status (the kubelet applied the resize).
-func (w *podWatch) waitResized(ctx context.Context, count int, requests corev1.ResourceList, timeout time.Duration) error {
-	return w.waitAll(ctx, count, func(p *corev1.Pod) bool { return resized(p, requests) }, timeout)
-}
-
-// waitAll blocks until `count` pods are done.
-func (w *podWatch) waitAll(ctx context.Context, count int, done func(*corev1.Pod) bool, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for {
-		n := 0
-		for _, o := range w.store.List() {
-			if done(o.(*corev1.Pod)) {
-				n++
-			}
-		}
-		if n >= count {
-			return nil
-		}
-		if ctx.Err() != nil || time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d pods done", n, count)
-		}
-		w.waitTimeout()
-	}
-}
-
-// waitOne blocks until one pod is done (or gone).
-func (w *podWatch) waitOne(ctx context.Context, key types.NamespacedName, done func(*corev1.Pod) bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for ctx.Err() == nil {
-		obj, ok, _ := w.store.GetByKey(key.Namespace + "/" + key.Name)
-		if !ok || done(obj.(*corev1.Pod)) {
-			return
-		}
-		w.waitTimeout()
-	}
+	return w.until(ctx, pw, len(pods), 30*time.Minute)
 }
 
 // resized reports whether a pod's sidecar requests the CPU and memory, in
@@ -660,14 +592,6 @@ func resized(p *corev1.Pod, requests corev1.ResourceList) bool {
 		}
 	}
 	return false
-}
-
-// waitTimeout waits for a pod event, or at most a second; the caller holds
-// w.mu.
-func (w *podWatch) waitTimeout() {
-	t := time.AfterFunc(time.Second, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
-	w.cond.Wait()
-	t.Stop()
 }
 
 func runs(p *corev1.Pod, image string) bool {
