@@ -117,12 +117,21 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 		}
 		out = append(out, d)
 	}
-	// The pods of a batch are all ordered pods: their place in the order.
+	// The pods of a batch are all ordered pods: their place in the order,
+	// looked up once per pod, not once per comparison.
 	position := make(map[types.NamespacedName]int, len(ordered))
 	for i, v := range ordered {
 		position[v.key] = i
 	}
-	slices.SortStableFunc(out, func(a, b Decision) int {
+	type placed struct {
+		Decision
+		position int
+	}
+	sorted := make([]placed, len(out))
+	for i, d := range out {
+		sorted[i] = placed{Decision: d, position: position[d.Pod]}
+	}
+	slices.SortStableFunc(sorted, func(a, b placed) int {
 		switch {
 		case a.Batch == 0 && b.Batch == 0:
 			return compareKeys(a.Pod, b.Pod)
@@ -131,8 +140,11 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 		case b.Batch == 0:
 			return -1
 		}
-		return cmp.Or(cmp.Compare(a.Batch, b.Batch), cmp.Compare(position[a.Pod], position[b.Pod]))
+		return cmp.Or(cmp.Compare(a.Batch, b.Batch), cmp.Compare(a.position, b.position))
 	})
+	for i := range sorted {
+		out[i] = sorted[i].Decision
+	}
 	return out
 }
 
