@@ -2,7 +2,7 @@ package controllers
 
 import (
 	"context"
-	"reflect"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -121,9 +121,9 @@ func relevantPodChange(oldPod, newPod *corev1.Pod) bool {
 		oldPod.Status.Phase != newPod.Status.Phase,
 		podReady(oldPod) != podReady(newPod),
 		resizeMoved(oldPod, newPod),
-		!reflect.DeepEqual(oldPod.Labels, newPod.Labels),
+		!maps.Equal(oldPod.Labels, newPod.Labels),
 		controllerUID(oldPod) != controllerUID(newPod),
-		!reflect.DeepEqual(oldPod.Annotations, newPod.Annotations),
+		!maps.Equal(oldPod.Annotations, newPod.Annotations),
 		!sameImages(oldPod.Spec.Containers, newPod.Spec.Containers),
 		!sameImages(oldPod.Spec.InitContainers, newPod.Spec.InitContainers),
 		!sameStatuses(oldPod.Status.ContainerStatuses, newPod.Status.ContainerStatuses),
@@ -195,11 +195,18 @@ func sameStatuses(a, b []corev1.ContainerStatus) bool {
 	for i := range a {
 		if a[i].Name != b[i].Name || a[i].Image != b[i].Image || a[i].ImageID != b[i].ImageID || a[i].Ready != b[i].Ready ||
 			a[i].RestartCount != b[i].RestartCount || waitingReason(a[i].State) != waitingReason(b[i].State) ||
-			lastStarted(a[i]) != lastStarted(b[i]) || !equality.Semantic.DeepEqual(a[i].Resources, b[i].Resources) {
+			lastStarted(a[i]) != lastStarted(b[i]) || !sameResources(a[i].Resources, b[i].Resources) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameResources compares two container statuses' resources: the same
+// pointer first (the pod cache shares equal resources between versions of
+// a pod), semantically otherwise.
+func sameResources(a, b *corev1.ResourceRequirements) bool {
+	return a == b || equality.Semantic.DeepEqual(a, b)
 }
 
 // waitingReason is why a container waits ("" when it does not): a sidecar
