@@ -183,7 +183,9 @@ func TestListRevisions_OnlyTheSidecarSetsOwn(t *testing.T) {
 }
 
 // podInformerCache is a manager's cache holding one pod informer.
-type podInformerCache struct{ informer toolscache.SharedIndexInformer }
+type podInformerCache struct {
+	informer toolscache.SharedIndexInformer
+}
 
 func (c podInformerCache) GetInformer(context.Context, client.Object, ...ctrlcache.InformerGetOption) (ctrlcache.Informer, error) {
 	return c.informer, nil
