@@ -34,9 +34,9 @@ func (r *SidecarSetReconciler) matchedPods(ctx context.Context, s *appsv1beta1.S
 	if err != nil {
 		return nil, err
 	}
-	sel, err := match.PodSelector(s)
-	if err != nil {
-		return nil, nil // an invalid selector selects no pod
+	sel, invalid := match.PodSelector(s)
+	if invalid != nil {
+		sel = labels.Nothing() // an invalid selector selects no pod
 	}
 	nsSelected := map[string]bool{}
 	pods := make([]*corev1.Pod, 0, len(listed))

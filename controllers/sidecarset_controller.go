@@ -204,13 +204,10 @@ func requestsByName() (func(name string), source.Source) {
 const statusBatchDelay = time.Second
 
 // rolloutBatchDelay coalesces the reconciles that a rollout's pod updates
-// trigger. Each reconcile plans all the SidecarSet's pods; queued at once,
-// every update (the patch coming back, the kubelet reporting the new image,
-// readiness) started another plan as soon as the last one ended, and a
-// rollout of 1000 pods planned about a thousand times. Batched, the
-// updates of a tenth of a second make one plan, which patches the pods
-// every completion freed at once: the rollout waits at most this long
-// for a freed slot, the floor client not at all.
+// trigger (the patch coming back, the kubelet reporting the new image,
+// readiness). Each reconcile plans all the SidecarSet's pods, so the updates
+// of a tenth of a second make one plan, which patches at once the pods that
+// every completion in it freed: a freed slot waits at most this long.
 const rolloutBatchDelay = 100 * time.Millisecond
 
 // podHandler enqueues the SidecarSets a pod lists: after statusBatchDelay
