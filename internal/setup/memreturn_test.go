@@ -3,6 +3,7 @@ package setup
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -36,17 +37,29 @@ func TestWorthReturning(t *testing.T) {
 
 // The runtime's own figure moves the way the returner relies on: memory
 // freed by a collection is held until returned, and FreeOSMemory returns it.
+// The runtime's background scavenger may return some of it first (it did,
+// on a loaded machine, between the collection and the reading): what it
+// returned meanwhile counts as freed and returned, not as lost.
 func TestHeapFree_ReturnedByFreeOSMemory(t *testing.T) {
+	returned := func() uint64 {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/released:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	var before uint64 // what was returned once the 64 MiB were allocated
 	func() {
 		keep := make([][]byte, 64)
 		for i := range keep {
 			keep[i] = make([]byte, 1<<20)
 		}
+		before = returned()
 		runtime.KeepAlive(keep)
 	}()
 	runtime.GC()
-	if held, _ := heapFigures(); held < 32<<20 {
-		t.Fatalf("after freeing 64 MiB the heap holds %d free bytes, want at least 32 MiB", held)
+	held, _ := heapFigures()
+	scavenged := max(returned(), before) - before
+	if held+scavenged < 32<<20 {
+		t.Fatalf("after freeing 64 MiB the heap holds %d free bytes and returned %d, want at least 32 MiB in all", held, scavenged)
 	}
 	debug.FreeOSMemory()
 	if held, _ := heapFigures(); held >= 8<<20 {
