@@ -194,10 +194,10 @@ func timeField(t metav1.Time) string {
 
 // decodedStates memoizes readCached by compact value. The pods of a
 // SidecarSet hold a handful of distinct states (the pods written in the same
-// second hold equal ones), and every plan reads the state of every pod:
-// decoded anew each time, they made a third of a rollout's allocations.
-// Bounded, the least recently used out first. The states are shared, and
-// read-only as the cached pods they come from are.
+// second hold equal ones), and every plan reads the state of every pod, so
+// each distinct state is decoded once, not once per pod and plan. Bounded,
+// the least recently used out first. The states are shared, and read-only
+// as the cached pods they come from are.
 var decodedStates = lru.New(1024)
 
 func readCachedShared(value string) State {
