@@ -14,7 +14,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -54,8 +53,11 @@ type index struct {
 	atWatch bool
 }
 
+// podIndex is PodBySidecarSet.
+var podIndex = index{obj: &corev1.Pod{}, field: PodBySidecarSet, extract: PodSidecarSets, allNamespaces: true, atWatch: true}
+
 var indexes = []index{
-	{obj: &corev1.Pod{}, field: PodBySidecarSet, extract: PodSidecarSets, allNamespaces: true, atWatch: true},
+	podIndex,
 	{obj: &appsv1.ControllerRevision{}, field: RevisionBySidecarSet, extract: RevisionSidecarSet},
 }
 
@@ -157,16 +159,20 @@ func (ix index) keys(obj any) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("%T is not an object", obj)
 	}
-	prefix := o.GetNamespace()
-	if ix.allNamespaces {
-		prefix = "__all_namespaces"
-	}
 	values := ix.extract(o)
 	keys := make([]string, len(values))
 	for i, v := range values {
-		keys[i] = prefix + "/" + v
+		keys[i] = ix.key(o.GetNamespace(), v)
 	}
 	return keys, nil
+}
+
+// key is the index key of one value of an object in a namespace.
+func (ix index) key(namespace, value string) string {
+	if ix.allNamespaces {
+		namespace = "__all_namespaces"
+	}
+	return namespace + "/" + value
 }
 
 // PodSidecarSets is the PodBySidecarSet extractor: the SidecarSets a pod's
@@ -221,7 +227,6 @@ type Pods func(ctx context.Context, sidecarSet string) ([]*corev1.Pod, error)
 // of each pod, a kilobyte, at every reconcile: in a rollout of a thousand
 // pods, a third of everything the manager allocated.)
 func CachedPods(c informers) Pods {
-	ix := indexesOf(&corev1.Pod{})[0]
 	return func(ctx context.Context, sidecarSet string) ([]*corev1.Pod, error) {
 		inf, err := c.GetInformer(ctx, &corev1.Pod{}, ctrlcache.BlockUntilSynced(false))
 		if err != nil {
@@ -231,12 +236,7 @@ func CachedPods(c informers) Pods {
 		if !ok {
 			return nil, fmt.Errorf("the pod informer is a %T, which has no indexer", inf)
 		}
-		keys, err := ix.keys(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-			appsv1beta1.SidecarSetListAnnotation: sidecarSet}}})
-		if err != nil {
-			return nil, err
-		}
-		objs, err := indexed.GetIndexer().ByIndex(ix.name(), keys[0])
+		objs, err := indexed.GetIndexer().ByIndex(podIndex.name(), podIndex.key("", sidecarSet))
 		if err != nil {
 			return nil, err
 		}
