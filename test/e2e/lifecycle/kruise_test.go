@@ -35,6 +35,8 @@ type kruiseManager struct {
 	addr     string
 	mu       sync.Mutex
 	reviews  map[string]int
+	// objects are the names of the objects reviewed, by path.
+	objects map[string]map[string]bool
 }
 
 // startKruiseManager starts the stand-in on a free port.
@@ -43,7 +45,7 @@ func startKruiseManager() (*kruiseManager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &kruiseManager{ca: ca, reviews: map[string]int{}}
+	m := &kruiseManager{ca: ca, reviews: map[string]int{}, objects: map[string]map[string]bool{}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -92,6 +94,10 @@ func (m *kruiseManager) allow(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Lock()
 	m.reviews[r.URL.Path]++
+	if m.objects[r.URL.Path] == nil {
+		m.objects[r.URL.Path] = map[string]bool{}
+	}
+	m.objects[r.URL.Path][review.Request.Name] = true
 	m.mu.Unlock()
 	review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
 	review.Request = nil
@@ -104,6 +110,14 @@ func (m *kruiseManager) answered(path string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.reviews[path]
+}
+
+// reviewed says whether the stand-in was sent a review of the named object
+// on a path.
+func (m *kruiseManager) reviewed(path, name string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.objects[path][name]
 }
 
 // kruiseWebhooks are OpenKruise 1.9's webhook configurations as its manager

@@ -149,8 +149,9 @@ var _ = ginkgo.Describe("Day-two procedures", ginkgo.Ordered, ginkgo.Label("life
 		ginkgo.By("step 2: removing OpenKruise's pod and SidecarSet entries while its manager still answers them")
 		withoutKruiseEntries(ctx, kruiseSidecarSetEntries)
 
-		ginkgo.By("step 3 (OpenKruise not kept): deleting its webhook configurations, then stopping its manager")
+		ginkgo.By("step 3 (OpenKruise not kept): deleting its webhook configurations, then stopping its manager once the API server no longer calls it")
 		deleteKruiseWebhooks(ctx)
+		expectNotSentTo(ctx, kruise, "/mutate-pod", "takeover-unsent")
 		gomega.Expect(kruise.stop()).To(gomega.Succeed())
 		time.Sleep(settle)
 		cs := load.stop()
@@ -250,6 +251,22 @@ func expectInjecting(ctx context.Context, prefix string) time.Time {
 		g.Expect(pod.Spec.Containers).To(gomega.ContainElement(gomega.HaveField("Name", sidecarName)))
 	}).WithContext(ctx).Should(gomega.Succeed())
 	return sent
+}
+
+// expectNotSentTo waits until the API server admits a new pod without
+// sending it to the stand-in's path. The API server applies a webhook
+// configuration's change asynchronously (its own informer): a manager stopped
+// the moment its entries are removed can still be called for a pod created
+// in that window, and refuse it (failurePolicy Fail). docs/migration.md's
+// step 3 says to check this before stopping OpenKruise's manager.
+func expectNotSentTo(ctx context.Context, m *kruiseManager, path, prefix string) {
+	i := 0
+	gomega.EventuallyWithOffset(1, func() bool {
+		i++
+		name := fmt.Sprintf("%s-%03d", prefix, i)
+		createPod(ctx, name)
+		return m.reviewed(path, name)
+	}).WithContext(ctx).Should(gomega.BeFalse(), "the API server still sends new pods to %s", path)
 }
 
 // sentAfter keeps the creations sent after a moment.
