@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -79,21 +81,21 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 	switch o.Source {
 	case CertSourceExternal:
 		ready := make(chan struct{})
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if err := mgr.Add(everyReplica(func(ctx context.Context) error {
 			return waitForFiles(ctx, o.Dir, ready)
 		})); err != nil {
 			return nil, err
 		}
 		return ready, nil
 	case CertSourceSelf:
-		ready := make(chan struct{})
+		injected := make(chan struct{})
 		err := rotator.AddRotator(ownObjects(mgr, o), &rotator.CertRotator{
 			SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
 			CertDir:        o.Dir,
 			CAName:         "sidecarset-operator-ca",
 			CAOrganization: "sidecarset-operator",
 			DNSName:        o.DNSName,
-			IsReady:        ready,
+			IsReady:        injected,
 			Webhooks: []rotator.WebhookInfo{
 				{Name: o.MutatingConfig, Type: rotator.Mutating},
 				{Name: o.ValidatingConfig, Type: rotator.Validating},
@@ -110,7 +112,18 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 		// cluster): it does not wait for a kubelet to refresh a Secret volume,
 		// and it works the same for a manager running on a host (make dev,
 		// the e2e suites), where no kubelet mounts anything.
-		if err := mgr.Add(&secretToDir{reader: mgr.GetAPIReader(), key: types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName}, dir: o.Dir}); err != nil {
+		copier := &secretToDir{reader: mgr.GetAPIReader(), key: types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName}, dir: o.Dir}
+		if err := mgr.Add(copier); err != nil {
+			return nil, err
+		}
+		// The rotator is ready once the configurations trust its CA and a
+		// certificate file exists, which may be an earlier one (another CA,
+		// left in the directory): ready only once the directory holds the
+		// Secret's certificate as it is after the CA was injected.
+		ready := make(chan struct{})
+		if err := mgr.Add(everyReplica(func(ctx context.Context) error {
+			return copier.copyAfter(ctx, injected, ready)
+		})); err != nil {
 			return nil, err
 		}
 		return ready, nil
@@ -148,6 +161,8 @@ func fileExists(path string) bool {
 // secretToDir copies a TLS Secret's certificate and key into a directory,
 // as a kubelet's Secret volume would, and keeps them current.
 type secretToDir struct {
+	// mu serializes the writes of the files (Start's and copyAfter's).
+	mu     sync.Mutex
 	reader client.Reader
 	key    types.NamespacedName
 	dir    string
@@ -181,7 +196,47 @@ func (s *secretToDir) Start(ctx context.Context) error {
 	}
 }
 
+// copyAfter waits for after to close, then copies the Secret's certificate
+// into the directory (waiting for the Secret to hold one) and closes ready.
+func (s *secretToDir) copyAfter(ctx context.Context, after <-chan struct{}, ready chan<- struct{}) error {
+	select {
+	case <-after:
+	case <-ctx.Done():
+		return nil
+	}
+	log := ctrl.LoggerFrom(ctx).WithName("certificates")
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		secret := &corev1.Secret{}
+		if err := s.reader.Get(ctx, s.key, secret); err != nil {
+			log.Error(err, "Reading the webhook certificate Secret", "secret", s.key)
+			return false, nil
+		}
+		if len(secret.Data[corev1.TLSCertKey]) == 0 || len(secret.Data[corev1.TLSPrivateKeyKey]) == 0 {
+			return false, nil
+		}
+		return true, s.write(secret)
+	})
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	if err == nil {
+		close(ready)
+	}
+	return nil // or stopped: not a failure
+}
+
+// everyReplica is a runnable that runs on every replica, leader or not
+// (a plain manager.RunnableFunc runs on the leader only).
+type everyReplica func(ctx context.Context) error
+
+func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
+
+// NeedLeaderElection is false: every replica serves webhooks.
+func (everyReplica) NeedLeaderElection() bool { return false }
+
 func (s *secretToDir) write(secret *corev1.Secret) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return err
 	}
