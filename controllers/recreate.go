@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -150,11 +151,12 @@ func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1bet
 	return pods, nil
 }
 
-// applyEvictions evicts pods in parallel (bounded by PodWriters), recording
-// the evictions and the refusals. No failure is an error of the reconcile:
-// a refusal (HTTP 429: a PodDisruptionBudget allows no disruption now), or
-// another error (logged, with an event), makes the pod wait
-// rollout.EvictionRetry before it is tried again.
+// applyEvictions evicts pods in parallel (PodWriters at a time, none
+// started once ctx ends), recording the evictions and the refusals. No
+// failure is an error of the reconcile: a refusal (HTTP 429: a
+// PodDisruptionBudget allows no disruption now), or another error (logged,
+// with an event), makes the pod wait rollout.EvictionRetry before it is
+// tried again.
 func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, evictions []rollout.PodEviction) {
 	if len(evictions) == 0 {
 		return
@@ -163,7 +165,7 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 		mu   sync.Mutex
 		errs []error
 	)
-	r.inParallel(len(evictions), func(i int) {
+	workqueue.ParallelizeUntil(ctx, r.PodWriters, len(evictions), func(i int) {
 		e := evictions[i]
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = e.Pod.Namespace, e.Pod.Name

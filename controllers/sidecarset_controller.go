@@ -397,9 +397,10 @@ func statusPatch(obj *appsv1beta1.SidecarSet) client.Patch {
 	return client.MergeFrom(base)
 }
 
-// applyUpdates issues pod patches in parallel (bounded by PodWriters) and
-// records the upgrades in flight. It returns which pods were patched and how
-// many were refused for a stale resourceVersion.
+// applyUpdates issues pod patches in parallel (PodWriters at a time, none
+// started once ctx ends) and records the upgrades in flight. It returns
+// which pods were patched and how many were refused for a stale
+// resourceVersion.
 func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, updates []rollout.PodUpdate, reset bool) (map[types.UID]bool, int, error) {
 	if len(updates) == 0 {
 		return nil, 0, nil
@@ -410,7 +411,7 @@ func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, upd
 		conflicts int
 		errs      []error
 	)
-	r.inParallel(len(updates), func(i int) {
+	workqueue.ParallelizeUntil(ctx, r.PodWriters, len(updates), func(i int) {
 		u := updates[i]
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = u.Pod.Namespace, u.Pod.Name
@@ -442,22 +443,6 @@ func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, upd
 		}
 	})
 	return succeeded, conflicts, errors.Join(errs...)
-}
-
-// inParallel calls fn for each index below n, at most PodWriters at a time,
-// and returns once every call has.
-func (r *SidecarSetReconciler) inParallel(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, r.PodWriters)
-	for i := range n {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			fn(i)
-		}()
-	}
-	wg.Wait()
 }
 
 func resultLabel(reset bool, result string) string {
