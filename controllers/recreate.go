@@ -128,7 +128,7 @@ func (r *recreations) forgetSet(set string) {
 // SidecarSet's sidecars (missing), those that a recreation would inject
 // (created before it, or admitted without it), when the SidecarSet
 // recreates pods.
-func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1beta1.SidecarSet, missing []NotInjectedPod) ([]*corev1.Pod, error) {
+func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1beta1.SidecarSet, missing []rollout.NotInjectedPod) ([]*corev1.Pod, error) {
 	if !appsv1beta1.RecreatesPods(s) {
 		return nil, nil
 	}

@@ -283,8 +283,11 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	}
 	latest, collisions, historyErr := r.syncHistory(ctx, s, existing, recordedRevisions(s.Name, pods))
 	if historyErr != nil && latest == "" {
-		// Persist a bumped collision count before retrying.
-		if r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { st.CollisionCount = &collisions }) != nil {
+		// The round's status is the collision count (bumped on a name
+		// collision), written before the retry.
+		st := *obj.Status.DeepCopy()
+		st.CollisionCount = &collisions
+		if r.patchStatus(ctx, obj, st) != nil {
 			log.V(2).Info("Could not record the collision count")
 		}
 		return reconcile.Result{}, historyErr
@@ -303,13 +306,15 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	// A guard whose value the webhook would refuse (stored without it) is
 	// off.
 	guards, _ := appsv1beta1.ParseRolloutGuards(s.Annotations)
+	scopeWhy, scopeDegraded := r.scopeDegraded(s.Name)
 	plan, err := rollout.Compute(rollout.Input{
-		SidecarSet: s, Hashes: hashes, LatestRevision: latest, Pods: pods,
+		SidecarSet: s, Hashes: hashes, LatestRevision: latest, CollisionCount: collisions, Pods: pods,
 		InFlight: r.inflight.snapshot(s.Name), Now: now,
 		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
 		Revisions: revisions, ResizeUnsupported: r.ResizeUnsupported, ResizeRefused: r.refusedResizes(hashes.Hash),
 		NotInjected: notInjected, NotInjectedFrom: r.scopeSettled(s, now), Evictions: evictions, Refused: refusals,
 		Guards: guards, Progress: r.lastPlans.progress(s.Name),
+		Detected: missing, DetectorSynced: detected, ScopeDegraded: scopeDegraded, ScopeWhy: scopeWhy,
 	})
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)
@@ -318,36 +323,22 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	r.recreations.done(s.Name, plan.EvictionsDone...)
 	r.recreations.replaced(s.Name, plan.EvictionsReplaced)
 	r.lastPlans.store(s.Name, plan.Settled, plan.Progress)
+	if plan.Pause {
+		// The pause is the round's one write of the SidecarSet (the plan
+		// upgrades nothing); the next round, planned from the paused
+		// spec, writes the status.
+		return r.pauseRollout(ctx, obj, &plan)
+	}
 
 	status := plan.Status
-	status.ObservedGeneration = obj.Generation
-	status.LatestRevision = latest
-	// collisionCount is always written, 0 included, as OpenKruise does
-	// (kubectl describe shows "Collision Count: 0", as the manual does).
-	status.CollisionCount = &collisions
-	setNotInjected(obj, &status, missing, detected)
-	restricted := restrictedPods(s.Name, pods)
-	setRestricted(obj, &status, restricted)
-	scopeWhy, scopeDegraded := r.scopeDegraded(s.Name)
-	setScoped(obj, &status, scopeWhy, scopeDegraded)
-	pauseConflict := false
-	if plan.Pause {
-		// Before the status write, which would move the resourceVersion
-		// the pause is conditioned on.
-		paused, err := r.pauseRollout(ctx, obj, &status)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		pauseConflict = !paused
-	}
-	if err := r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { *st = status }); err != nil {
+	if err := r.patchStatus(ctx, obj, status); err != nil {
 		return reconcile.Result{}, err
 	}
-	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(restricted))
+	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(plan.Restricted))
 	recordGuardMetrics(s.Name, guards, &plan, &status)
-	recordPausedMetric(s.Name, s.Spec.UpdateStrategy.Paused || (plan.Pause && !pauseConflict))
+	recordPausedMetric(s.Name, s.Spec.UpdateStrategy.Paused)
 	metrics.InFlightOldest.Set(r.inflight.oldest(now).Seconds())
-	r.announce(obj, s, hashes.Hash, &plan, &status, missing, detected, restricted, scopeWhy, scopeDegraded)
+	r.announce(obj, s, hashes.Hash, &plan, &status, missing, detected, scopeWhy, scopeDegraded)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
 	}
@@ -362,19 +353,24 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := errors.Join(writeErr, resetErr, resizeErr, condErr); err != nil {
 		return reconcile.Result{}, err
 	}
-	if conflicts+resetConflicts+resizeConflicts > 0 || pauseConflict {
+	if conflicts+resetConflicts+resizeConflicts > 0 {
 		// The cache was behind a pod's latest version: plan again shortly
 		// from the fresher cache (not an error: nothing went wrong).
-		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
+		return reconcile.Result{RequeueAfter: staleRetry}, nil
 	}
 	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
-// patchStatus writes the status if it changed, with a JSON merge patch of
-// the difference (statusPatch).
-func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1beta1.SidecarSet, mutate func(*appsv1beta1.SidecarSetStatus)) error {
+// staleRetry is how soon a reconcile whose write met a newer version than
+// the cache held (a conflict) plans again, from the fresher cache.
+const staleRetry = 200 * time.Millisecond
+
+// patchStatus is a reconcile's one write of the SidecarSet's status: the
+// status, if it changed, with a JSON merge patch of the difference
+// (statusPatch).
+func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1beta1.SidecarSet, status appsv1beta1.SidecarSetStatus) error {
 	updated := obj.DeepCopy()
-	mutate(&updated.Status)
+	updated.Status = status
 	if equality.Semantic.DeepEqual(obj.Status, updated.Status) {
 		return nil
 	}

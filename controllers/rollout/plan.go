@@ -95,6 +95,19 @@ type Input struct {
 	Evictions map[types.UID]Eviction
 	// Refused are the pods whose last eviction the API server refused.
 	Refused map[types.UID]Refusal
+	// CollisionCount is the collision count of the SidecarSet's revision
+	// names, which the status records.
+	CollisionCount int32
+	// Detected are the pods the SidecarSet selects that run without its
+	// sidecars, as the detector knows them, sorted; DetectorSynced says
+	// that it has looked at every pod (until then the status keeps the
+	// previous count and Injected condition).
+	Detected       []NotInjectedPod
+	DetectorSynced bool
+	// ScopeDegraded says that the pod webhooks' scope leaves the
+	// SidecarSet out, and ScopeWhy why.
+	ScopeDegraded bool
+	ScopeWhy      string
 }
 
 // InFlight is a pod upgrade the shell issued.
@@ -111,9 +124,12 @@ type InFlight struct {
 
 // Plan is what the shell must do this round.
 type Plan struct {
-	// Status holds the counts and conditions; the shell sets
-	// observedGeneration, latestRevision and collisionCount.
+	// Status is the SidecarSet's whole status for this round, to write as
+	// it is (once the pause, if any, is written: Pause).
 	Status appsv1beta1.SidecarSetStatus
+	// Restricted are the pods injected without what the SidecarSet's
+	// authority did not cover (the Restricted condition), sorted.
+	Restricted []RestrictedPod
 	// Updates are the in-place upgrades to issue now, all concurrently, in
 	// upgrade order. Record each as in flight once it succeeds.
 	Updates []PodUpdate
@@ -162,7 +178,9 @@ type Plan struct {
 	Upgraded []UpgradedPod
 	// Pause asks the shell to set updateStrategy.paused: more upgraded
 	// pods fail than the failure budget allows, and pods are left to
-	// upgrade. The plan then upgrades nothing.
+	// upgrade. The plan then upgrades nothing. The pause is the round's
+	// one write of the SidecarSet: the status is written by the next
+	// round, planned from the paused spec.
 	Pause bool
 	// Progress is the progress clock to pass to the next plan.
 	Progress ProgressClock
@@ -431,6 +449,8 @@ func Compute(in Input) (Plan, error) {
 		recreated = recreateCondition(rec, sum, in.SidecarSet.Generation, in.Now)
 	}
 	setCondition(&plan.Status.Conditions, appsv1beta1.SidecarSetConditionRecreated, recreated)
+	plan.Restricted = restrictedPods(set.name, pods)
+	reportObserved(&plan.Status, in, plan.Restricted)
 
 	plan.Pause = guard.budgetExceeded && !us.Paused && sum.rollout > sum.rolloutUpdated
 	plan.Progress = guard.clock
