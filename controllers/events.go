@@ -18,8 +18,7 @@ import (
 // scope leaves the SidecarSet out.
 func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1beta1.SidecarSetStatus,
 	notInjected []rollout.NotInjectedPod, detected bool, scopeWhy string, scopeDegraded bool) {
-	prev, _ := r.notes.Load(s.Name)
-	note, _ := prev.(noteState)
+	note := r.memories.notes(s.Name)
 	next := note
 
 	if n := len(plan.NotUpgradable); n > 0 {
@@ -57,7 +56,7 @@ func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash str
 	r.announceRestricted(obj, plan.Restricted, st, &next)
 	r.announceScope(obj, scopeWhy, scopeDegraded, &next)
 	if next != note {
-		r.notes.Store(s.Name, next)
+		r.memories.storeNotes(s.Name, next)
 	}
 }
 

@@ -56,7 +56,7 @@ func (r *SidecarSetReconciler) applyResizes(ctx context.Context, set string, res
 		defer mu.Unlock()
 		switch {
 		case err == nil:
-			r.inflight.expect(set, rs.UID, rollout.InFlight{Hash: rs.Hash, Since: r.now(), Resize: true, Generation: rs.Generation})
+			r.memories.expect(set, rs.UID, rollout.InFlight{Hash: rs.Hash, Since: r.now(), Resize: true, Generation: rs.Generation})
 			metrics.PodResizes.WithLabelValues(set, "success").Inc()
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 			conflicts++

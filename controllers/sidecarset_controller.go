@@ -109,13 +109,10 @@ type SidecarSetReconciler struct {
 
 	// pods lists a SidecarSet's pods: from the manager's cache, as it holds
 	// them (nil: through Client, copied).
-	pods           fieldindex.Pods
-	inflight       *inFlight
-	revisions      *revisionSpecs
-	recreations    *recreations
+	pods fieldindex.Pods
+	// memories are what it remembers of each SidecarSet between reconciles.
+	memories       memories
 	resizeRefusals sync.Map // pod UID -> resizeRefusal
-	notes          sync.Map // SidecarSet name -> noteState: what was last announced by an event
-	lastPlans      lastPlans
 	now            func() time.Time
 }
 
@@ -138,9 +135,6 @@ type noteState struct {
 // SetupWithManager registers the controller.
 func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.pods = fieldindex.CachedPods(mgr.GetCache())
-	r.inflight = newInFlight()
-	r.revisions = newRevisionSpecs()
-	r.recreations = newRecreations()
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -228,7 +222,7 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			reqs := append(podToSidecarSets(ctx, e.ObjectOld), podToSidecarSets(ctx, e.ObjectNew)...)
 			for _, req := range reqs {
-				if r.lastPlans.settled(req.Name) {
+				if r.memories.settled(req.Name) {
 					q.AddAfter(req, statusBatchDelay)
 				} else {
 					q.AddAfter(req, rolloutBatchDelay)
@@ -236,8 +230,7 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.inflight.forgetPod(e.Object.GetUID())
-			r.recreations.forgetPod(e.Object.GetUID())
+			r.memories.forgetPod(e.Object.GetUID())
 			r.resizeRefusals.Delete(e.Object.GetUID())
 			later(ctx, e.Object, q)
 		},
@@ -251,11 +244,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	obj := &appsv1beta1.SidecarSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.inflight.forgetSet(req.Name)
-			r.recreations.forgetSet(req.Name)
-			r.revisions.forget(req.Name)
-			r.notes.Delete(req.Name)
-			r.lastPlans.forget(req.Name)
+			r.memories.forget(req.Name)
 			metrics.ForgetSidecarSet(req.Name)
 			return reconcile.Result{}, nil
 		}
@@ -300,8 +289,8 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	revisions := r.revisions.forSidecarSet(s, existing, len(pods) > 0 || len(notInjected) > 0)
-	evictions, refusals := r.recreations.snapshot(s.Name)
+	revisions := r.memories.revisionSpecs(s, existing, len(pods) > 0 || len(notInjected) > 0)
+	evictions, refusals := r.memories.recreations(s.Name)
 	now := r.now()
 	// A guard whose value the webhook would refuse (stored without it) is
 	// off.
@@ -309,20 +298,19 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	scopeWhy, scopeDegraded := r.scopeDegraded(s.Name)
 	plan, err := rollout.Compute(rollout.Input{
 		SidecarSet: s, Hashes: hashes, LatestRevision: latest, CollisionCount: collisions, Pods: pods,
-		InFlight: r.inflight.snapshot(s.Name), Now: now,
+		InFlight: r.memories.inFlight(s.Name), Now: now,
 		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
 		Revisions: revisions, ResizeUnsupported: r.ResizeUnsupported, ResizeRefused: r.refusedResizes(hashes.Hash),
 		NotInjected: notInjected, NotInjectedFrom: r.scopeSettled(s, now), Evictions: evictions, Refused: refusals,
-		Guards: guards, Progress: r.lastPlans.progress(s.Name),
+		Guards: guards, Progress: r.memories.progress(s.Name),
 		Detected: missing, DetectorSynced: detected, ScopeDegraded: scopeDegraded, ScopeWhy: scopeWhy,
 	})
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
-	r.inflight.forget(s.Name, plan.Done...)
-	r.recreations.done(s.Name, plan.EvictionsDone...)
-	r.recreations.replaced(s.Name, plan.EvictionsReplaced)
-	r.lastPlans.store(s.Name, plan.Settled, plan.Progress)
+	r.memories.landed(s.Name, plan.Done...)
+	r.memories.evictionsDone(s.Name, plan.EvictionsDone, plan.EvictionsReplaced)
+	r.memories.storePlan(s.Name, plan.Settled, plan.Progress)
 	if plan.Pause {
 		// The pause is the round's one write of the SidecarSet (the plan
 		// upgrades nothing); the next round, planned from the paused
@@ -337,7 +325,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(plan.Restricted))
 	recordGuardMetrics(s.Name, guards, &plan, &status)
 	recordPausedMetric(s.Name, s.Spec.UpdateStrategy.Paused)
-	metrics.InFlightOldest.Set(r.inflight.oldest(now).Seconds())
+	metrics.InFlightOldest.Set(r.memories.oldestInFlight(now).Seconds())
 	r.announce(obj, s, hashes.Hash, &plan, &status, missing, detected, scopeWhy, scopeDegraded)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
@@ -418,7 +406,7 @@ func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, upd
 		case err == nil:
 			succeeded[u.UID] = true
 			if !reset {
-				r.inflight.expect(set, u.UID, rollout.InFlight{Hash: u.Hash, Since: r.now()})
+				r.memories.expect(set, u.UID, rollout.InFlight{Hash: u.Hash, Since: r.now()})
 			}
 			metrics.InPlaceUpdates.WithLabelValues(set, resultLabel(reset, "success")).Inc()
 			if reset {
