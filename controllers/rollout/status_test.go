@@ -262,7 +262,7 @@ func TestPlan_StatusIsWhole(t *testing.T) {
 		{Type: appsv1beta1.SidecarSetConditionUpdated, Status: metav1.ConditionTrue, Reason: appsv1beta1.ReasonRolloutComplete,
 			Message: "the matched pod runs the latest sidecars", ObservedGeneration: 3, LastTransitionTime: ts},
 		{Type: appsv1beta1.SidecarSetConditionInjected, Status: metav1.ConditionFalse, Reason: appsv1beta1.ReasonPodsNotInjected,
-			Message: "2 pods it selects run without its sidecars: default/a (created before the SidecarSet), default/b (injection paused)",
+			Message:            "2 pods it selects run without its sidecars: default/a (created before the SidecarSet), default/b (injection paused)",
 			ObservedGeneration: 3, LastTransitionTime: ts},
 		{Type: appsv1beta1.SidecarSetConditionRestricted, Status: metav1.ConditionTrue, Reason: appsv1beta1.ReasonSidecarsRestricted,
 			Message:            "1 pod(s) run the sidecars without what the SidecarSet's authority does not cover: default/p: volume creds (secret)",
