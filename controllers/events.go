@@ -17,9 +17,8 @@ import (
 // passes its progress deadline, pods are restricted, or the pod webhooks'
 // scope leaves the SidecarSet out.
 func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1beta1.SidecarSetStatus,
-	notInjected []NotInjectedPod, detected bool, restricted []restrictedPod, scopeWhy string, scopeDegraded bool) {
-	prev, _ := r.notes.Load(s.Name)
-	note, _ := prev.(noteState)
+	notInjected []rollout.NotInjectedPod, detected bool, scopeWhy string, scopeDegraded bool) {
+	note := r.memories.notes(s.Name)
 	next := note
 
 	if n := len(plan.NotUpgradable); n > 0 {
@@ -49,15 +48,15 @@ func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash str
 		}
 	}
 	if detected {
-		r.announceNotInjected(obj, notInjected, &next)
+		r.announceNotInjected(obj, notInjected, st, &next)
 	}
 	r.announceResizes(obj, plan, &next)
 	r.announceRecreation(obj, plan, &next)
 	r.announceDeadline(obj, st, plan.Progress, &next)
-	r.announceRestricted(obj, restricted, &next)
+	r.announceRestricted(obj, plan.Restricted, st, &next)
 	r.announceScope(obj, scopeWhy, scopeDegraded, &next)
 	if next != note {
-		r.notes.Store(s.Name, next)
+		r.memories.storeNotes(s.Name, next)
 	}
 }
 

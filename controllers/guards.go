@@ -7,9 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
@@ -17,9 +17,8 @@ import (
 )
 
 // The shell of the rollout guards (the decisions are the planner's,
-// controllers/rollout/guard.go): the progress clock it remembers per
-// SidecarSet, the pause it writes when the failure budget is exceeded, and
-// their events and metrics.
+// controllers/rollout/guard.go): the pause it writes when the plan asks
+// for it, and the guards' events and metrics.
 
 // Events of the rollout guards, on SidecarSets.
 const (
@@ -33,32 +32,36 @@ const (
 )
 
 // pauseRollout sets updateStrategy.paused, and nothing else, on the
-// SidecarSet as it was planned from (the patch carries its
-// resourceVersion, so a SidecarSet changed meanwhile, for instance to a
-// fixed image, is not paused on old evidence). It reports whether the
-// write went through; a conflict is not an error, the next round decides
-// again.
-func (r *SidecarSetReconciler) pauseRollout(ctx context.Context, obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatus) (bool, error) {
-	patch := fmt.Appendf(nil, `{"metadata":{"resourceVersion":%q},"spec":{"updateStrategy":{"paused":true}}}`, obj.ResourceVersion)
-	target := &appsv1beta1.SidecarSet{}
-	target.Name = obj.Name
-	if err := r.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			return false, nil
-		}
-		return false, fmt.Errorf("pausing the rollout: %w", err)
+// SidecarSet as it was planned from: the patch carries its
+// resourceVersion (client.MergeFromWithOptimisticLock), so a SidecarSet
+// changed meanwhile, for instance to a fixed image, is not paused on old
+// evidence; a conflict is not an error, the next round decides again from
+// the new spec. Either way the reconcile ends there, its one write of the
+// SidecarSet made: the next round, which the spec change brings, writes
+// the status.
+func (r *SidecarSetReconciler) pauseRollout(ctx context.Context, obj *appsv1beta1.SidecarSet, plan *rollout.Plan) (reconcile.Result, error) {
+	paused := obj.DeepCopy()
+	paused.Spec.UpdateStrategy.Paused = true
+	err := r.Client.Patch(ctx, paused, client.MergeFromWithOptions(obj, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		return reconcile.Result{RequeueAfter: staleRetry}, nil
+	case err != nil:
+		return reconcile.Result{}, fmt.Errorf("pausing the rollout: %w", err)
 	}
 	metrics.RolloutAutoPauses.WithLabelValues(obj.Name).Inc()
+	recordPausedMetric(obj.Name, true)
 	// The FailureBudgetExceeded message names the revision and the pods,
 	// and says the rollout is paused.
 	note := "Paused the rollout (updateStrategy.paused)"
-	if c := meta.FindStatusCondition(st.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil {
+	if c := meta.FindStatusCondition(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil {
 		note = c.Message
 	}
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, EventRolloutPaused, "Pause", "%s", note)
 	ctrl.LoggerFrom(ctx).Info("Paused the rollout: more upgraded pods fail than the failure budget allows",
-		"revision", st.LatestRevision)
-	return true, nil
+		"revision", plan.Status.LatestRevision)
+	// The spec change brings the next round; this one is a safety net.
+	return reconcile.Result{RequeueAfter: staleRetry}, nil
 }
 
 // announceDeadline emits ProgressDeadlineExceeded when the rollout passes

@@ -27,9 +27,9 @@ func TestPodHandler_DelaysWhatOnlyMovesCounts(t *testing.T) {
 			Annotations: map[string]string{appsv1beta1.SidecarSetListAnnotation: "rolling,settled"},
 		}}
 	}
-	r := &SidecarSetReconciler{inflight: newInFlight()}
-	r.lastPlans.store("rolling", false, rollout.ProgressClock{})
-	r.lastPlans.store("settled", true, rollout.ProgressClock{})
+	r := &SidecarSetReconciler{}
+	r.memories.storePlan("rolling", false, rollout.ProgressClock{})
+	r.memories.storePlan("settled", true, rollout.ProgressClock{})
 	h := r.podHandler()
 	ctx := context.Background()
 
@@ -63,7 +63,7 @@ func TestPodHandler_DelaysWhatOnlyMovesCounts(t *testing.T) {
 	}
 
 	// A SidecarSet never planned is treated as rolling.
-	if r.lastPlans.settled("unknown") {
+	if r.memories.settled("unknown") {
 		t.Error("a SidecarSet never planned counts as settled")
 	}
 }

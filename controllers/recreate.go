@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"sync"
 
@@ -14,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,90 +44,11 @@ const (
 	EventPodsNotRecreatable = "PodsNotRecreatable"
 )
 
-// recreations remembers, per SidecarSet, the pods the controller evicted
-// and has not seen replaced, and the evictions the API server refused.
-// Entries go when the planner reports them done, when the pod is deleted
-// (refusals) and when the SidecarSet is deleted. Nothing survives a
-// restart: an evicted pod is then no longer counted once it is gone.
-type recreations struct {
-	mu      sync.Mutex
-	evicted map[string]map[types.UID]rollout.Eviction
-	refused map[string]map[types.UID]rollout.Refusal
-}
-
-func newRecreations() *recreations {
-	return &recreations{evicted: map[string]map[types.UID]rollout.Eviction{}, refused: map[string]map[types.UID]rollout.Refusal{}}
-}
-
-// snapshot returns copies of a SidecarSet's evictions and refusals.
-func (r *recreations) snapshot(set string) (map[types.UID]rollout.Eviction, map[types.UID]rollout.Refusal) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return maps.Clone(r.evicted[set]), maps.Clone(r.refused[set])
-}
-
-func (r *recreations) evict(set string, uid types.UID, e rollout.Eviction) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	put(r.evicted, set, uid, e)
-	delete(r.refused[set], uid)
-}
-
-func (r *recreations) refuse(set string, uid types.UID, f rollout.Refusal) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	put(r.refused, set, uid, f)
-}
-
-// done forgets the evictions the planner settled.
-func (r *recreations) done(set string, uids ...types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, uid := range uids {
-		delete(r.evicted[set], uid)
-	}
-	if len(r.evicted[set]) == 0 {
-		delete(r.evicted, set)
-	}
-}
-
-// replaced notes the replacement credited to each eviction whose record
-// stays (rollout.Eviction.ReplacedBy).
-func (r *recreations) replaced(set string, by map[types.UID]types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for uid, replacement := range by {
-		if e, ok := r.evicted[set][uid]; ok {
-			e.ReplacedBy = replacement
-			r.evicted[set][uid] = e
-		}
-	}
-}
-
-// forgetPod drops a deleted pod's refusals.
-func (r *recreations) forgetPod(uid types.UID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for set, m := range r.refused {
-		delete(m, uid)
-		if len(m) == 0 {
-			delete(r.refused, set)
-		}
-	}
-}
-
-func (r *recreations) forgetSet(set string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.evicted, set)
-	delete(r.refused, set)
-}
-
 // notInjectedPods returns, of the pods the detector found without the
 // SidecarSet's sidecars (missing), those that a recreation would inject
 // (created before it, or admitted without it), when the SidecarSet
 // recreates pods.
-func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1beta1.SidecarSet, missing []NotInjectedPod) ([]*corev1.Pod, error) {
+func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1beta1.SidecarSet, missing []rollout.NotInjectedPod) ([]*corev1.Pod, error) {
 	if !appsv1beta1.RecreatesPods(s) {
 		return nil, nil
 	}
@@ -150,11 +71,12 @@ func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1bet
 	return pods, nil
 }
 
-// applyEvictions evicts pods in parallel (bounded by PodWriters), recording
-// the evictions and the refusals. No failure is an error of the reconcile:
-// a refusal (HTTP 429: a PodDisruptionBudget allows no disruption now), or
-// another error (logged, with an event), makes the pod wait
-// rollout.EvictionRetry before it is tried again.
+// applyEvictions evicts pods in parallel (PodWriters at a time, none
+// started once ctx ends), recording the evictions and the refusals. No
+// failure is an error of the reconcile: a refusal (HTTP 429: a
+// PodDisruptionBudget allows no disruption now), or another error (logged,
+// with an event), makes the pod wait rollout.EvictionRetry before it is
+// tried again.
 func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, evictions []rollout.PodEviction) {
 	if len(evictions) == 0 {
 		return
@@ -163,7 +85,7 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 		mu   sync.Mutex
 		errs []error
 	)
-	r.inParallel(len(evictions), func(i int) {
+	workqueue.ParallelizeUntil(ctx, r.PodWriters, len(evictions), func(i int) {
 		e := evictions[i]
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = e.Pod.Namespace, e.Pod.Name
@@ -179,12 +101,12 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 		defer mu.Unlock()
 		switch {
 		case err == nil:
-			r.recreations.evict(set, e.UID, rollout.Eviction{Owner: e.Owner, Since: sent, NotReplacements: e.Siblings})
+			r.memories.evicted(set, e.UID, rollout.Eviction{Owner: e.Owner, Since: sent, NotReplacements: e.Siblings})
 			metrics.PodEvictions.WithLabelValues(set, "evicted").Inc()
 			r.Recorder.Eventf(pod, nil, corev1.EventTypeNormal, EventRecreating, "Evict",
 				"SidecarSet %s evicted the pod to have it recreated with its current sidecars: %s", set, e.Reason)
 		case apierrors.IsTooManyRequests(err):
-			r.recreations.refuse(set, e.UID, rollout.Refusal{Message: apiMessage(err), At: now})
+			r.memories.refused(set, e.UID, rollout.Refusal{Message: apiMessage(err), At: now})
 			metrics.PodEvictions.WithLabelValues(set, "refused").Inc()
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 			// Gone, or replaced under the same name: nothing to evict.
@@ -192,7 +114,7 @@ func (r *SidecarSetReconciler) applyEvictions(ctx context.Context, set string, e
 		default:
 			// A PodDisruptionBudget that cannot be applied (several
 			// select the pod) is a 500: wait as for a refusal, and say so.
-			r.recreations.refuse(set, e.UID, rollout.Refusal{Message: apiMessage(err), At: now})
+			r.memories.refused(set, e.UID, rollout.Refusal{Message: apiMessage(err), At: now})
 			metrics.PodEvictions.WithLabelValues(set, "error").Inc()
 			r.Recorder.Eventf(pod, nil, corev1.EventTypeWarning, EventEvictionFailed, "Evict", "SidecarSet %s: %v", set, err)
 			errs = append(errs, fmt.Errorf("evicting pod %s: %w", e.Pod, err))

@@ -49,8 +49,7 @@ func TestApplyEvictions_RecordsTheRequestTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &SidecarSetReconciler{Evictions: client, Recorder: events.NewFakeRecorder(10), PodWriters: 1,
-		recreations: newRecreations(), now: now}
+	r := &SidecarSetReconciler{Evictions: client, Recorder: events.NewFakeRecorder(10), PodWriters: 1, now: now}
 
 	r.applyEvictions(context.Background(), "mesh", []rollout.PodEviction{{
 		Pod: types.NamespacedName{Namespace: "ns", Name: "a"}, UID: "uid-a", Owner: "rs-1", Reason: "env changed",
@@ -59,29 +58,12 @@ func TestApplyEvictions_RecordsTheRequestTime(t *testing.T) {
 	if want := []string{"POST /api/v1/namespaces/ns/pods/a/eviction"}; len(paths) != 1 || paths[0] != want[0] {
 		t.Fatalf("requests %v, want %v", paths, want)
 	}
-	evicted, _ := r.recreations.snapshot("mesh")
+	evicted, _ := r.memories.recreations("mesh")
 	e, ok := evicted["uid-a"]
 	if !ok {
 		t.Fatalf("no eviction recorded: %v", evicted)
 	}
 	if !e.Since.Equal(t0) || e.Owner != "rs-1" || !slices.Equal(e.NotReplacements, []types.UID{"uid-b2"}) {
 		t.Errorf("recorded %+v, want since %v (the request), owner rs-1, uid-b2 no replacement", e, t0)
-	}
-}
-
-// A replacement credited to an eviction is noted on its record, which
-// stays until the planner forgets it.
-func TestRecreations_NotesTheReplacement(t *testing.T) {
-	t.Parallel()
-	r := newRecreations()
-	r.evict("mesh", "uid-a", rollout.Eviction{Owner: "rs-1", Since: time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)})
-	r.replaced("mesh", map[types.UID]types.UID{"uid-a": "uid-a2", "uid-gone": "uid-x"})
-	evicted, _ := r.snapshot("mesh")
-	if len(evicted) != 1 || evicted["uid-a"].ReplacedBy != "uid-a2" {
-		t.Errorf("records %+v, want a replaced by a2 and nothing else", evicted)
-	}
-	r.done("mesh", "uid-a")
-	if evicted, _ := r.snapshot("mesh"); len(evicted) != 0 {
-		t.Errorf("records %+v after done", evicted)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -32,11 +33,11 @@ const (
 	EventResizePending = "ResizePending"
 )
 
-// applyResizes issues pods/resize patches in parallel (bounded by
-// PodWriters) and records them in flight. It returns how many were refused
-// for a stale resourceVersion. A resize the API server refuses as invalid
-// or forbidden is remembered (resizeRefusals): the planner then reports the
-// pod instead of sending it again.
+// applyResizes issues pods/resize patches in parallel (PodWriters at a
+// time, none started once ctx ends) and records them in flight. It returns
+// how many were refused for a stale resourceVersion. A resize the API
+// server refuses as invalid or forbidden is remembered (resizeRefusals):
+// the planner then reports the pod instead of sending it again.
 func (r *SidecarSetReconciler) applyResizes(ctx context.Context, set string, resizes []rollout.PodResize) (int, error) {
 	if len(resizes) == 0 {
 		return 0, nil
@@ -46,7 +47,7 @@ func (r *SidecarSetReconciler) applyResizes(ctx context.Context, set string, res
 		conflicts int
 		errs      []error
 	)
-	r.inParallel(len(resizes), func(i int) {
+	workqueue.ParallelizeUntil(ctx, r.PodWriters, len(resizes), func(i int) {
 		rs := resizes[i]
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = rs.Pod.Namespace, rs.Pod.Name
@@ -55,7 +56,7 @@ func (r *SidecarSetReconciler) applyResizes(ctx context.Context, set string, res
 		defer mu.Unlock()
 		switch {
 		case err == nil:
-			r.inflight.expect(set, rs.UID, rollout.InFlight{Hash: rs.Hash, Since: r.now(), Resize: true, Generation: rs.Generation})
+			r.memories.expect(set, rs.UID, rollout.InFlight{Hash: rs.Hash, Since: r.now(), Resize: true, Generation: rs.Generation})
 			metrics.PodResizes.WithLabelValues(set, "success").Inc()
 		case apierrors.IsConflict(err), apierrors.IsNotFound(err):
 			conflicts++

@@ -4,8 +4,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
@@ -41,19 +39,6 @@ func (r *SidecarSetReconciler) scopeSettled(s *appsv1beta1.SidecarSet, now time.
 		return time.Time{}
 	}
 	return at.Add(rollout.ScopeSettle)
-}
-
-// setScoped sets the Scoped condition False while the scope leaves the
-// SidecarSet out, and removes it otherwise.
-func setScoped(obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatus, why string, degraded bool) {
-	if !degraded {
-		meta.RemoveStatusCondition(&st.Conditions, appsv1beta1.SidecarSetConditionScoped)
-		return
-	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: appsv1beta1.SidecarSetConditionScoped, Status: metav1.ConditionFalse,
-		Reason: appsv1beta1.ReasonScopeDegraded, Message: why, ObservedGeneration: obj.Generation,
-	})
 }
 
 // announceScope emits a warning when the scope starts leaving the

@@ -109,13 +109,10 @@ type SidecarSetReconciler struct {
 
 	// pods lists a SidecarSet's pods: from the manager's cache, as it holds
 	// them (nil: through Client, copied).
-	pods           fieldindex.Pods
-	inflight       *inFlight
-	revisions      *revisionSpecs
-	recreations    *recreations
+	pods fieldindex.Pods
+	// memories are what it remembers of each SidecarSet between reconciles.
+	memories       memories
 	resizeRefusals sync.Map // pod UID -> resizeRefusal
-	notes          sync.Map // SidecarSet name -> noteState: what was last announced by an event
-	lastPlans      lastPlans
 	now            func() time.Time
 }
 
@@ -138,9 +135,6 @@ type noteState struct {
 // SetupWithManager registers the controller.
 func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.pods = fieldindex.CachedPods(mgr.GetCache())
-	r.inflight = newInFlight()
-	r.revisions = newRevisionSpecs()
-	r.recreations = newRecreations()
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -228,7 +222,7 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			reqs := append(podToSidecarSets(ctx, e.ObjectOld), podToSidecarSets(ctx, e.ObjectNew)...)
 			for _, req := range reqs {
-				if r.lastPlans.settled(req.Name) {
+				if r.memories.settled(req.Name) {
 					q.AddAfter(req, statusBatchDelay)
 				} else {
 					q.AddAfter(req, rolloutBatchDelay)
@@ -236,8 +230,7 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 			}
 		},
 		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			r.inflight.forgetPod(e.Object.GetUID())
-			r.recreations.forgetPod(e.Object.GetUID())
+			r.memories.forgetPod(e.Object.GetUID())
 			r.resizeRefusals.Delete(e.Object.GetUID())
 			later(ctx, e.Object, q)
 		},
@@ -251,11 +244,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	obj := &appsv1beta1.SidecarSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.inflight.forgetSet(req.Name)
-			r.recreations.forgetSet(req.Name)
-			r.revisions.forget(req.Name)
-			r.notes.Delete(req.Name)
-			r.lastPlans.forget(req.Name)
+			r.memories.forget(req.Name)
 			metrics.ForgetSidecarSet(req.Name)
 			return reconcile.Result{}, nil
 		}
@@ -283,8 +272,11 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	}
 	latest, collisions, historyErr := r.syncHistory(ctx, s, existing, recordedRevisions(s.Name, pods))
 	if historyErr != nil && latest == "" {
-		// Persist a bumped collision count before retrying.
-		if r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { st.CollisionCount = &collisions }) != nil {
+		// The round's status is the collision count (bumped on a name
+		// collision), written before the retry.
+		st := *obj.Status.DeepCopy()
+		st.CollisionCount = &collisions
+		if r.patchStatus(ctx, obj, st) != nil {
 			log.V(2).Info("Could not record the collision count")
 		}
 		return reconcile.Result{}, historyErr
@@ -297,57 +289,44 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	revisions := r.revisions.forSidecarSet(s, existing, len(pods) > 0 || len(notInjected) > 0)
-	evictions, refusals := r.recreations.snapshot(s.Name)
+	revisions := r.memories.revisionSpecs(s, existing, len(pods) > 0 || len(notInjected) > 0)
+	evictions, refusals := r.memories.recreations(s.Name)
 	now := r.now()
 	// A guard whose value the webhook would refuse (stored without it) is
 	// off.
 	guards, _ := appsv1beta1.ParseRolloutGuards(s.Annotations)
+	scopeWhy, scopeDegraded := r.scopeDegraded(s.Name)
 	plan, err := rollout.Compute(rollout.Input{
-		SidecarSet: s, Hashes: hashes, LatestRevision: latest, Pods: pods,
-		InFlight: r.inflight.snapshot(s.Name), Now: now,
+		SidecarSet: s, Hashes: hashes, LatestRevision: latest, CollisionCount: collisions, Pods: pods,
+		InFlight: r.memories.inFlight(s.Name), Now: now,
 		Whitelist: podmeta.Whitelist{Snapshot: r.Whitelist.Current(), DefaultsAllowed: r.PatchMetadataDefaultsAllowed},
 		Revisions: revisions, ResizeUnsupported: r.ResizeUnsupported, ResizeRefused: r.refusedResizes(hashes.Hash),
 		NotInjected: notInjected, NotInjectedFrom: r.scopeSettled(s, now), Evictions: evictions, Refused: refusals,
-		Guards: guards, Progress: r.lastPlans.progress(s.Name),
+		Guards: guards, Progress: r.memories.progress(s.Name),
+		Detected: missing, DetectorSynced: detected, ScopeDegraded: scopeDegraded, ScopeWhy: scopeWhy,
 	})
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)
 	}
-	r.inflight.forget(s.Name, plan.Done...)
-	r.recreations.done(s.Name, plan.EvictionsDone...)
-	r.recreations.replaced(s.Name, plan.EvictionsReplaced)
-	r.lastPlans.store(s.Name, plan.Settled, plan.Progress)
+	r.memories.landed(s.Name, plan.Done...)
+	r.memories.evictionsDone(s.Name, plan.EvictionsDone, plan.EvictionsReplaced)
+	r.memories.storePlan(s.Name, plan.Settled, plan.Progress)
+	if plan.Pause {
+		// The pause is the round's one write of the SidecarSet (the plan
+		// upgrades nothing); the next round, planned from the paused
+		// spec, writes the status.
+		return r.pauseRollout(ctx, obj, &plan)
+	}
 
 	status := plan.Status
-	status.ObservedGeneration = obj.Generation
-	status.LatestRevision = latest
-	// collisionCount is always written, 0 included, as OpenKruise does
-	// (kubectl describe shows "Collision Count: 0", as the manual does).
-	status.CollisionCount = &collisions
-	setNotInjected(obj, &status, missing, detected)
-	restricted := restrictedPods(s.Name, pods)
-	setRestricted(obj, &status, restricted)
-	scopeWhy, scopeDegraded := r.scopeDegraded(s.Name)
-	setScoped(obj, &status, scopeWhy, scopeDegraded)
-	pauseConflict := false
-	if plan.Pause {
-		// Before the status write, which would move the resourceVersion
-		// the pause is conditioned on.
-		paused, err := r.pauseRollout(ctx, obj, &status)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		pauseConflict = !paused
-	}
-	if err := r.patchStatus(ctx, obj, func(st *appsv1beta1.SidecarSetStatus) { *st = status }); err != nil {
+	if err := r.patchStatus(ctx, obj, status); err != nil {
 		return reconcile.Result{}, err
 	}
-	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(restricted))
+	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(plan.Restricted))
 	recordGuardMetrics(s.Name, guards, &plan, &status)
-	recordPausedMetric(s.Name, s.Spec.UpdateStrategy.Paused || (plan.Pause && !pauseConflict))
-	metrics.InFlightOldest.Set(r.inflight.oldest(now).Seconds())
-	r.announce(obj, s, hashes.Hash, &plan, &status, missing, detected, restricted, scopeWhy, scopeDegraded)
+	recordPausedMetric(s.Name, s.Spec.UpdateStrategy.Paused)
+	metrics.InFlightOldest.Set(r.memories.oldestInFlight(now).Seconds())
+	r.announce(obj, s, hashes.Hash, &plan, &status, missing, detected, scopeWhy, scopeDegraded)
 	for _, b := range plan.Blocked {
 		log.V(2).Info("Pod cannot be planned", "pod", b.Pod, "reason", b.Reason)
 	}
@@ -362,19 +341,24 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err := errors.Join(writeErr, resetErr, resizeErr, condErr); err != nil {
 		return reconcile.Result{}, err
 	}
-	if conflicts+resetConflicts+resizeConflicts > 0 || pauseConflict {
+	if conflicts+resetConflicts+resizeConflicts > 0 {
 		// The cache was behind a pod's latest version: plan again shortly
 		// from the fresher cache (not an error: nothing went wrong).
-		return reconcile.Result{RequeueAfter: 200 * time.Millisecond}, nil
+		return reconcile.Result{RequeueAfter: staleRetry}, nil
 	}
 	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
 }
 
-// patchStatus writes the status if it changed, with a JSON merge patch of
-// the difference (statusPatch).
-func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1beta1.SidecarSet, mutate func(*appsv1beta1.SidecarSetStatus)) error {
+// staleRetry is how soon a reconcile whose write met a newer version than
+// the cache held (a conflict) plans again, from the fresher cache.
+const staleRetry = 200 * time.Millisecond
+
+// patchStatus is a reconcile's one write of the SidecarSet's status: the
+// status, if it changed, with a JSON merge patch of the difference
+// (statusPatch).
+func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1beta1.SidecarSet, status appsv1beta1.SidecarSetStatus) error {
 	updated := obj.DeepCopy()
-	mutate(&updated.Status)
+	updated.Status = status
 	if equality.Semantic.DeepEqual(obj.Status, updated.Status) {
 		return nil
 	}
@@ -397,9 +381,10 @@ func statusPatch(obj *appsv1beta1.SidecarSet) client.Patch {
 	return client.MergeFrom(base)
 }
 
-// applyUpdates issues pod patches in parallel (bounded by PodWriters) and
-// records the upgrades in flight. It returns which pods were patched and how
-// many were refused for a stale resourceVersion.
+// applyUpdates issues pod patches in parallel (PodWriters at a time, none
+// started once ctx ends) and records the upgrades in flight. It returns
+// which pods were patched and how many were refused for a stale
+// resourceVersion.
 func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, updates []rollout.PodUpdate, reset bool) (map[types.UID]bool, int, error) {
 	if len(updates) == 0 {
 		return nil, 0, nil
@@ -410,7 +395,7 @@ func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, upd
 		conflicts int
 		errs      []error
 	)
-	r.inParallel(len(updates), func(i int) {
+	workqueue.ParallelizeUntil(ctx, r.PodWriters, len(updates), func(i int) {
 		u := updates[i]
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = u.Pod.Namespace, u.Pod.Name
@@ -421,7 +406,7 @@ func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, upd
 		case err == nil:
 			succeeded[u.UID] = true
 			if !reset {
-				r.inflight.expect(set, u.UID, rollout.InFlight{Hash: u.Hash, Since: r.now()})
+				r.memories.expect(set, u.UID, rollout.InFlight{Hash: u.Hash, Since: r.now()})
 			}
 			metrics.InPlaceUpdates.WithLabelValues(set, resultLabel(reset, "success")).Inc()
 			if reset {
@@ -442,22 +427,6 @@ func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, upd
 		}
 	})
 	return succeeded, conflicts, errors.Join(errs...)
-}
-
-// inParallel calls fn for each index below n, at most PodWriters at a time,
-// and returns once every call has.
-func (r *SidecarSetReconciler) inParallel(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, r.PodWriters)
-	for i := range n {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			fn(i)
-		}()
-	}
-	wg.Wait()
 }
 
 func resultLabel(reset bool, result string) string {

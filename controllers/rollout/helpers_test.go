@@ -430,3 +430,10 @@ func conditionReason(conds []metav1.Condition, t string) string {
 	}
 	return ""
 }
+
+// podCounts is a status without its conditions and what the shell's
+// inputs set (generation, revision, collision count): the pod counts.
+func podCounts(st appsv1beta1.SidecarSetStatus) appsv1beta1.SidecarSetStatus {
+	st.Conditions, st.ObservedGeneration, st.LatestRevision, st.CollisionCount = nil, 0, "", nil
+	return st
+}

@@ -95,6 +95,19 @@ type Input struct {
 	Evictions map[types.UID]Eviction
 	// Refused are the pods whose last eviction the API server refused.
 	Refused map[types.UID]Refusal
+	// CollisionCount is the collision count of the SidecarSet's revision
+	// names, which the status records.
+	CollisionCount int32
+	// Detected are the pods the SidecarSet selects that run without its
+	// sidecars, as the detector knows them, sorted; DetectorSynced says
+	// that it has looked at every pod (until then the status keeps the
+	// previous count and Injected condition).
+	Detected       []NotInjectedPod
+	DetectorSynced bool
+	// ScopeDegraded says that the pod webhooks' scope leaves the
+	// SidecarSet out, and ScopeWhy why.
+	ScopeDegraded bool
+	ScopeWhy      string
 }
 
 // InFlight is a pod upgrade the shell issued.
@@ -111,9 +124,12 @@ type InFlight struct {
 
 // Plan is what the shell must do this round.
 type Plan struct {
-	// Status holds the counts and conditions; the shell sets
-	// observedGeneration, latestRevision and collisionCount.
+	// Status is the SidecarSet's whole status for this round, to write as
+	// it is (once the pause, if any, is written: Pause).
 	Status appsv1beta1.SidecarSetStatus
+	// Restricted are the pods injected without what the SidecarSet's
+	// authority did not cover (the Restricted condition), sorted.
+	Restricted []RestrictedPod
 	// Updates are the in-place upgrades to issue now, all concurrently, in
 	// upgrade order. Record each as in flight once it succeeds.
 	Updates []PodUpdate
@@ -162,7 +178,9 @@ type Plan struct {
 	Upgraded []UpgradedPod
 	// Pause asks the shell to set updateStrategy.paused: more upgraded
 	// pods fail than the failure budget allows, and pods are left to
-	// upgrade. The plan then upgrades nothing.
+	// upgrade. The plan then upgrades nothing. The pause is the round's
+	// one write of the SidecarSet: the status is written by the next
+	// round, planned from the paused spec.
 	Pause bool
 	// Progress is the progress clock to pass to the next plan.
 	Progress ProgressClock
@@ -207,7 +225,8 @@ type BlockedPod struct {
 	Reason string
 }
 
-// Compute plans one round of a SidecarSet's rollout.
+// Compute plans one round of a SidecarSet's rollout: each decision in turn
+// (planner), in the order the package doc maps them.
 func Compute(in Input) (Plan, error) {
 	if in.SidecarSet == nil {
 		return Plan{}, errors.New("rollout: no SidecarSet")
@@ -215,232 +234,313 @@ func Compute(in Input) (Plan, error) {
 	if in.Hashes.Hash == "" || in.Hashes.WithoutImage == "" {
 		return Plan{}, fmt.Errorf("rollout: SidecarSet %s has no hashes", in.SidecarSet.Name)
 	}
+	p := newPlanner(in)
+	p.classifyPods()
+	p.joinNotInjected()
+	p.settleRecreations()
+	p.guard = p.set.checkGuards(in, p.views)
+	p.plan.Upgraded = p.guard.upgraded
+	p.summarize()
+	if p.set.rolling() && !p.guard.budgetExceeded {
+		p.pickBatch()
+		p.markUpgradable()
+	}
+	p.conclude()
+	return p.plan, nil
+}
+
+// planner builds one round's plan: the plan, and what the decisions tell
+// each other on the way.
+type planner struct {
+	in   Input
+	set  *setView
+	hash string
+	us   *appsv1beta1.SidecarSetUpdateStrategy
+	plan Plan
+
+	// active are the in-flight entries still awaited.
+	active map[types.UID]InFlight
+	// pods are the matched pods, sorted; views what each is; all the
+	// views and the pods that lack the sidecars, when the rollout
+	// recreates them.
+	pods       []*corev1.Pod
+	views, all []*podView
+	guard      guardRound
+	sum        roundSummary
+	rec        recreateSummary
+	// rollout are the pods the rollout can reach; ordered those waiting,
+	// in upgrade order; upgrading the ones this round upgrades.
+	rollout, ordered []*podView
+	upgrading        map[*podView]bool
+	// unreplaced counts the evicted pods not yet replaced; done,
+	// unavailable and inconsistent the pods done with the current hash,
+	// unavailable, or updated and not consistent.
+	unreplaced, done, unavailable, inconsistent int
+}
+
+func newPlanner(in Input) *planner {
 	set := newSetView(in.SidecarSet, in.Hashes)
 	set.whitelist = in.Whitelist
 	set.revisions, set.resizeUnsupported, set.resizeRefused, set.now = in.Revisions, in.ResizeUnsupported, in.ResizeRefused, in.Now
 	set.minReady = in.Guards.MinReady
 	set.policies = resources.CompileSpec(&in.SidecarSet.Spec)
-	hash := in.Hashes.Hash
-	us := &in.SidecarSet.Spec.UpdateStrategy
+	return &planner{in: in, set: set, hash: in.Hashes.Hash, us: &in.SidecarSet.Spec.UpdateStrategy, upgrading: map[*podView]bool{}}
+}
 
-	pods := sortedPods(in.Pods)
-	byUID := make(map[types.UID]*corev1.Pod, len(pods))
-	for _, p := range pods {
-		byUID[p.UID] = p
-	}
-	var plan Plan
-	var active map[types.UID]InFlight
-	plan.Done, plan.Expired, active = set.settleInFlight(in, byUID)
-	plan.RequeueAfter = nextExpiry(in.Now, active)
+// requeue asks for the next plan after d at the latest (d <= 0: no ask).
+func (p *planner) requeue(d time.Duration) {
+	p.plan.RequeueAfter = earliest(p.plan.RequeueAfter, d)
+}
 
-	views := make([]*podView, len(pods))
-	for i, p := range pods {
-		e, ok := active[p.UID]
-		views[i] = set.classify(p, e, ok)
+// classifyPods settles the in-flight entries and classifies every matched
+// pod (classify.go), and counts them (status.go).
+func (p *planner) classifyPods() {
+	p.pods = sortedPods(p.in.Pods)
+	byUID := make(map[types.UID]*corev1.Pod, len(p.pods))
+	for _, pod := range p.pods {
+		byUID[pod.UID] = pod
 	}
-	plan.Status = counts(views)
-	plan.RequeueAfter = earliest(plan.RequeueAfter, nextResizeDeadline(views, in.Now))
-	for _, v := range views {
+	p.plan.Done, p.plan.Expired, p.active = p.set.settleInFlight(p.in, byUID)
+	p.requeue(nextExpiry(p.in.Now, p.active))
+	p.views = make([]*podView, len(p.pods))
+	for i, pod := range p.pods {
+		e, ok := p.active[pod.UID]
+		p.views[i] = p.set.classify(pod, e, ok)
+	}
+	p.plan.Status = counts(p.views)
+	p.requeue(nextResizeDeadline(p.views, p.in.Now))
+	for _, v := range p.views {
 		if !v.settledAt.IsZero() {
-			plan.RequeueAfter = earliest(plan.RequeueAfter, v.settledAt.Sub(in.Now))
+			p.requeue(v.settledAt.Sub(p.in.Now))
 		}
 	}
+	p.all = p.views
+}
 
-	// The pods that lack the sidecars join the rollout when it recreates.
-	var rec recreateSummary
-	all := views
-	if set.recreate {
-		all = slices.Clone(views)
-		for _, p := range sortedPods(in.NotInjected) {
-			v, ok, why := set.classifyNotInjected(p)
-			if !ok {
-				rec.notRecreatable = append(rec.notRecreatable, fmt.Sprintf("%s (lacks the sidecars; %s)", v.key, why))
-				continue
-			}
-			if in.Now.Before(in.NotInjectedFrom) {
-				v.scopeUntil = in.NotInjectedFrom
-				rec.scopeHeld++
-			}
-			all = append(all, v)
-		}
-		if rec.scopeHeld > 0 {
-			plan.RequeueAfter = earliest(plan.RequeueAfter, in.NotInjectedFrom.Sub(in.Now))
-		}
+// joinNotInjected has the pods that lack the sidecars join the rollout
+// when it recreates pods (recreate.go).
+func (p *planner) joinNotInjected() {
+	if !p.set.recreate {
+		return
 	}
-	var evictionsExpired []types.UID
-	var unreplaced int
-	plan.EvictionsDone, evictionsExpired, plan.EvictionsReplaced, unreplaced = settleEvictions(in.Evictions, all, in.Now)
-	rec.expired = len(evictionsExpired)
-	plan.RequeueAfter = earliest(plan.RequeueAfter, applyRefusals(all, in.Refused, in.Now))
-	guard := set.checkGuards(in, views)
-	plan.Upgraded = guard.upgraded
-
-	sum := roundSummary{
-		guard:          guard,
-		notUpdate:      us.Type == appsv1beta1.NotUpdateSidecarSetStrategyType,
-		paused:         us.Paused,
-		matched:        len(views),
-		updated:        int(plan.Status.UpdatedPods),
-		selectorErr:    set.selectorErr,
-		expired:        len(plan.Expired),
-		partition:      us.Partition,
-		maxUnavailable: us.MaxUnavailable,
-	}
-	var rollout []*podView
-	done, unavailable, inconsistent := 0, unreplaced, 0
-	for _, v := range all {
-		if v.err != nil {
-			sum.blocked++
-			plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: v.err.Error()})
+	p.all = slices.Clone(p.views)
+	for _, pod := range sortedPods(p.in.NotInjected) {
+		v, ok, why := p.set.classifyNotInjected(pod)
+		if !ok {
+			p.rec.notRecreatable = append(p.rec.notRecreatable, fmt.Sprintf("%s (lacks the sidecars; %s)", v.key, why))
 			continue
 		}
-		if v.beyondAuthority != nil && v.selected {
-			sum.blocked++
-			plan.Blocked = append(plan.Blocked, BlockedPod{Pod: v.key, Reason: v.beyondAuthority.Error()})
+		if p.in.Now.Before(p.in.NotInjectedFrom) {
+			v.scopeUntil = p.in.NotInjectedFrom
+			p.rec.scopeHeld++
 		}
-		if v.unavailable() {
-			unavailable++
-		}
-		if v.updated {
-			if v.consistent {
-				sum.completed++
-			} else {
-				inconsistent++
-			}
-			if !v.consistent || !v.ready {
-				sum.updatedUnavailable++
-			}
-		}
-		if v.done(hash) {
-			done++
-		}
-		switch {
-		case v.inRollout(hash):
-			rollout = append(rollout, v)
-			if v.updated {
-				sum.rolloutUpdated++
-			}
-		case v.notUpgradable():
-			sum.notUpgradable++
-			if set.recreate {
-				rec.notRecreatable = append(rec.notRecreatable, fmt.Sprintf("%s (%s)", v.key, v.why))
-			}
-		case !v.updated && !v.selected:
-			sum.notSelected++
-		}
-		if v.selected && !v.updated && (v.inFlight || v.kind == kindResizing) {
-			sum.inFlight++
-		}
-		if v.selected && !v.updated && v.kind == kindRecreate {
-			if v.evicting {
-				rec.evicted++
-			} else {
-				rec.pending++
-			}
-		}
-		if v.kind == kindResizePending && v.selected && !v.updated && !v.notInjected {
-			plan.Status.ResizePendingPods++
-		}
+		p.all = append(p.all, v)
 	}
-	rec.evicted += unreplaced
-	if unreplaced > 0 {
+	if p.rec.scopeHeld > 0 {
+		p.requeue(p.in.NotInjectedFrom.Sub(p.in.Now))
+	}
+}
+
+// settleRecreations settles the evictions recorded, and applies the
+// refusals (recreate.go).
+func (p *planner) settleRecreations() {
+	var expired []types.UID
+	p.plan.EvictionsDone, expired, p.plan.EvictionsReplaced, p.unreplaced = settleEvictions(p.in.Evictions, p.all, p.in.Now)
+	p.rec.expired = len(expired)
+	p.requeue(applyRefusals(p.all, p.in.Refused, p.in.Now))
+}
+
+// summarize tells, for every pod, what it is to the rollout: blocked,
+// updated, done, in the rollout's reach or held out of it, in flight,
+// waiting for its recreation or its resize (the roundSummary the
+// conditions explain).
+func (p *planner) summarize() {
+	p.sum = roundSummary{
+		guard:          p.guard,
+		notUpdate:      p.us.Type == appsv1beta1.NotUpdateSidecarSetStrategyType,
+		paused:         p.us.Paused,
+		matched:        len(p.views),
+		updated:        int(p.plan.Status.UpdatedPods),
+		selectorErr:    p.set.selectorErr,
+		expired:        len(p.plan.Expired),
+		partition:      p.us.Partition,
+		maxUnavailable: p.us.MaxUnavailable,
+		recreate:       p.set.recreate,
+	}
+	p.unavailable = p.unreplaced
+	for _, v := range p.all {
+		if v.err != nil {
+			p.sum.blocked++
+			p.plan.Blocked = append(p.plan.Blocked, BlockedPod{Pod: v.key, Reason: v.err.Error()})
+			continue
+		}
+		p.summarizePod(v)
+	}
+	p.rec.evicted += p.unreplaced
+	if p.unreplaced > 0 {
 		// A replacement announces itself by a pod event; planning again
 		// meanwhile is a safety net (RecreateTimeout).
-		plan.RequeueAfter = earliest(plan.RequeueAfter, ReplacementCheck)
+		p.requeue(ReplacementCheck)
 	}
-	sum.rollout, sum.pods = len(rollout), len(all)+unreplaced
-	sum.recreate = set.recreate
+	p.sum.rollout, p.sum.pods = len(p.rollout), len(p.all)+p.unreplaced
+}
 
-	upgrading := map[*podView]bool{}
-	var ordered []*podView
-	if set.rolling() && !guard.budgetExceeded {
-		resetting := map[*podView]bool{}
-		for _, v := range views {
-			if u, ok := set.buildReset(v, in.Now); ok {
-				plan.Resets = append(plan.Resets, u)
-				resetting[v] = true
-			}
+// summarizePod counts one readable pod.
+func (p *planner) summarizePod(v *podView) {
+	if v.beyondAuthority != nil && v.selected {
+		p.sum.blocked++
+		p.plan.Blocked = append(p.plan.Blocked, BlockedPod{Pod: v.key, Reason: v.beyondAuthority.Error()})
+	}
+	if v.unavailable() {
+		p.unavailable++
+	}
+	if v.updated {
+		if v.consistent {
+			p.sum.completed++
+		} else {
+			p.inconsistent++
 		}
-		var waiting []*podView
-		for _, v := range rollout {
-			if v.waiting() && !v.refusedUntil.IsZero() {
-				// Its eviction was just refused: it waits for its budget,
-				// tried again once EvictionRetry has passed.
-				rec.refused++
-				rec.refusal = v.refusal
-			}
-			switch {
-			case v.waiting() && !resetting[v] && v.refusedUntil.IsZero() && v.scopeUntil.IsZero():
-				waiting = append(waiting, v)
-			case v.finishing && !v.done(hash):
-				sum.finishing++
-			}
-		}
-		sum.waiting = len(waiting)
-		sum.budget = newBudget(us.Partition, us.MaxUnavailable, sum.pods, done, unavailable)
-		ordered = orderWaiting(waiting, rollout, us, hash)
-		sum.batch = sum.budget.pick(ordered, func(v *podView) bool {
-			return set.act(&plan, v, in.Now, in.LatestRevision, hash)
-		})
-		markSiblings(plan.Evictions, all, in.Now)
-		retries := 0
-		for _, v := range sum.batch.chosen {
-			upgrading[v] = true
-			if v.kind == kindRecreate && v.refusal != "" {
-				retries++
-				rec.refused++
-				rec.refusal = v.refusal
-			}
-		}
-		sum.blocked += sum.batch.blocked
-		// An eviction tried again after its budget refused it is no
-		// progress yet: the Progressing reason stays the wait.
-		sum.updates = len(plan.Updates) + len(plan.Resizes) + len(plan.Evictions) - retries
-		sum.resets = len(plan.Resets)
-		rec.evicting = len(plan.Evictions)
-		if len(plan.Evictions) > 0 {
-			// Whether they go through is known only once issued: a
-			// refused one is tried again EvictionRetry later.
-			plan.RequeueAfter = earliest(plan.RequeueAfter, EvictionRetry)
-		}
-
-		for _, v := range views {
-			if v.notUpgradable() {
-				plan.NotUpgradable = append(plan.NotUpgradable, v.key)
-			}
-			if value, ok := desiredUpgradable(v, set.name, upgrading[v] && v.kind != kindRecreate); ok {
-				if cond, changed := upgradableCondition(v.pod, set.name, value, in.Now); changed {
-					plan.Upgradable = append(plan.Upgradable, PodCondition{Pod: v.key, Condition: cond})
-				}
-			}
+		if !v.consistent || !v.ready {
+			p.sum.updatedUnavailable++
 		}
 	}
-	plan.Status.RecreatePendingPods = int32(rec.pending)
-	sum.resizePending, sum.pdbRefused = int(plan.Status.ResizePendingPods), rec.refused
-	plan.Decisions = decisions(all, ordered, upgrading, set, sum.budget, set.rolling())
-	slices.Sort(plan.Warnings)
-	plan.Warnings = slices.Compact(plan.Warnings)
-	plan.Settled = len(active) == 0 && len(plan.Updates) == 0 && len(plan.Resets) == 0 && len(plan.Resizes) == 0 &&
-		len(plan.Evictions) == 0 && sum.waiting == 0 && sum.finishing == 0 && inconsistent == 0 && sum.inFlight == 0 &&
+	if v.done(p.hash) {
+		p.done++
+	}
+	switch {
+	case v.inRollout(p.hash):
+		p.rollout = append(p.rollout, v)
+		if v.updated {
+			p.sum.rolloutUpdated++
+		}
+	case v.notUpgradable():
+		p.sum.notUpgradable++
+		if p.set.recreate {
+			p.rec.notRecreatable = append(p.rec.notRecreatable, fmt.Sprintf("%s (%s)", v.key, v.why))
+		}
+	case !v.updated && !v.selected:
+		p.sum.notSelected++
+	}
+	if v.selected && !v.updated && (v.inFlight || v.kind == kindResizing) {
+		p.sum.inFlight++
+	}
+	if v.selected && !v.updated && v.kind == kindRecreate {
+		if v.evicting {
+			p.rec.evicted++
+		} else {
+			p.rec.pending++
+		}
+	}
+	if v.kind == kindResizePending && v.selected && !v.updated && !v.notInjected {
+		p.plan.Status.ResizePendingPods++
+	}
+}
+
+// pickBatch chooses this round's upgrades: the hot-upgrade twins to reset
+// (hotupgrade.go), the pods waiting in upgrade order (order.go, scatter.go)
+// that partition and maxUnavailable let through (budget.go), each as a
+// patch, a resize or an eviction (update.go, resize.go, recreate.go).
+func (p *planner) pickBatch() {
+	resetting := map[*podView]bool{}
+	for _, v := range p.views {
+		if u, ok := p.set.buildReset(v, p.in.Now); ok {
+			p.plan.Resets = append(p.plan.Resets, u)
+			resetting[v] = true
+		}
+	}
+	var waiting []*podView
+	for _, v := range p.rollout {
+		if v.waiting() && !v.refusedUntil.IsZero() {
+			// Its eviction was just refused: it waits for its budget,
+			// tried again once EvictionRetry has passed.
+			p.rec.refused++
+			p.rec.refusal = v.refusal
+		}
+		switch {
+		case v.waiting() && !resetting[v] && v.refusedUntil.IsZero() && v.scopeUntil.IsZero():
+			waiting = append(waiting, v)
+		case v.finishing && !v.done(p.hash):
+			p.sum.finishing++
+		}
+	}
+	p.sum.waiting = len(waiting)
+	p.sum.budget = newBudget(p.us.Partition, p.us.MaxUnavailable, p.sum.pods, p.done, p.unavailable)
+	p.ordered = orderWaiting(waiting, p.rollout, p.us, p.hash)
+	p.sum.batch = p.sum.budget.pick(p.ordered, func(v *podView) bool {
+		return p.set.act(&p.plan, v, p.in.Now, p.in.LatestRevision, p.hash)
+	})
+	markSiblings(p.plan.Evictions, p.all, p.in.Now)
+	retries := 0
+	for _, v := range p.sum.batch.chosen {
+		p.upgrading[v] = true
+		if v.kind == kindRecreate && v.refusal != "" {
+			retries++
+			p.rec.refused++
+			p.rec.refusal = v.refusal
+		}
+	}
+	p.sum.blocked += p.sum.batch.blocked
+	// An eviction tried again after its budget refused it is no progress
+	// yet: the Progressing reason stays the wait.
+	p.sum.updates = len(p.plan.Updates) + len(p.plan.Resizes) + len(p.plan.Evictions) - retries
+	p.sum.resets = len(p.plan.Resets)
+	p.rec.evicting = len(p.plan.Evictions)
+	if len(p.plan.Evictions) > 0 {
+		// Whether they go through is known only once issued: a refused
+		// one is tried again EvictionRetry later.
+		p.requeue(EvictionRetry)
+	}
+}
+
+// markUpgradable lists the pods that cannot be upgraded in place, and the
+// SidecarSetUpgradable pod conditions that change (upgradable.go).
+func (p *planner) markUpgradable() {
+	for _, v := range p.views {
+		if v.notUpgradable() {
+			p.plan.NotUpgradable = append(p.plan.NotUpgradable, v.key)
+		}
+		if value, ok := desiredUpgradable(v, p.set.name, p.upgrading[v] && v.kind != kindRecreate); ok {
+			if cond, changed := upgradableCondition(v.pod, p.set.name, value, p.in.Now); changed {
+				p.plan.Upgradable = append(p.plan.Upgradable, PodCondition{Pod: v.key, Condition: cond})
+			}
+		}
+	}
+}
+
+// conclude explains the round: the per-pod decisions (decisions.go),
+// whether the rollout is settled, the whole status (status.go), the pause
+// and the progress clock (guard.go), and when to plan again.
+func (p *planner) conclude() {
+	in, sum, rec := p.in, &p.sum, &p.rec
+	p.plan.Status.RecreatePendingPods = int32(rec.pending)
+	sum.resizePending, sum.pdbRefused = int(p.plan.Status.ResizePendingPods), rec.refused
+	p.plan.Decisions = decisions(p.all, p.ordered, p.upgrading, p.set, sum.budget, p.set.rolling())
+	slices.Sort(p.plan.Warnings)
+	p.plan.Warnings = slices.Compact(p.plan.Warnings)
+	p.plan.Settled = len(p.active) == 0 && len(p.plan.Updates) == 0 && len(p.plan.Resets) == 0 && len(p.plan.Resizes) == 0 &&
+		len(p.plan.Evictions) == 0 && sum.waiting == 0 && sum.finishing == 0 && p.inconsistent == 0 && sum.inFlight == 0 &&
 		rec.evicted == 0 && rec.refused == 0
-	slices.SortStableFunc(plan.Blocked, func(a, b BlockedPod) int { return compareKeys(a.Pod, b.Pod) })
-	plan.Status.Conditions = setConditions(in.SidecarSet.Status.Conditions, in.SidecarSet.Generation, sum, in.Now)
-	setCondition(&plan.Status.Conditions, appsv1beta1.SidecarSetConditionResized, resizeCondition(views, in.SidecarSet.Generation, in.Now))
-	var recreated *metav1.Condition
-	if set.recreate {
-		recreated = recreateCondition(rec, sum, in.SidecarSet.Generation, in.Now)
-	}
-	setCondition(&plan.Status.Conditions, appsv1beta1.SidecarSetConditionRecreated, recreated)
+	slices.SortStableFunc(p.plan.Blocked, func(a, b BlockedPod) int { return compareKeys(a.Pod, b.Pod) })
 
-	plan.Pause = guard.budgetExceeded && !us.Paused && sum.rollout > sum.rolloutUpdated
-	plan.Progress = guard.clock
-	plan.Progress.Complete = plan.Progress.Complete || sum.completed == sum.matched
+	generation := in.SidecarSet.Generation
+	p.plan.Status.Conditions = setConditions(in.SidecarSet.Status.Conditions, generation, *sum, in.Now)
+	setCondition(&p.plan.Status.Conditions, appsv1beta1.SidecarSetConditionResized, resizeCondition(p.views, generation, in.Now))
+	var recreated *metav1.Condition
+	if p.set.recreate {
+		recreated = recreateCondition(*rec, *sum, generation, in.Now)
+	}
+	setCondition(&p.plan.Status.Conditions, appsv1beta1.SidecarSetConditionRecreated, recreated)
+	p.plan.Restricted = restrictedPods(p.set.name, p.pods)
+	reportObserved(&p.plan.Status, in, p.plan.Restricted)
+
+	p.plan.Pause = p.guard.budgetExceeded && !p.us.Paused && sum.rollout > sum.rolloutUpdated
+	p.plan.Progress = p.guard.clock
+	p.plan.Progress.Complete = p.plan.Progress.Complete || sum.completed == sum.matched
 	reason := appsv1beta1.ReasonRolloutComplete
-	if c := meta.FindStatusCondition(plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil {
+	if c := meta.FindStatusCondition(p.plan.Status.Conditions, appsv1beta1.SidecarSetConditionProgressing); c != nil {
 		reason = c.Reason
 	}
-	plan.RequeueAfter = earliest(plan.RequeueAfter, wakeAfter(sum, reason, in.Now))
-	return plan, nil
+	p.requeue(wakeAfter(*sum, reason, in.Now))
 }
 
 // act builds what the round issues for one chosen pod: the in-place patch,

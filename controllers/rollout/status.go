@@ -2,13 +2,18 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
@@ -295,4 +300,141 @@ func allRun(n int, noun string) string {
 		return "the " + noun + " runs the latest sidecars"
 	}
 	return fmt.Sprintf("all %d %s run the latest sidecars", n, strings.Replace(noun, "pod", "pods", 1))
+}
+
+// reportObserved completes a round's status with what the shell observes
+// besides the pods' rollout: the generation, the latest revision and the
+// collision count, the pods the detector finds without the sidecars
+// (notInjectedPods and the Injected condition), the pods injected without
+// what the SidecarSet's authority lacks (the Restricted condition) and the
+// pod webhooks' scope (the Scoped condition). collisionCount is always
+// written, 0 included, as OpenKruise does (kubectl describe shows
+// "Collision Count: 0", as the manual does).
+func reportObserved(st *appsv1beta1.SidecarSetStatus, in Input, restricted []RestrictedPod) {
+	s := in.SidecarSet
+	st.ObservedGeneration = s.Generation
+	st.LatestRevision = in.LatestRevision
+	st.CollisionCount = new(in.CollisionCount)
+	ts := metav1.NewTime(in.Now.Truncate(time.Second))
+	setNotInjected(st, s, in.Detected, in.DetectorSynced, ts)
+	setCondition(&st.Conditions, appsv1beta1.SidecarSetConditionRestricted, restrictedCondition(restricted, s.Generation, ts))
+	setCondition(&st.Conditions, appsv1beta1.SidecarSetConditionScoped, scopedCondition(in.ScopeDegraded, in.ScopeWhy, s.Generation, ts))
+}
+
+// NotInjectedPod is a pod a SidecarSet selects that runs without its
+// sidecars, and why (match.NotInjected*).
+type NotInjectedPod struct {
+	Pod    types.NamespacedName
+	Reason string
+}
+
+// namedNotInjected is how many pods the Injected condition names.
+const namedNotInjected = 3
+
+// notInjectedReasons say the detector's reasons in words.
+var notInjectedReasons = map[string]string{
+	match.NotInjectedCreatedBefore: "created before the SidecarSet",
+	match.NotInjectedPaused:        "injection paused",
+	match.NotInjectedNameConflict:  "has a container of a sidecar's name",
+	match.NotInjectedAtAdmission:   "admitted without it: the operator unreachable, a best-effort failure, or created just after the SidecarSet",
+	match.NotInjectedUnreadable:    "its SidecarSet annotations cannot be read",
+	match.NotInjectedOperatorLabel: "carries the operator's label app.kubernetes.io/name=sidecarset-operator, which exempts it from injection under OLM",
+	match.NotInjectedNamespaceReplaced: "its namespace was deleted and created again since the SidecarSet was written: " +
+		"it applies there only once someone allowed to create pods there writes it again",
+	match.NotInjectedCanaryBaseReplaced: "the canary's base was deleted and created again since the canary was written: " +
+		"the base is injected until the canary is written again",
+}
+
+// notInjectedMessage names up to namedNotInjected pods and why.
+func notInjectedMessage(pods []NotInjectedPod) string {
+	var named []string
+	for _, p := range pods[:min(len(pods), namedNotInjected)] {
+		named = append(named, fmt.Sprintf("%s (%s)", p.Pod, notInjectedReasons[p.Reason]))
+	}
+	more := ""
+	if len(pods) > namedNotInjected {
+		more = fmt.Sprintf(" and %d more", len(pods)-namedNotInjected)
+	}
+	what := "pods it selects run"
+	if len(pods) == 1 {
+		what = "pod it selects runs"
+	}
+	return fmt.Sprintf("%d %s without its sidecars: %s%s", len(pods), what, strings.Join(named, ", "), more)
+}
+
+// setNotInjected sets the count of the pods the detector found without the
+// sidecars and, while it is not zero, the Injected condition. Until the
+// detector has looked at every pod (synced), the previous values stay.
+func setNotInjected(st *appsv1beta1.SidecarSetStatus, s *appsv1beta1.SidecarSet, pods []NotInjectedPod, synced bool, ts metav1.Time) {
+	if !synced {
+		st.NotInjectedPods = s.Status.NotInjectedPods
+		if c := meta.FindStatusCondition(s.Status.Conditions, appsv1beta1.SidecarSetConditionInjected); c != nil {
+			meta.SetStatusCondition(&st.Conditions, *c)
+		}
+		return
+	}
+	st.NotInjectedPods = int32(len(pods))
+	if len(pods) == 0 {
+		meta.RemoveStatusCondition(&st.Conditions, appsv1beta1.SidecarSetConditionInjected)
+		return
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: appsv1beta1.SidecarSetConditionInjected, Status: metav1.ConditionFalse, Reason: appsv1beta1.ReasonPodsNotInjected,
+		Message: notInjectedMessage(pods), ObservedGeneration: s.Generation, LastTransitionTime: ts,
+	})
+}
+
+// RestrictedPod is a pod whose sidecars were injected without something
+// the SidecarSet's authority did not cover, and the first such thing.
+type RestrictedPod struct {
+	// Pod is namespace/name.
+	Pod, What string
+}
+
+// restrictedPods lists the pods that record a restriction of the
+// SidecarSet (appsv1beta1.RestrictedAnnotation), sorted by namespace/name.
+func restrictedPods(set string, pods []*corev1.Pod) []RestrictedPod {
+	var out []RestrictedPod
+	for _, p := range pods {
+		if what := podstate.DecodeRestricted(p.Annotations)[set]; len(what) > 0 {
+			out = append(out, RestrictedPod{Pod: p.Namespace + "/" + p.Name, What: what[0]})
+		}
+	}
+	slices.SortFunc(out, func(a, b RestrictedPod) int { return strings.Compare(a.Pod, b.Pod) })
+	return out
+}
+
+// restrictedCondition is the Restricted condition: nil when no pod is
+// restricted. Its message names up to three pods and what their sidecars
+// were not given.
+func restrictedCondition(pods []RestrictedPod, generation int64, ts metav1.Time) *metav1.Condition {
+	if len(pods) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, p := range pods[:min(3, len(pods))] {
+		parts = append(parts, p.Pod+": "+p.What)
+	}
+	more := ""
+	if len(pods) > 3 {
+		more = fmt.Sprintf(", and %d more", len(pods)-3)
+	}
+	return &metav1.Condition{
+		Type: appsv1beta1.SidecarSetConditionRestricted, Status: metav1.ConditionTrue, Reason: appsv1beta1.ReasonSidecarsRestricted,
+		Message: fmt.Sprintf("%d pod(s) run the sidecars without what the SidecarSet's authority does not cover: %s%s",
+			len(pods), strings.Join(parts, "; "), more),
+		ObservedGeneration: generation, LastTransitionTime: ts,
+	}
+}
+
+// scopedCondition is the Scoped condition: False, saying why, while the
+// pod webhooks' scope leaves the SidecarSet out; nil otherwise.
+func scopedCondition(degraded bool, why string, generation int64, ts metav1.Time) *metav1.Condition {
+	if !degraded {
+		return nil
+	}
+	return &metav1.Condition{
+		Type: appsv1beta1.SidecarSetConditionScoped, Status: metav1.ConditionFalse, Reason: appsv1beta1.ReasonScopeDegraded,
+		Message: why, ObservedGeneration: generation, LastTransitionTime: ts,
+	}
 }

@@ -1,14 +1,17 @@
 package rollout
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
@@ -191,5 +194,102 @@ func TestCount_Plural(t *testing.T) {
 	t.Parallel()
 	if diff := cmp.Diff([]string{"0 pods", "1 pod", "2 pods"}, []string{count(0, "pod"), count(1, "pod"), count(2, "pod")}); diff != "" {
 		t.Errorf("count (-want +got):\n%s", diff)
+	}
+}
+
+// TestStatus_Restricted: the pods that record a restriction of the
+// SidecarSet set its Restricted condition (reason SidecarsRestricted, the
+// first three pods named with what each lacked, and how many more); a pod
+// restricted for another SidecarSet does not count, and none left removes
+// the condition.
+func TestStatus_Restricted(t *testing.T) {
+	t.Parallel()
+	pod := func(name, record string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}}
+		if record != "" {
+			p.Annotations = map[string]string{appsv1beta1.RestrictedAnnotation: record}
+		}
+		return p
+	}
+	var ps []*corev1.Pod
+	for i := 5; i >= 1; i-- {
+		ps = append(ps, pod(fmt.Sprintf("web-%d", i), fmt.Sprintf(`{"agent":["volume creds (secret) of sidecar agent %d"]}`, i)))
+	}
+	ps = append(ps, pod("plain", ""), pod("other", `{"another":["volume creds (secret)"]}`))
+
+	ts := metav1.NewTime(t0)
+	restricted := restrictedPods("agent", ps)
+	if len(restricted) != 5 {
+		t.Fatalf("restricted = %+v, want the 5 web pods", restricted)
+	}
+	c := restrictedCondition(restricted, 4, ts)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != appsv1beta1.ReasonSidecarsRestricted || c.ObservedGeneration != 4 {
+		t.Fatalf("condition = %+v, want Restricted True, reason %s, generation 4", c, appsv1beta1.ReasonSidecarsRestricted)
+	}
+	const want = "5 pod(s) run the sidecars without what the SidecarSet's authority does not cover: " +
+		"team-a/web-1: volume creds (secret) of sidecar agent 1; team-a/web-2: volume creds (secret) of sidecar agent 2; " +
+		"team-a/web-3: volume creds (secret) of sidecar agent 3, and 2 more"
+	if c.Message != want {
+		t.Errorf("message = %q, want %q", c.Message, want)
+	}
+	if c := restrictedCondition(restrictedPods("agent", ps[5:]), 4, ts); c != nil {
+		t.Errorf("no pod restricted for the SidecarSet, condition %+v", c)
+	}
+}
+
+// TestPlan_StatusIsWhole: the plan's status is the whole status to write:
+// generation, latest revision, collision count (0 included), the pods the
+// detector found without the sidecars (kept from the previous status until
+// it has looked at every pod), the Restricted and Scoped conditions beside
+// the rollout's.
+func TestPlan_StatusIsWhole(t *testing.T) {
+	t.Parallel()
+	set := makeSet("s").cold("agent", "agent:1")
+	pod := makePod("p").injected(t, set.obj()).annotation(appsv1beta1.RestrictedAnnotation, `{"s":["volume creds (secret)"]}`)
+	missing := []NotInjectedPod{
+		{Pod: types.NamespacedName{Namespace: "default", Name: "a"}, Reason: match.NotInjectedCreatedBefore},
+		{Pod: types.NamespacedName{Namespace: "default", Name: "b"}, Reason: match.NotInjectedPaused},
+	}
+	in := input(t, set.obj(), pod.obj())
+	in.Detected, in.DetectorSynced = missing, true
+	in.ScopeDegraded, in.ScopeWhy = true, "the scope is full"
+	st := compute(t, in).Status
+	if st.ObservedGeneration != 3 || st.LatestRevision != "s-rev" || st.CollisionCount == nil || *st.CollisionCount != 0 || st.NotInjectedPods != 2 {
+		t.Errorf("status = %+v, want generation 3, revision s-rev, collision count 0, 2 pods not injected", st)
+	}
+	ts := metav1.NewTime(t0)
+	want := []metav1.Condition{
+		{Type: appsv1beta1.SidecarSetConditionUpdated, Status: metav1.ConditionTrue, Reason: appsv1beta1.ReasonRolloutComplete,
+			Message: "the matched pod runs the latest sidecars", ObservedGeneration: 3, LastTransitionTime: ts},
+		{Type: appsv1beta1.SidecarSetConditionInjected, Status: metav1.ConditionFalse, Reason: appsv1beta1.ReasonPodsNotInjected,
+			Message:            "2 pods it selects run without its sidecars: default/a (created before the SidecarSet), default/b (injection paused)",
+			ObservedGeneration: 3, LastTransitionTime: ts},
+		{Type: appsv1beta1.SidecarSetConditionRestricted, Status: metav1.ConditionTrue, Reason: appsv1beta1.ReasonSidecarsRestricted,
+			Message:            "1 pod(s) run the sidecars without what the SidecarSet's authority does not cover: default/p: volume creds (secret)",
+			ObservedGeneration: 3, LastTransitionTime: ts},
+		{Type: appsv1beta1.SidecarSetConditionScoped, Status: metav1.ConditionFalse, Reason: appsv1beta1.ReasonScopeDegraded,
+			Message: "the scope is full", ObservedGeneration: 3, LastTransitionTime: ts},
+	}
+	if diff := cmp.Diff(want, st.Conditions); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+
+	// Before the detector has looked at every pod, the previous count and
+	// condition stay; none found once it has removes the condition.
+	prev := set.clone().conditions(want[1])
+	prev.Status.NotInjectedPods = 2
+	in = input(t, prev.obj(), pod.obj())
+	in.CollisionCount = 1
+	st = compute(t, in).Status
+	if st.NotInjectedPods != 2 || conditionReason(st.Conditions, appsv1beta1.SidecarSetConditionInjected) != appsv1beta1.ReasonPodsNotInjected {
+		t.Errorf("detector not synced: status = %+v, want the previous count and Injected condition", st)
+	}
+	if *st.CollisionCount != 1 {
+		t.Errorf("collision count = %d, want 1", *st.CollisionCount)
+	}
+	in.DetectorSynced = true
+	st = compute(t, in).Status
+	if st.NotInjectedPods != 0 || conditionReason(st.Conditions, appsv1beta1.SidecarSetConditionInjected) != "" {
+		t.Errorf("detector synced, no pod found: status = %+v, want no count nor Injected condition", st)
 	}
 }

@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -49,6 +52,9 @@ type ManagerOptions struct {
 	// ProbeAddress, when set, is where the manager serves its health
 	// probes, with the ready checks main adds (/readyz); else none.
 	ProbeAddress string
+	// Intercept, when set, stands between the manager's client and the
+	// API server (a suite counts the controller's writes); else nothing.
+	Intercept *interceptor.Funcs
 }
 
 // StartManager runs the operator, wired exactly as main wires it, against
@@ -83,6 +89,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 		Cache:                  setup.CacheOptions(OperatorNamespace, watches, opts.ScopedWebhookConfig),
 		HealthProbeBindAddress: cmp.Or(o.ProbeAddress, "0"),
 		Controller:             config.Controller{SkipNameValidation: new(true), RecoverPanic: new(false)},
+		NewClient:              newClient(o.Intercept),
 	})
 	if err != nil {
 		return err
@@ -129,4 +136,19 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return errors.New("the webhook server did not start within 60s")
+}
+
+// newClient makes the manager's client as the manager does by default,
+// through funcs when they are set.
+func newClient(funcs *interceptor.Funcs) client.NewClientFunc {
+	if funcs == nil {
+		return client.New
+	}
+	return func(cfg *rest.Config, o client.Options) (client.Client, error) {
+		c, err := client.NewWithWatch(cfg, o)
+		if err != nil {
+			return nil, err
+		}
+		return interceptor.NewClient(c, *funcs), nil
+	}
 }
