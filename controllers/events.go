@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/detect"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 )
 
@@ -17,7 +18,7 @@ import (
 // passes its progress deadline, pods are restricted, or the pod webhooks'
 // scope leaves the SidecarSet out.
 func (r *SidecarSetReconciler) announce(obj, s *appsv1beta1.SidecarSet, hash string, plan *rollout.Plan, st *appsv1beta1.SidecarSetStatus,
-	notInjected []NotInjectedPod, detected bool, restricted []restrictedPod, scopeWhy string, scopeDegraded bool) {
+	notInjected []detect.NotInjectedPod, detected bool, restricted []restrictedPod, scopeWhy string, scopeDegraded bool) {
 	prev, _ := r.notes.Load(s.Name)
 	note, _ := prev.(noteState)
 	next := note

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/detect"
 )
 
 // Events about the pods a SidecarSet selects that run without its sidecars.
@@ -38,7 +39,7 @@ var notInjectedReasons = map[string]string{
 }
 
 // notInjectedMessage names up to maxNamedPods pods and why.
-func notInjectedMessage(pods []NotInjectedPod) string {
+func notInjectedMessage(pods []detect.NotInjectedPod) string {
 	var named []string
 	for _, p := range pods[:min(len(pods), maxNamedPods)] {
 		named = append(named, fmt.Sprintf("%s (%s)", p.Pod, notInjectedReasons[p.Reason]))
@@ -58,7 +59,7 @@ func notInjectedMessage(pods []NotInjectedPod) string {
 // sidecars, as the detector knows them now, and whether it has looked at
 // every pod (until then the counts are not known). One reconcile reads
 // them once: the recreate path and the status then agree.
-func (r *SidecarSetReconciler) detected(name string) ([]NotInjectedPod, bool) {
+func (r *SidecarSetReconciler) detected(name string) ([]detect.NotInjectedPod, bool) {
 	if r.Detector == nil {
 		return nil, false
 	}
@@ -68,7 +69,7 @@ func (r *SidecarSetReconciler) detected(name string) ([]NotInjectedPod, bool) {
 // setNotInjected writes what the detector knows into the status: the count
 // and, while it is not zero, the Injected condition. Until the detector has
 // looked at every pod (synced), the previous values stay.
-func setNotInjected(obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatus, pods []NotInjectedPod, synced bool) {
+func setNotInjected(obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatus, pods []detect.NotInjectedPod, synced bool) {
 	if !synced {
 		st.NotInjectedPods = obj.Status.NotInjectedPods
 		if c := meta.FindStatusCondition(obj.Status.Conditions, appsv1beta1.SidecarSetConditionInjected); c != nil {
@@ -89,7 +90,7 @@ func setNotInjected(obj *appsv1beta1.SidecarSet, st *appsv1beta1.SidecarSetStatu
 
 // announceNotInjected emits an event when the set of pods changes: a
 // warning naming them, or a note when none is left.
-func (r *SidecarSetReconciler) announceNotInjected(obj *appsv1beta1.SidecarSet, pods []NotInjectedPod, note *noteState) {
+func (r *SidecarSetReconciler) announceNotInjected(obj *appsv1beta1.SidecarSet, pods []detect.NotInjectedPod, note *noteState) {
 	var keys []string
 	for _, p := range pods {
 		keys = append(keys, p.Pod.String()+":"+p.Reason)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/detect"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 )
@@ -127,7 +128,7 @@ func (r *recreations) forgetSet(set string) {
 // SidecarSet's sidecars (missing), those that a recreation would inject
 // (created before it, or admitted without it), when the SidecarSet
 // recreates pods.
-func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1beta1.SidecarSet, missing []NotInjectedPod) ([]*corev1.Pod, error) {
+func (r *SidecarSetReconciler) notInjectedPods(ctx context.Context, s *appsv1beta1.SidecarSet, missing []detect.NotInjectedPod) ([]*corev1.Pod, error) {
 	if !appsv1beta1.RecreatesPods(s) {
 		return nil, nil
 	}
