@@ -32,6 +32,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/detect"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
@@ -95,7 +96,7 @@ type SidecarSetReconciler struct {
 	PatchMetadataDefaultsAllowed bool
 	// Detector knows the selected pods that run without the sidecars; nil
 	// leaves notInjectedPods and the Injected condition alone.
-	Detector *Detector
+	Detector *detect.Detector
 	// Evictions is the policy/v1 REST client evictions are posted with
 	// (kubernetes.Interface.PolicyV1().RESTClient()).
 	Evictions rest.Interface
@@ -145,12 +146,7 @@ func (r *SidecarSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// The detector's changes, and the scope's, come in as reconcile
 	// requests.
 	if r.Detector != nil {
-		var src source.Source
-		r.Detector.Notify, src = requestsByName()
-		b = b.WatchesRawSource(src)
-		if err := mgr.Add(r.Detector); err != nil {
-			return err
-		}
+		b = b.WatchesRawSource(r.Detector.Changes())
 	}
 	if r.Scope != nil {
 		notify, src := requestsByName()

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"

@@ -17,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
 // deploymentPod is a pod as a ReplicaSet creates it and the API server sends
@@ -116,7 +116,7 @@ func admissionReviewBody(tb testing.TB, pod *corev1.Pod) []byte {
 func BenchmarkPodInjector_Handle(b *testing.B) {
 	for _, n := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("sidecarsets=%d", n), func(b *testing.B) {
-			registry := candidate.NewRegistry()
+			sets := make([]*appsv1beta1.SidecarSet, n)
 			for i := range n {
 				s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("agent-%04d", i), UID: types.UID(fmt.Sprintf("uid-%d", i))}}
 				app := fmt.Sprintf("other-%04d", i)
@@ -127,9 +127,11 @@ func BenchmarkPodInjector_Handle(b *testing.B) {
 				s.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "log-agent", Image: "agent:1.0",
 					VolumeMounts: []corev1.VolumeMount{{Name: "logs", MountPath: "/logs"}}}}}
 				s.Spec.Volumes = []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-				if err := registry.Upsert(s); err != nil {
-					b.Fatal(err)
-				}
+				sets[i] = s
+			}
+			registry, err := candidate.New(sets...)
+			if err != nil {
+				b.Fatal(err)
 			}
 			handler := &PodInjector{Registry: registry, Namespace: "kruise-system"}
 			body := admissionReviewBody(b, deploymentPod())

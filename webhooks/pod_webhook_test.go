@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
 // TestDecide_UncachedNamespace (issue 22): a pod created right after its
@@ -51,16 +51,14 @@ func TestDecide_UncachedNamespace(t *testing.T) {
 	notWebNorDB.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 		{Key: "app", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"web", "db"}},
 	}}
-	registry := candidate.NewRegistry()
-	for _, s := range []*appsv1beta1.SidecarSet{
+	registry, err := candidate.New(
 		sidecarSet("mesh", "web", false),
 		teamOnly(sidecarSet("db-agent", "db", false)),
 		teamOnly(sidecarSet("cache-agent", "cache", true)),
 		teamOnly(notWebNorDB),
-	} {
-		if err := registry.Upsert(s); err != nil {
-			t.Fatal(err)
-		}
+	)
+	if err != nil {
+		t.Fatal(err)
 	}
 	pod := func(app string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: "fresh", Labels: map[string]string{"app": app}},

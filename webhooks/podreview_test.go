@@ -20,8 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
 // serve sends a body to the pod webhook and decodes its AdmissionReview.
@@ -44,11 +44,11 @@ func serve(t *testing.T, h http.Handler, method, contentType string, body []byte
 // agentRegistry holds one SidecarSet, agent, selecting app=web.
 func agentRegistry(t *testing.T) *candidate.Registry {
 	t.Helper()
-	registry := candidate.NewRegistry()
 	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
 	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 	s.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "agent:1.0"}}}
-	if err := registry.Upsert(s); err != nil {
+	registry, err := candidate.New(s)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return registry
@@ -139,7 +139,6 @@ func TestDecodePodReview_AsEncodingJSON(t *testing.T) {
 // for an add or replace without one, no value for a remove.
 func TestEncodePatch_AsEncodingJSON(t *testing.T) {
 	t.Parallel()
-	registry := candidate.NewRegistry()
 	s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
 	s.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 	s.Spec.Containers = []appsv1beta1.SidecarContainer{{Container: corev1.Container{Name: "agent", Image: "agent:1.0",
@@ -148,7 +147,8 @@ func TestEncodePatch_AsEncodingJSON(t *testing.T) {
 		LivenessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 			Path: "/healthz?a=<b>&c", Port: intstr.FromString("http")}}}}}}
 	s.Spec.Volumes = []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
-	if err := registry.Upsert(s); err != nil {
+	registry, err := candidate.New(s)
+	if err != nil {
 		t.Fatal(err)
 	}
 	h := &PodInjector{Registry: registry, Namespace: "kruise-system"}

@@ -48,7 +48,7 @@ func startServing(t *testing.T, guard *serving.Guard) http.Handler {
 	}
 	certReady := make(chan struct{})
 	close(certReady)
-	s := &Server{mgr: m, certReady: certReady}
+	s := &Server{mgr: m, certReady: certReady, opts: Options{Registry: emptyRegistry(t)}}
 	s.UseGuard(guard)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -25,8 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
-	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
@@ -42,8 +41,9 @@ import (
 
 // Options configure the webhooks.
 type Options struct {
-	// Registry indexes the SidecarSets for pods; the server keeps it
-	// current. Nil: the server makes its own.
+	// Registry indexes the SidecarSets for pods, as its follower keeps
+	// them (candidate.Follower); the pod webhook serves once it has
+	// synced.
 	Registry *candidate.Registry
 	// Namespace is the operator's namespace: ControllerRevisions and the
 	// kruise-configuration ConfigMap live there.
@@ -114,16 +114,10 @@ func (s *Server) Start(ctx context.Context) error {
 	// certificate is made ready, so that the first request does not wait
 	// for them; the server waits for those alone: not for the whole cache,
 	// whose pod informer (started by the controller, on the leader) lists
-	// every pod and serves no webhook.
+	// every pod and serves no webhook. The SidecarSets come through the
+	// registry, whose follower runs beside the server.
 	registry := s.opts.Registry
-	if registry == nil {
-		registry = candidate.NewRegistry()
-	}
-	registrySynced, err := s.watchSidecarSets(ctx, registry)
-	if err != nil {
-		return err
-	}
-	synced := []toolscache.InformerSynced{registrySynced}
+	synced := []toolscache.InformerSynced{registry.HasSynced}
 	reads := []client.Object{&appsv1.ControllerRevision{}, lookup.NamespaceMetadata()}
 	if s.opts.Authoring != nil {
 		reads = append(reads, &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{})
@@ -234,37 +228,4 @@ func (s *Server) ReadyCheck() healthz.Checker {
 		}
 		return s.mgr.GetWebhookServer().StartedChecker()(req)
 	}
-}
-
-// watchSidecarSets keeps the registry in step with the SidecarSet informer;
-// the returned function reports when the registry has every SidecarSet.
-func (s *Server) watchSidecarSets(ctx context.Context, registry *candidate.Registry) (toolscache.InformerSynced, error) {
-	informer, err := s.mgr.GetCache().GetInformer(ctx, &appsv1beta1.SidecarSet{}, ctrlcache.BlockUntilSynced(false))
-	if err != nil {
-		return nil, err
-	}
-	log := ctrl.LoggerFrom(ctx).WithName("sidecarset-registry")
-	upsert := func(obj any) {
-		if ss, ok := obj.(*appsv1beta1.SidecarSet); ok {
-			if err := registry.Upsert(ss); err != nil {
-				log.Error(err, "Indexing a SidecarSet", "sidecarSet", ss.Name)
-			}
-		}
-	}
-	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    upsert,
-		UpdateFunc: func(_, obj any) { upsert(obj) },
-		DeleteFunc: func(obj any) {
-			if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = tombstone.Obj
-			}
-			if ss, ok := obj.(*appsv1beta1.SidecarSet); ok {
-				registry.Delete(ss.Name)
-			}
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return reg.HasSynced, nil
 }

@@ -2,7 +2,7 @@
 // the controllers, so that a reconcile touches only its own pods and
 // revisions, and a pinned revision is found without listing every revision.
 // (The pod webhook finds a pod's candidate SidecarSets in its own registry,
-// api/candidate, bucketed by namespace and label.)
+// internal/candidate, bucketed by namespace and label.)
 package fieldindex
 
 import (

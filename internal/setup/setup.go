@@ -11,10 +11,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
+	"github.com/sidecarset-operator/sidecarset-operator/controllers/detect"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
@@ -103,10 +106,19 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		podScope = &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig, Namespace: o.Namespace, State: scopeState,
 			Build: version.Get()}
 	}
-	// One registry of the SidecarSets, indexed for pods: the pod webhook
-	// injects from it, the controller's detector finds the pods that miss
-	// their sidecars with it.
+	// One registry of the SidecarSets, indexed for pods, with one writer
+	// on every replica: the pod webhook injects from it, the detector (on
+	// the leader) finds the pods that miss their sidecars with it.
 	registry := candidate.NewRegistry()
+	if err := mgr.Add(&candidate.Follower{Registry: registry, Informer: func(ctx context.Context) (candidate.Informer, error) {
+		return mgr.GetCache().GetInformer(ctx, &appsv1beta1.SidecarSet{}, cache.BlockUntilSynced(false))
+	}}); err != nil {
+		return nil, fmt.Errorf("setting up the SidecarSet registry: %w", err)
+	}
+	detector := detect.New(mgr.GetCache(), registry, o.Namespace)
+	if err := detector.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the detector of pods without their sidecars: %w", err)
+	}
 	server, err := webhooks.AddServer(mgr, webhooks.Options{
 		Registry:                     registry,
 		Namespace:                    o.Namespace,
@@ -134,7 +146,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		RateLimiter:                  o.RateLimiter,
 		Whitelist:                    whitelist,
 		PatchMetadataDefaultsAllowed: o.PatchMetadataDefaultsAllowed,
-		Detector:                     &controllers.Detector{Cache: mgr.GetCache(), Registry: registry, Namespace: o.Namespace},
+		Detector:                     detector,
 		ResizeUnsupported:            !resizeSupported,
 		Evictions:                    clientset.PolicyV1().RESTClient(),
 		Scope:                        scopeState,

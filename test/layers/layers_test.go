@@ -93,7 +93,7 @@ func relative(importPath string) string {
 func TestLayerOf(t *testing.T) {
 	t.Parallel()
 	for rel, want := range map[string]string{
-		"api/v1beta1": "api/", "api/candidate": "api/", "policy/celenv": "policy/", "policy": "policy/",
+		"api/v1beta1": "api/", "internal/candidate": "internal/", "policy/celenv": "policy/", "policy": "policy/",
 		"internal/lookup": "internal/", "internal/setup": "internal/setup", "webhooks/inject": "webhooks/", "webhooks": "webhooks/",
 		"controllers/rollout": "controllers/", "cmd/kubectl-sidecarset/explain": "cmd/kubectl-sidecarset/", "": "",
 	} {

@@ -14,8 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/podmeta"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
@@ -44,11 +44,9 @@ type situation struct {
 // as a candidate (defaulted and hashed by the registry), then explains.
 func (s situation) explain(t *testing.T) Report {
 	t.Helper()
-	r := candidate.NewRegistry()
-	for _, set := range s.sets {
-		if err := r.Upsert(set); err != nil {
-			t.Fatal(err)
-		}
+	r, err := candidate.New(s.sets...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	ns := s.pod.Namespace
 	labels := map[string]string{"kubernetes.io/metadata.name": ns}
@@ -311,13 +309,11 @@ func TestExplain_ExistingPod(t *testing.T) {
 
 func injectedPod(t *testing.T, pod *corev1.Pod, sets []*appsv1beta1.SidecarSet) *corev1.Pod {
 	t.Helper()
-	r := candidate.NewRegistry()
-	in := inject.Input{Pod: pod, Namespace: inject.Namespace{Name: pod.Namespace}, Now: testNow}
-	for _, s := range sets {
-		if err := r.Upsert(s); err != nil {
-			t.Fatal(err)
-		}
+	r, err := candidate.New(sets...)
+	if err != nil {
+		t.Fatal(err)
 	}
+	in := inject.Input{Pod: pod, Namespace: inject.Namespace{Name: pod.Namespace}, Now: testNow}
 	for _, e := range r.All() {
 		in.Candidates = append(in.Candidates, inject.Candidate{SidecarSet: e.SidecarSet, Hashes: e.Hashes})
 	}

@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
 )
@@ -33,11 +33,9 @@ func (c coreInjector) Inject(_ context.Context, pod *corev1.Pod, namespace strin
 
 func newInjector(t *testing.T, sets ...*appsv1beta1.SidecarSet) coreInjector {
 	t.Helper()
-	r := candidate.NewRegistry()
-	for _, s := range sets {
-		if err := r.Upsert(s); err != nil {
-			t.Fatal(err)
-		}
+	r, err := candidate.New(sets...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return coreInjector{registry: r}
 }

@@ -19,10 +19,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/cmd/kubectl-sidecarset/explain"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
@@ -274,11 +274,13 @@ func (st *state) needsNamespaceLabels() bool {
 // injector returns the pod webhook's handler over the state, with the
 // namespaces' labels given.
 func (o *options) injector(ctx context.Context, st *state, namespaces map[string]map[string]string, every bool) (*webhooks.PodInjector, error) {
-	registry := candidate.NewRegistry()
+	sets := make([]*appsv1beta1.SidecarSet, len(st.sets))
 	for i := range st.sets {
-		if err := registry.Upsert(&st.sets[i]); err != nil {
-			return nil, fmt.Errorf("SidecarSet %s: %w", st.sets[i].Name, err)
-		}
+		sets[i] = &st.sets[i]
+	}
+	registry, err := candidate.New(sets...)
+	if err != nil {
+		return nil, err
 	}
 	reader, err := newStateReader(ctx, namespaces, st.revisions)
 	if err != nil {

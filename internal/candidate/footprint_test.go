@@ -36,7 +36,7 @@ func TestRegistry_BytesPerSidecarSet(t *testing.T) {
 	r := NewRegistry()
 	before := heap.Live()
 	for _, s := range sets {
-		if err := r.Upsert(s); err != nil {
+		if err := upsert(r, s); err != nil {
 			t.Fatal(err)
 		}
 	}

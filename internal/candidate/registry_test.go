@@ -35,6 +35,12 @@ func matchLabels(kv ...string) *metav1.LabelSelector {
 	return &metav1.LabelSelector{MatchLabels: m}
 }
 
+// upsert is the follower's write, for the tests.
+func upsert(r *Registry, s *appsv1beta1.SidecarSet) error {
+	_, _, err := r.upsert(s)
+	return err
+}
+
 func names(entries []*Entry) []string {
 	out := []string{}
 	for _, e := range entries {
@@ -57,7 +63,7 @@ func TestRegistry_Candidates(t *testing.T) {
 		sidecarSet("pinned-ns-1", matchLabels("app", "nginx"), func(s *appsv1beta1.SidecarSet) { s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace("ns-1") }),
 		sidecarSet("pinned-ns-2", matchLabels("app", "nginx"), func(s *appsv1beta1.SidecarSet) { s.Spec.NamespaceSelector = appsv1beta1.SelectNamespace("ns-2") }),
 	} {
-		if err := r.Upsert(s); err != nil {
+		if err := upsert(r, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,13 +103,13 @@ func TestRegistry_Candidates(t *testing.T) {
 	})
 }
 
-func TestRegistry_UpsertMovesAndDeleteRemoves(t *testing.T) {
+func TestRegistry_UpsertMovesAndRemoveRemoves(t *testing.T) {
 	t.Parallel()
 	r := NewRegistry()
-	if err := r.Upsert(sidecarSet("s", matchLabels("app", "nginx"))); err != nil {
+	if err := upsert(r, sidecarSet("s", matchLabels("app", "nginx"))); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Upsert(sidecarSet("s", matchLabels("app", "redis"))); err != nil {
+	if err := upsert(r, sidecarSet("s", matchLabels("app", "redis"))); err != nil {
 		t.Fatal(err)
 	}
 	if got := names(r.Candidates("default", map[string]string{"app": "nginx"})); len(got) != 0 {
@@ -112,9 +118,9 @@ func TestRegistry_UpsertMovesAndDeleteRemoves(t *testing.T) {
 	if got := names(r.Candidates("default", map[string]string{"app": "redis"})); !cmp.Equal(got, []string{"s"}) {
 		t.Errorf("the new selector's bucket has %v", got)
 	}
-	r.Delete("s")
+	r.remove("s")
 	if r.Len() != 0 || len(r.buckets) != 0 {
-		t.Errorf("after Delete: %d entries, %d buckets", r.Len(), len(r.buckets))
+		t.Errorf("after remove: %d entries, %d buckets", r.Len(), len(r.buckets))
 	}
 }
 
@@ -122,7 +128,7 @@ func TestRegistry_EntryIsDefaultedAndHashed(t *testing.T) {
 	t.Parallel()
 	r := NewRegistry()
 	in := sidecarSet("s", matchLabels("app", "nginx"))
-	if err := r.Upsert(in); err != nil {
+	if err := upsert(r, in); err != nil {
 		t.Fatal(err)
 	}
 	e, ok := r.Get("s")
@@ -130,7 +136,7 @@ func TestRegistry_EntryIsDefaultedAndHashed(t *testing.T) {
 		t.Fatal("entry missing")
 	}
 	if in.Spec.UpdateStrategy.Type != "" {
-		t.Error("Upsert defaulted the caller's object")
+		t.Error("upsert defaulted the caller's object")
 	}
 	if e.SidecarSet.Spec.Containers[0].PodInjectPolicy != appsv1beta1.BeforeAppContainerType {
 		t.Error("the entry is not defaulted")
@@ -148,7 +154,7 @@ func TestRegistry_EntryCompilesResourcesPolicies(t *testing.T) {
 		TargetContainerMode: appsv1beta1.TargetContainerModeSum,
 		ResourceExpr:        appsv1beta1.ResourceExpr{Requests: &appsv1beta1.ResourceExprRequests{CPU: "cpu*50%"}},
 	}
-	if err := r.Upsert(in); err != nil {
+	if err := upsert(r, in); err != nil {
 		t.Fatal(err)
 	}
 	e, _ := r.Get("s")
@@ -163,7 +169,7 @@ func BenchmarkCandidates(b *testing.B) {
 		b.Run(fmt.Sprintf("%d SidecarSets", n), func(b *testing.B) {
 			r := NewRegistry()
 			for i := range n {
-				if err := r.Upsert(sidecarSet(fmt.Sprintf("s-%d", i), matchLabels("app", fmt.Sprintf("app-%d", i)))); err != nil {
+				if err := upsert(r, sidecarSet(fmt.Sprintf("s-%d", i), matchLabels("app", fmt.Sprintf("app-%d", i)))); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -194,7 +200,7 @@ func TestRegistry_EntrySharesTheRecordedHashes(t *testing.T) {
 		appsv1beta1.SidecarSetHashWithoutImageAnnotation: "stale",
 	}
 	r := NewRegistry()
-	if err := r.Upsert(set); err != nil {
+	if err := upsert(r, set); err != nil {
 		t.Fatal(err)
 	}
 	e, _ := r.Get("s")
@@ -210,7 +216,7 @@ func TestRegistry_EntrySharesTheRecordedHashes(t *testing.T) {
 func TestRegistry_NoPoliciesHoldNothing(t *testing.T) {
 	t.Parallel()
 	r := NewRegistry()
-	if err := r.Upsert(sidecarSet("s", matchLabels("app", "nginx"))); err != nil {
+	if err := upsert(r, sidecarSet("s", matchLabels("app", "nginx"))); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := r.Get("s"); e.Resources != nil {
@@ -218,18 +224,18 @@ func TestRegistry_NoPoliciesHoldNothing(t *testing.T) {
 	}
 }
 
-// The webhook and the detector both upsert each informer event: the second
-// upsert of a version already held keeps the entry as it is.
+// A relist delivers every SidecarSet again: the upsert of a version
+// already held keeps the entry as it is.
 func TestRegistry_UpsertOfAVersionHeldKeepsTheEntry(t *testing.T) {
 	t.Parallel()
 	r := NewRegistry()
 	set := sidecarSet("s", matchLabels("app", "nginx"))
 	set.UID, set.ResourceVersion = "u1", "7"
-	if err := r.Upsert(set); err != nil {
+	if err := upsert(r, set); err != nil {
 		t.Fatal(err)
 	}
 	first, _ := r.Get("s")
-	if err := r.Upsert(set.DeepCopy()); err != nil {
+	if err := upsert(r, set.DeepCopy()); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := r.Get("s"); again != first {
@@ -238,7 +244,7 @@ func TestRegistry_UpsertOfAVersionHeldKeepsTheEntry(t *testing.T) {
 	newer := set.DeepCopy()
 	newer.ResourceVersion = "8"
 	newer.Spec.Selector = matchLabels("app", "web")
-	if err := r.Upsert(newer); err != nil {
+	if err := upsert(r, newer); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := r.Get("s"); e == first || !e.Matches(map[string]string{"app": "web"}) {
@@ -246,7 +252,7 @@ func TestRegistry_UpsertOfAVersionHeldKeepsTheEntry(t *testing.T) {
 	}
 	recreated := set.DeepCopy()
 	recreated.UID = "u2"
-	if err := r.Upsert(recreated); err != nil {
+	if err := upsert(r, recreated); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := r.Get("s"); e.SidecarSet.UID != "u2" {

@@ -1,27 +1,20 @@
-package controllers
+package detect
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
-func TestDetectorMissing(t *testing.T) {
+func TestMissing(t *testing.T) {
 	t.Parallel()
 	created := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	set := func(name, app string, mutate ...func(*appsv1beta1.SidecarSet)) *appsv1beta1.SidecarSet {
@@ -216,22 +209,18 @@ func TestDetectorMissing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			reg := candidate.NewRegistry()
-			for _, s := range tc.sets {
-				if err := reg.Upsert(s); err != nil {
-					t.Fatal(err)
-				}
-			}
-			d := &Detector{Registry: reg, Namespace: "operator-system"}
-			if tc.namespaceUID != "" {
-				scheme := runtime.NewScheme()
-				utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-				d.Cache = readerCache{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(&corev1.Namespace{
-					ObjectMeta: metav1.ObjectMeta{Name: "shop", UID: types.UID(tc.namespaceUID)}}).Build()}
-			}
-			got, err := d.missing(t.Context(), tc.pod)
+			reg, err := candidate.New(tc.sets...)
 			if err != nil {
 				t.Fatal(err)
+			}
+			entries := reg.Candidates(tc.pod.Namespace, tc.pod.Labels)
+			ns := match.PodNamespace{Name: tc.pod.Namespace}
+			if needsNamespace(tc.pod, entries) {
+				ns.UID = types.UID(tc.namespaceUID)
+			}
+			var got map[string]string
+			if !exempt(tc.pod, "operator-system") {
+				got = missing(tc.pod, ns, entries)
 			}
 			if len(got) == 0 {
 				got = nil
@@ -243,38 +232,58 @@ func TestDetectorMissing(t *testing.T) {
 	}
 }
 
-// readerCache is a cache whose reads are the reader's; only reads are
-// used.
-type readerCache struct {
-	cache.Cache
-	Reader client.Reader
-}
-
-func (c readerCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return c.Reader.Get(ctx, key, obj, opts...)
-}
-
-func (c readerCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return c.Reader.List(ctx, list, opts...)
-}
-
-// A SidecarSet no pod misses any more holds no map: an empty one would
-// keep the room it grew to.
-func TestDetector_ForgetsEmptiedSidecarSets(t *testing.T) {
+func TestPodMatters(t *testing.T) {
 	t.Parallel()
-	d := &Detector{bySet: map[string]map[types.NamespacedName]string{}, byPod: map[types.NamespacedName][]string{}, changed: map[string]bool{}}
-	pods := []types.NamespacedName{{Namespace: "ns", Name: "a"}, {Namespace: "ns", Name: "b"}}
-	d.bySet["s"] = map[types.NamespacedName]string{}
-	for _, p := range pods {
-		d.bySet["s"][p] = "reason"
-		d.byPod[p] = []string{"s"}
+	base := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"note": "a"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
 	}
-	d.forget(pods[0])
-	if len(d.bySet["s"]) != 1 {
-		t.Fatalf("after one of two pods went: %v", d.bySet)
+	for name, tc := range map[string]struct {
+		change func(*corev1.Pod)
+		want   bool
+	}{
+		"a status write":         {func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.1" }, false},
+		"another annotation":     {func(p *corev1.Pod) { p.Annotations["note"] = "b" }, false},
+		"a label":                {func(p *corev1.Pod) { p.Labels["tier"] = "front" }, true},
+		"the SidecarSet hashes":  {func(p *corev1.Pod) { p.Annotations[appsv1beta1.SidecarSetHashAnnotation] = "{}" }, true},
+		"the end of the pod":     {func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }, true},
+		"a container more":       {func(p *corev1.Pod) { p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "x"}) }, true},
+		"an init container more": {func(p *corev1.Pod) { p.Spec.InitContainers = []corev1.Container{{Name: "x"}} }, true},
+	} {
+		p := base.DeepCopy()
+		tc.change(p)
+		if got := podMatters(base, p); got != tc.want {
+			t.Errorf("%s: podMatters %v, want %v", name, got, tc.want)
+		}
 	}
-	d.forget(pods[1])
-	if _, held := d.bySet["s"]; held || !d.changed["s"] {
-		t.Errorf("after the last pod went: bySet %v (want no entry for s), changed %v", d.bySet, d.changed)
+}
+
+func TestRescanNeeded(t *testing.T) {
+	t.Parallel()
+	entry := func(mutate func(*appsv1beta1.SidecarSet)) *candidate.Entry {
+		s := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "s", UID: "u1", Generation: 1,
+			Annotations: map[string]string{appsv1beta1.SidecarSetCanaryAnnotation: "true"}}}
+		if mutate != nil {
+			mutate(s)
+		}
+		return &candidate.Entry{SidecarSet: s}
+	}
+	old := entry(nil)
+	for name, tc := range map[string]struct {
+		old, current *candidate.Entry
+		want         bool
+	}{
+		"a creation":              {nil, old, true},
+		"a deletion":              {old, nil, true},
+		"a status write":          {old, entry(func(s *appsv1beta1.SidecarSet) { s.ResourceVersion = "2"; s.Status.MatchedPods = 3 }), false},
+		"a label":                 {old, entry(func(s *appsv1beta1.SidecarSet) { s.Labels = map[string]string{"team": "a"} }), false},
+		"a spec change":           {old, entry(func(s *appsv1beta1.SidecarSet) { s.Generation = 2 }), true},
+		"an annotation change":    {old, entry(func(s *appsv1beta1.SidecarSet) { s.Annotations = nil }), true},
+		"a recreation, same name": {old, entry(func(s *appsv1beta1.SidecarSet) { s.UID = "u2" }), true},
+	} {
+		if got := rescanNeeded(tc.old, tc.current); got != tc.want {
+			t.Errorf("%s: rescanNeeded %v, want %v", name, got, tc.want)
+		}
 	}
 }

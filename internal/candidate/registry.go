@@ -1,8 +1,14 @@
-// Package candidate keeps, for the pod webhook (and the controller's
-// detection of pods that miss their sidecars), every SidecarSet ready to
-// use (defaulted, hashed, selectors and resourcesPolicies compiled) and
-// indexed so that a pod's
-// candidates are found without looking at SidecarSets that cannot match it.
+// Package candidate keeps every SidecarSet ready for the pods (defaulted,
+// hashed, selectors and resourcesPolicies compiled) in a registry indexed so
+// that a pod's candidates are found without looking at SidecarSets that
+// cannot match it. The pod webhook injects from it, the kubectl plugin runs
+// the webhook's decision over one, and the controller's detector of pods
+// that miss their sidecars (controllers/detect) looks pods up in it.
+//
+// A registry has one writer. In the manager it is its Follower, whose
+// handler on the SidecarSet informer keeps it in step with the cluster and
+// tells the one listener (OnChange) of each change after making it; the
+// plugin and the tests build a fixed one from a list (New).
 //
 // SidecarSets are bucketed by namespace (the namespace they are pinned to, or
 // cluster scope) and, within a bucket, by one label requirement their pod
@@ -14,10 +20,12 @@
 package candidate
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,27 +55,48 @@ func (e *Entry) Matches(set map[string]string) bool {
 	return e.Selector != nil && e.Selector.Matches(labels.Set(set))
 }
 
-// Registry is the concurrency-safe index of SidecarSets.
+// Registry is the concurrency-safe index of SidecarSets. Its reads are
+// for everyone; its writes are its follower's (or New's) alone.
 type Registry struct {
 	mu      sync.RWMutex
 	entries map[string]*Entry   // by SidecarSet name
 	buckets map[string][]*Entry // bucket key -> entries (an entry's keys are bucketKeys of its SidecarSet)
+
+	// follow is its follower's progress: nil until one started (then
+	// no other may), and whether it holds every SidecarSet.
+	follow atomic.Pointer[following]
+	// onChange is told of each change the follower makes.
+	onChange atomic.Pointer[func(old, current *Entry)]
 }
 
-// NewRegistry returns an empty registry.
+// NewRegistry returns an empty registry, for a Follower to fill.
 func NewRegistry() *Registry {
 	return &Registry{entries: map[string]*Entry{}, buckets: map[string][]*Entry{}}
 }
 
-// Upsert adds or replaces a SidecarSet, defaulted. A SidecarSet stored
+// New returns a registry of a fixed list of SidecarSets, which nothing
+// follows: the kubectl plugin's, and the tests'. It has synced.
+func New(sets ...*appsv1beta1.SidecarSet) (*Registry, error) {
+	r := NewRegistry()
+	for _, s := range sets {
+		if _, _, err := r.upsert(s); err != nil {
+			return nil, fmt.Errorf("SidecarSet %s: %w", s.Name, err)
+		}
+	}
+	r.follow.Store(&following{synced: func() bool { return true }})
+	return r, nil
+}
+
+// upsert adds or replaces a SidecarSet, defaulted, and returns the entries
+// before and after (both the same when this version was held already). A SidecarSet stored
 // already defaulted (through the defaulting webhook) is kept as it is,
 // shared with the caller's cache: the caller must not modify it afterwards
 // (objects from an informer never are). Otherwise the registry keeps a
 // defaulted copy of what injection reads (the metadata, the spec and the
 // latest revision recorded on pods).
-func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
-	if r.has(s) {
-		return nil // the webhook and the detector both follow the informer
+func (r *Registry) upsert(s *appsv1beta1.SidecarSet) (old, current *Entry, err error) {
+	if e := r.held(s); e != nil {
+		return e, e, nil // a relist delivers every SidecarSet again
 	}
 	copied := &appsv1beta1.SidecarSet{TypeMeta: s.TypeMeta, ObjectMeta: *s.ObjectMeta.DeepCopy(), Spec: *s.Spec.DeepCopy()}
 	copied.ManagedFields = nil
@@ -78,7 +107,7 @@ func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
 	}
 	hashes, err := appsv1beta1.ComputeHashes(&copied.Spec)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	hashes = sharedHashes(hashes, copied.Annotations)
 	e := &Entry{SidecarSet: copied, Hashes: hashes, Resources: resources.CompileSpec(&copied.Spec)}
@@ -89,24 +118,26 @@ func (r *Registry) Upsert(s *appsv1beta1.SidecarSet) error {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.removeLocked(copied.Name)
+	old = r.removeLocked(copied.Name)
 	r.entries[copied.Name] = e
 	for _, k := range keys {
 		r.buckets[k] = append(r.buckets[k], e)
 	}
-	return nil
+	return old, e, nil
 }
 
-// has reports whether the registry holds this version of the SidecarSet
-// already.
-func (r *Registry) has(s *appsv1beta1.SidecarSet) bool {
+// held returns the entry of this version of the SidecarSet, if the
+// registry holds it already.
+func (r *Registry) held(s *appsv1beta1.SidecarSet) *Entry {
 	if s.ResourceVersion == "" {
-		return false
+		return nil
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	e, ok := r.entries[s.Name]
-	return ok && e.SidecarSet.UID == s.UID && e.SidecarSet.ResourceVersion == s.ResourceVersion
+	if e, ok := r.entries[s.Name]; ok && e.SidecarSet.UID == s.UID && e.SidecarSet.ResourceVersion == s.ResourceVersion {
+		return e
+	}
+	return nil
 }
 
 // sharedHashes returns the hashes holding the SidecarSet's own copies of
@@ -122,11 +153,12 @@ func sharedHashes(h appsv1beta1.Hashes, annotations map[string]string) appsv1bet
 	return h
 }
 
-// Delete removes a SidecarSet by name.
-func (r *Registry) Delete(name string) {
+// remove removes a SidecarSet by name and returns its entry, if it had
+// one.
+func (r *Registry) remove(name string) *Entry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.removeLocked(name)
+	return r.removeLocked(name)
 }
 
 // Get returns a SidecarSet's entry.
@@ -190,10 +222,10 @@ func sortByName(entries []*Entry) {
 // removeLocked unfiles a SidecarSet from the buckets its entry's
 // SidecarSet was filed under (bucketKeys is a function of the SidecarSet
 // alone: the registry does not keep the keys of thousands of entries).
-func (r *Registry) removeLocked(name string) {
+func (r *Registry) removeLocked(name string) *Entry {
 	old, ok := r.entries[name]
 	if !ok {
-		return
+		return nil
 	}
 	for _, k := range bucketKeys(old.SidecarSet) {
 		r.buckets[k] = slices.DeleteFunc(r.buckets[k], func(e *Entry) bool { return e == old })
@@ -202,6 +234,7 @@ func (r *Registry) removeLocked(name string) {
 		}
 	}
 	delete(r.entries, name)
+	return old
 }
 
 // compileSelector compiles a pod selector. A selector of matchLabels alone,
