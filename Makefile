@@ -202,7 +202,7 @@ bench-scale: $(CLUSTER_TOOLS) build ## 10 000 pods and 5 000 SidecarSets: admiss
 	go run ./test/devenv up --bin-dir=$(LOCALBIN) --dir=$(DEV_DIR) --nodes=$(SCALE_NODES) --manager-pprof=127.0.0.1:8082
 	go run ./test/bench scale --kubeconfig=$(DEV_DIR)/kubeconfig --manager-pid-file=$(DEV_DIR)/manager.pid \
 		--pods=2000 --creators=20 --sidecarsets=0,1,1000,5000 --rounds=3 \
-		--manager-pprof=127.0.0.1:8082 --profile-dir=$(DEV_DIR)/bench-profiles
+		--manager-pprof=127.0.0.1:8082 --profile-dir=$(DEV_DIR)/bench-profiles --figures=test/bench/scale-figures.json
 
 .PHONY: bench-rollout
 bench-rollout: dev ## In-place rollout of 200 and 1000 pods, and resize of 1000, at maxUnavailable 100% and 10%, against trivial clients making the same calls.

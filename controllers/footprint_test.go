@@ -108,15 +108,11 @@ func withNamespaceIndex(indexers toolscache.Indexers) toolscache.Indexers {
 }
 
 // maxBytesPerPod bounds what a pod of the scale bench costs the pod cache,
-// its tables of shared values included. It is 1 710 bytes with the pods
-// injected, started and ready in the same second sharing their
-// annotations, container statuses and conditions (3 210 when every pod's
-// times differ), and 1 749 after three rollouts of three steps each (2 172
-// when the tables kept 8 192 values of past pod versions); it was 3 184
-// with each pod holding its own, 4 541 with its own containers, 6 744 with
-// the JSON annotations kept, and 9 536 with the reconciler's memo of
-// decoded states beside the cache; the operator-wide figure is make
-// bench-scale's live heap growth per 1 000 pods.
+// its tables of shared values included, with the pods injected, started and
+// ready in the same second sharing their annotations, container statuses
+// and conditions, and after rollouts (TestPodFootprint_AfterRollouts: the
+// values of past pod versions are not kept). The tests log the figures; the
+// operator-wide one is make bench-scale's live heap growth per 1 000 pods.
 const maxBytesPerPod = 2000
 
 // TestPodFootprint is not parallel: it measures the live heap.

@@ -9,7 +9,8 @@ import (
 
 // recordStatusMetrics sets a SidecarSet's pod gauges. A SidecarSet that
 // selects no pod has none: with thousands of SidecarSets, most of them
-// idle, their all-zero series were a fifth of the manager's live heap.
+// idle, their all-zero series would be a large share of the manager's live
+// heap.
 func recordStatusMetrics(set string, st *appsv1beta1.SidecarSetStatus, notUpgradable, restricted int) {
 	if st.MatchedPods == 0 && st.NotInjectedPods == 0 && notUpgradable == 0 {
 		metrics.RolloutPods.DeletePartialMatch(prometheus.Labels{"sidecarset": set})

@@ -60,13 +60,12 @@ type AuthoringPolicy struct {
 // briefly (allowed for 10s, denied for 2s).
 //
 // The library's cache keeps an expired answer until 8 192 newer ones push
-// it out, about 1 KiB each: after thousands of SidecarSets were written
-// (the checks name each SidecarSet), megabytes of answers no check can use
-// stayed in memory. The authorizer is dropped, with its cache, a minute
-// after it was made, whether or not it is asked again (a burst of writes
-// followed by none left its answers in memory when it was replaced only at
-// the next check: 1.5 MiB in the scale benchmark's 0-pod heap profile), and
-// a fresh one is made at the next check.
+// it out, about 1 KiB each: after thousands of SidecarSets are written (the
+// checks name each SidecarSet), megabytes of answers no check can use would
+// stay in memory. The authorizer is dropped, with its cache, a minute after
+// it was made, whether or not it is asked again (so that a burst of writes
+// followed by none leaves no answers behind), and a fresh one is made at
+// the next check.
 func NewSubjectAccessReviewAuthorizer(c authorizationv1client.AuthorizationV1Interface) (authorizer.Authorizer, error) {
 	newAuthorizer := func() (authorizer.Authorizer, error) {
 		return authorizerfactory.DelegatingAuthorizerConfig{

@@ -16,12 +16,11 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
 
-// TestDecide_UncachedNamespace (issue 22): a pod created right after its
-// namespace, before the cache has it, used to be refused by both webhooks
-// whenever any candidate SidecarSet had a namespaceSelector, even one that
-// did not select the pod. Now the namespace is read from the API server;
-// and when it cannot be read at all, only the SidecarSets that need its
-// labels and select the pod fail.
+// TestDecide_UncachedNamespace: a pod created right after its namespace,
+// before the cache has it, is not refused because a candidate SidecarSet
+// has a namespaceSelector: the namespace is read from the API server; and
+// when it cannot be read at all, only the SidecarSets that need its labels
+// and select the pod fail.
 func TestDecide_UncachedNamespace(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

@@ -23,14 +23,17 @@ import (
 // The pod webhook reads its AdmissionReview in one pass. controller-runtime's
 // generic admission handler first reads the apiVersion and kind (a parse of
 // the whole body), then decodes the review with the pod as raw JSON (a
-// second scan), and the handler decodes the pod from it (a third): on the
-// pod webhook, which the API server calls for every selected pod, that was
-// two thirds of its CPU. Here the pod is decoded straight into its type.
+// second scan), and the handler decodes the pod from it (a third). The pod
+// webhook, which the API server calls for every selected pod, decodes the
+// pod straight into its type instead.
 
 // reviewJSON decodes the AdmissionReview in one pass (encoding/json scans
 // a value whole before decoding it: two passes over the pod), with
 // encoding/json's rules; the API types' own UnmarshalJSON still decode
-// their fields (times, quantities, int-or-strings).
+// their fields (times, quantities, int-or-strings). sigs.k8s.io/json, the
+// API server's decoder, is encoding/json's two passes: the pod handler's
+// benchmark spends more CPU with it (docs/benchmarks.md, "The pod
+// handler's decoder").
 var reviewJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // maxPodReviewBytes bounds a request body: the admission paths' bound (the
@@ -89,9 +92,8 @@ func decodePodReview(r *http.Request) (*podRequest, error) {
 var errPodReviewTooLarge = fmt.Errorf("the AdmissionReview is larger than %d bytes", maxPodReviewBytes)
 
 // readBody reads the request's body, at most maxPodReviewBytes, in one
-// buffer when the request says its length (the API server does; growing the
-// buffer was a seventh of the webhook's allocations). A longer body is an
-// error.
+// buffer when the request says its length (the API server does), without
+// growing it. A longer body is an error.
 func readBody(r *http.Request) ([]byte, error) {
 	body, err := readBodyUpTo(r, maxPodReviewBytes+1)
 	if err == nil && len(body) > maxPodReviewBytes {
@@ -155,8 +157,7 @@ func writePodReview(ctx context.Context, w http.ResponseWriter, req *podRequest,
 // encodePatch writes a JSON patch as encoding/json writes it through
 // jsonpatch.Operation's MarshalJSON (a value always for add and replace,
 // never a nil one otherwise), in one pass: encoding/json marshals each
-// operation on its own and then scans the result again to compact it, which
-// was a sixth of the webhook's CPU.
+// operation on its own and then scans the result again to compact it.
 func encodePatch(ops []jsonpatch.Operation) ([]byte, error) {
 	stream := reviewJSON.BorrowStream(nil)
 	defer reviewJSON.ReturnStream(stream)

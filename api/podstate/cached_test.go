@@ -128,8 +128,7 @@ func TestRead_CachedStateDecodedOnce(t *testing.T) {
 	}
 }
 
-// Reading a cached pod's state costs a fraction of decoding its JSON (what
-// the controller's memo of decoded states used to spare it).
+// Reading a cached pod's state costs a fraction of decoding its JSON.
 func BenchmarkRead(b *testing.B) {
 	raw := map[string]string{
 		appsv1beta1.SidecarSetHashAnnotation:             `{"extra-07":{"updateTimestamp":"2026-11-24T10:00:00Z","hash":"8b7x4d9v2wz6f4c2","sidecarSetName":"scale-0007","sidecarList":["extra-07"],"controllerRevision":"scale-0007-5d8f7c6b9"},"scale-rollout":{"updateTimestamp":"2026-11-24T10:00:00Z","hash":"w6z2f8x4c9d7v5b2","sidecarSetName":"scale-rollout","sidecarList":["agent"],"controllerRevision":"scale-rollout-6c9f8b7d5"}}`,

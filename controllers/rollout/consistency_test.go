@@ -99,8 +99,8 @@ func TestImageNames_Normalization(t *testing.T) {
 }
 
 // A plan compares the images of every pod, a handful of distinct strings: a
-// reference parsed once is not parsed again (distribution/reference's
-// regular expressions were a quarter of a rollout's CPU).
+// reference parsed once is not parsed again (distribution/reference parses
+// with regular expressions, too costly to run for every pod of every plan).
 func TestImageNames_ParsedOnce(t *testing.T) {
 	st := &corev1.ContainerStatus{Name: "c", Image: "docker.io/library/nginx:1.25", ImageID: "docker.io/library/nginx@" + digestB,
 		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}

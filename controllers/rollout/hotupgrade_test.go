@@ -191,8 +191,7 @@ func TestBuildReset_Conditions(t *testing.T) {
 	}
 }
 
-// Fix 4.1.15: a reset no longer pre-empts the upgrades of other pods; pause
-// still blocks both.
+// A reset does not pre-empt the upgrades of other pods; pause blocks both.
 func TestPlan_ResetsAndUpdatesShareARound(t *testing.T) {
 	t.Parallel()
 	v1 := hotSet("proxy:1", "100")

@@ -14,11 +14,10 @@ const MemoryLimitRatio = 0.85
 // SetMemoryLimit gives the Go runtime a soft memory limit below the
 // container's (provider: memlimit.FromCgroup in the manager). Without it the
 // heap may grow to twice its live size between collections, so a manager
-// whose live heap is well within its limit is still OOM-killed (measured:
-// 162 MiB live and 368 MiB anonymous memory with 10 000 pods and 5 000
-// SidecarSets before the compact pod cache). An explicit GOMEMLIMIT, or AUTOMEMLIMIT (a ratio, or off),
-// in the environment wins. It returns the limit in force, math.MaxInt64 when
-// the container has none.
+// whose live heap is well within its limit can still be OOM-killed. An
+// explicit GOMEMLIMIT, or AUTOMEMLIMIT (a ratio, or off), in the
+// environment wins. It returns the limit in force, math.MaxInt64 when the
+// container has none.
 func SetMemoryLimit(provider memlimit.Provider) (int64, error) {
 	return memlimit.Set(memlimit.WithRatio(MemoryLimitRatio), memlimit.WithProvider(provider))
 }

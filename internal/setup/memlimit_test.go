@@ -1,11 +1,10 @@
 package setup
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"runtime/debug"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -60,18 +59,18 @@ func TestSetMemoryLimit(t *testing.T) {
 	})
 }
 
+// scaleFigures is the file make bench-scale writes the manager's figures to
+// at its largest size (test/bench's scaleFigures), committed with the run
+// docs/benchmarks.md quotes.
+const scaleFigures = "../../test/bench/scale-figures.json"
+
 // TestShippedMemoryLimit keeps the Deployment's memory limit above what the
-// manager needs at the largest scale make bench-scale has measured: twice
+// manager needs at the largest scale make bench-scale has recorded: twice
 // the live heap, for the collector's headroom, plus 64 MiB for the binary's
-// mapped pages and what the soft limit does not count. The bench prints
-// its figures as markdown tables and writes no file; the recorded run is
-// docs/benchmarks.md's table of the manager at rest by number of pods (10 000
-// pods and 5 000 SidecarSets: 62.6 MiB of live heap), so
-// the live heap is read from there, and a new recorded run that needs more
-// fails this test until the limit follows. The 256 MiB shipped before was
-// below it.
+// mapped pages and what the soft limit does not count. A recorded run that
+// needs more fails this test until the limit follows.
 func TestShippedMemoryLimit(t *testing.T) {
-	pods, liveHeapMiB := recordedLiveHeap(t, "../../docs/benchmarks.md")
+	pods, liveHeapMiB := recordedLiveHeap(t, scaleFigures)
 	liveHeapAtScale := int64(liveHeapMiB * (1 << 20))
 	raw, err := os.ReadFile("../../config/manager/manager.yaml")
 	if err != nil {
@@ -97,50 +96,23 @@ func TestShippedMemoryLimit(t *testing.T) {
 	t.Fatal("no Deployment in config/manager/manager.yaml")
 }
 
-// recordedLiveHeap reads the live heap at the largest number of pods from
-// docs/benchmarks.md's table of make bench-scale's figures: the markdown table
-// whose first column is "pods" and which has a "live heap" column.
-func recordedLiveHeap(t *testing.T, readme string) (pods int, mib float64) {
+// recordedLiveHeap reads the number of pods and the live heap make
+// bench-scale recorded.
+func recordedLiveHeap(t *testing.T, path string) (pods int, mib float64) {
 	t.Helper()
-	raw, err := os.ReadFile(readme)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cells := func(line string) []string {
-		fields := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
-		for i := range fields {
-			fields[i] = strings.TrimSpace(fields[i])
-		}
-		return fields
+	var figures struct {
+		Pods        int     `json:"pods"`
+		LiveHeapMiB float64 `json:"liveHeapMiB"`
 	}
-	column := -1
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if !strings.HasPrefix(line, "|") {
-			column = -1
-			continue
-		}
-		row := cells(line)
-		if column < 0 {
-			if row[0] == "pods" {
-				column = slices.Index(row, "live heap")
-			}
-			continue
-		}
-		n, err := strconv.Atoi(strings.ReplaceAll(row[0], " ", ""))
-		if err != nil || column >= len(row) {
-			continue // the separator row
-		}
-		heap, ok := strings.CutSuffix(row[column], " MiB")
-		v, err := strconv.ParseFloat(heap, 64)
-		if !ok || err != nil {
-			t.Fatalf("%s: live heap %q at %d pods is not a MiB figure", readme, row[column], n)
-		}
-		if n > pods {
-			pods, mib = n, v
-		}
+	if err := json.Unmarshal(raw, &figures); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	if pods == 0 {
-		t.Fatalf("%s has no table of make bench-scale's live heap by number of pods", readme)
+	if figures.Pods <= 0 || figures.LiveHeapMiB <= 0 {
+		t.Fatalf("%s: %d pods, live heap %.1f MiB: want both", path, figures.Pods, figures.LiveHeapMiB)
 	}
-	return pods, mib
+	return figures.Pods, figures.LiveHeapMiB
 }

@@ -13,7 +13,7 @@ import (
 // and patched), the Go heap keeps the pages it no longer uses: its
 // background scavenger hands them back to the system slowly (about 1% of
 // a CPU), so the container's resident memory stays near the burst's peak
-// for minutes, in the measurements twice the live heap. MemoryReturner
+// for minutes, up to twice the live heap. MemoryReturner
 // hands them back once the burst is over: every memoryCheckInterval it
 // reads how much of the heap is free and not yet returned, and how much
 // the heap allocated since the last check. Past memoryReturnThreshold
@@ -23,10 +23,11 @@ import (
 // 0.1-1.0 s in all on two busy cores).
 //
 // During a burst the rate is high and it does nothing: the heap reuses the
-// pages within seconds, and a return would only stall the webhooks. A
-// measured miss: at 48 MiB and once a minute, every 10 s, it had last run
-// two minutes before the end of a rollout of 10 000 pods and never ran at
-// rest, the heap holding 50 MiB free (make bench-scale).
+// pages within seconds, and a return would only stall the webhooks. The
+// check is frequent and the threshold low so that the return comes within
+// seconds of the burst's end: a rarer check past a higher threshold can
+// take its last chance minutes before the end of a long rollout and none at
+// rest, leaving tens of MiB held.
 const (
 	memoryCheckInterval   = 2 * time.Second
 	memoryReturnThreshold = 16 << 20

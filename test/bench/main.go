@@ -89,6 +89,7 @@ func run() int {
 	fs.IntVar(&so.selecting, "selecting", 50, "How many of them select pods (scale).")
 	managerMetrics := fs.String("manager-metrics", "127.0.0.1:8080", "The dev manager's metrics address (plain HTTP, as make dev serves it).")
 	fs.BoolVar(&so.rollouts, "rollouts", true, "Run the rollouts at each size (scale); false: memory and start only, in a fraction of the time, and the run reports a missed target.")
+	fs.StringVar(&so.figures, "figures", "", "Write the manager's figures at the largest size to this JSON file (scale; make bench-scale: test/bench/scale-figures.json, which the manager's memory-limit test reads).")
 	fs.BoolVar(&so.keep, "keep", false, "Leave the scale run's SidecarSets, namespaces and pods in place (scale), for bench start.")
 	fs.StringVar(&so.healthAddr, "manager-health", "127.0.0.1:8081", "The dev manager's health probe address (scale).")
 	if err := fs.Parse(os.Args[2:]); err != nil {

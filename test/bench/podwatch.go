@@ -19,9 +19,9 @@ import (
 // of each pod's changes. The bench runs beside the operator on the same two
 // cores, so it must cost no more than a plain client would: its watch
 // decodes protobuf, as the manager's does, and a wait checks only the pod
-// that changed. (A JSON watch whose every event woke every waiting pod cost
-// the floor client 2-4 ms of CPU per pod, which slowed the floor, not the
-// operator, and flattered the ratios.)
+// that changed. (A JSON watch whose every event wakes every waiting pod
+// costs the floor client milliseconds of CPU per pod, which slows the
+// floor, not the operator, and flatters the ratios.)
 type podWatch struct {
 	store   toolscache.Store
 	stopCh  chan struct{}

@@ -25,7 +25,7 @@ type profiler struct {
 
 // lasting returns the profiler with its profiles as long as d, rounded up
 // to a second: a profile of a creation covers all of it, not a few seconds
-// of its start (5 s of a 10 s creation caught too few samples to split).
+// of its start (too few samples to split).
 func (p *profiler) lasting(d time.Duration) *profiler {
 	if p == nil {
 		return nil

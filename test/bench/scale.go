@@ -58,6 +58,9 @@ type scaleOptions struct {
 	// (GOMEMLIMIT, GOGC), as the dev environment starts it: the shipped
 	// Deployment's.
 	memorySettings string
+	// figures is the file the largest size's figures are written to
+	// (scaleFigures); none if empty.
+	figures string
 }
 
 // sizeRun is what was measured at one number of pods.
@@ -184,6 +187,11 @@ func benchScale(ctx context.Context, e *env, o scaleOptions) (bool, error) {
 		}
 		runs = append(runs, r)
 		printSize(r)
+	}
+	if o.figures != "" {
+		if err := writeScaleFigures(o.figures, figuresOf(o, noPods, runs)); err != nil {
+			return false, err
+		}
 	}
 	if o.memorySettings, err = e.managerMemorySettings(); err != nil {
 		return false, err

@@ -20,12 +20,13 @@ import (
 
 // managerPeakBoundKiB bounds the manager's peak resident memory (VmHWM)
 // over the e2e suite, whose largest spec runs 100 pods, with a handful of
-// SidecarSets. make bench-rollout measured the manager at 109–113 MiB
-// rolling 1000 pods out (docs/benchmarks.md, "In-place rollout"), ten times the pods
-// this suite ever runs; its anonymous memory is what grows with the pods,
-// the binary's 44–47 MiB of mapped pages do not. The bound is that figure
-// plus a quarter, for the collector lagging behind allocation on a loaded
-// two-core machine (GOGC=100 lets the heap double between collections).
+// SidecarSets. It starts from the manager's peak in make bench-rollout's
+// rollout of 1000 pods (113 MiB, docs/benchmarks.md, "In-place rollout"),
+// ten times the pods this suite ever runs; its anonymous memory is what
+// grows with the pods, the binary's mapped pages (about 45 MiB) do not.
+// The bound is that figure plus a quarter, for the collector lagging
+// behind allocation on a loaded two-core machine (GOGC=100 lets the heap
+// double between collections).
 const managerPeakBoundKiB = 113 * 1024 * 5 / 4
 
 // What a rollout costs: the API server counts the pod writes it served,

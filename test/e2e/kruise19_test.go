@@ -39,7 +39,7 @@ const kruiseConversionURL = "https://127.0.0.1:19876/convert"
 // wrote as v1beta1 (test/fixtures); ControllerRevisions of both, owned
 // through the version each wrote; pods injected by both. Then the operator
 // is installed (its CRD and webhooks) and started.
-var _ = ginkgo.Describe("Taking over from OpenKruise 1.9", ginkgo.Label("takeover", "issue21"), func() {
+var _ = ginkgo.Describe("Taking over from OpenKruise 1.9", ginkgo.Label("takeover", "kruise19"), func() {
 	ginkgo.It("should serve every SidecarSet through both versions, upgrade Kruise's pods in place, reuse its revisions and let them be collected", func(ctx ginkgo.SpecContext) {
 		t := ginkgo.GinkgoT()
 		fx18 := loadKruiseFixtures()
@@ -200,7 +200,7 @@ var _ = ginkgo.Describe("Taking over from OpenKruise 1.9", ginkgo.Label("takeove
 // that the operator keeps pointing at it. While the operator is stopped,
 // what needs no conversion keeps working; everything recovers when it is
 // back.
-var _ = ginkgo.Describe("The v1beta1 API and its conversion", ginkgo.Label("conversion", "issue21"), func() {
+var _ = ginkgo.Describe("The v1beta1 API and its conversion", ginkgo.Label("conversion"), func() {
 	ginkgo.It("should inject and upgrade a SidecarSet written as OpenKruise's current docs write it, through both versions", func(ctx ginkgo.SpecContext) {
 		ns := createNamespace(ctx, "v1beta1")
 		expectConversionAtOperator(ctx)

@@ -162,7 +162,7 @@ func startPrometheus(ctx context.Context, token string) {
 // ServiceAccount bound to the metrics-reader role), evaluates the shipped
 // rules, and the alerts of a denied pod, a rollout that paused itself and a
 // rollout past its progress deadline fire.
-var _ = ginkgo.Describe("Monitoring with the shipped ServiceMonitor and PrometheusRule", ginkgo.Label("monitoring", "issue42"), func() {
+var _ = ginkgo.Describe("Monitoring with the shipped ServiceMonitor and PrometheusRule", ginkgo.Label("monitoring"), func() {
 	ginkgo.It("should scrape the manager with the ServiceMonitor's settings and fire the alerts of a denied pod and of failing rollouts", func(ctx ginkgo.SpecContext) {
 		withSecureMetrics(ctx)
 		ns := createNamespace(ctx, "monitoring")

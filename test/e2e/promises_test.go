@@ -23,7 +23,7 @@ import (
 // replace of the SidecarSet that moves an image to or from :latest still
 // upgrades in place; and the status counts are near the top of
 // `kubectl get -o yaml`'s status.
-var _ = ginkgo.Describe("The manual's promises", ginkgo.Label("issue16", "seed"), func() {
+var _ = ginkgo.Describe("The manual's promises", ginkgo.Label("promises", "seed"), func() {
 	var ns string
 	ginkgo.BeforeEach(func(ctx ginkgo.SpecContext) {
 		ns = createNamespace(ctx, "promise")

@@ -30,7 +30,7 @@ import (
 // images change: every pod is upgraded in place, the status counts them,
 // and the revision history continues OpenKruise's, with the names and data
 // OpenKruise itself gave the next revisions.
-var _ = ginkgo.Describe("Taking over from OpenKruise", ginkgo.Label("takeover", "issue16"), func() {
+var _ = ginkgo.Describe("Taking over from OpenKruise", ginkgo.Label("takeover"), func() {
 	ginkgo.It("should adopt OpenKruise's revisions and upgrade the pods it injected in place", func(ctx ginkgo.SpecContext) {
 		fx := loadKruiseFixtures()
 

@@ -37,7 +37,7 @@ const (
 	settle = 5 * time.Second
 )
 
-var _ = ginkgo.Describe("Day-two procedures", ginkgo.Ordered, ginkgo.Label("lifecycle", "issue39"), func() {
+var _ = ginkgo.Describe("Day-two procedures", ginkgo.Ordered, ginkgo.Label("lifecycle"), func() {
 	var kruise *kruiseManager
 
 	ginkgo.BeforeAll(func(ctx ginkgo.SpecContext) {

@@ -130,9 +130,8 @@ var _ = ginkgo.Describe("Pod injection next to another mutating webhook", func()
 		ginkgo.Entry("when the other webhook runs before ours, it is invoked again", "aaa-test-other-mutator", false),
 	)
 
-	// Issue 22: the operator's label exempts its pods in its own namespace
-	// only; it used to exempt a pod in any namespace from every required
-	// SidecarSet.
+	// The operator's label exempts its pods in its own namespace only, not
+	// a pod in any namespace from every required SidecarSet.
 	ginkgo.It("should never see the operator's own pods in its namespace, whatever they match, and only there", func(ctx ginkgo.SpecContext) {
 		s, _ := createSidecarSet(ctx, sidecarSet(ns, "all").Containers(builder.MakeContainer("proxy", "envoy:v1")).Obj())
 		createInjected(ctx, pod(ns).Obj(), s.Name) // the webhook has seen s

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -30,12 +31,19 @@ func runWith(t *testing.T, o *options, args ...string) (string, int, error) {
 // (a fake client).
 func clusterOptions(sets ...*appsv1beta1.SidecarSet) *options {
 	o := &options{sidecarSetsFrom: fromCluster, operatorNamespace: "kruise-system", kubeconfig: "testdata/no-kubeconfig", timestamp: "now", coin: 0.5}
-	b := fake.NewClientBuilder().WithScheme(scheme)
+	b := fakeCluster()
 	for _, s := range sets {
 		b = b.WithObjects(s)
 	}
 	o.cl = b.Build()
 	return o
+}
+
+// fakeCluster builds a fake client that selects SidecarSets by
+// metadata.name, as the API server does (rollout status watches one).
+func fakeCluster() *fake.ClientBuilder {
+	return fake.NewClientBuilder().WithScheme(scheme).WithIndex(&appsv1beta1.SidecarSet{}, "metadata.name",
+		func(o client.Object) []string { return []string{o.GetName()} })
 }
 
 // rolledOut is the SidecarSet agent whose controller reports the

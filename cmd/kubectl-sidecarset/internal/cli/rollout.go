@@ -67,7 +67,7 @@ func sidecarSetName(args []string) (string, error) {
 
 // clusterClient returns a client of the cluster; the rollout commands have
 // no offline mode. Admission warnings go to the command's standard error.
-func (o *options) clusterClient(cmd *cobra.Command) (client.Client, error) {
+func (o *options) clusterClient(cmd *cobra.Command) (client.WithWatch, error) {
 	o.warnings = cmd.ErrOrStderr()
 	return o.client()
 }
@@ -75,7 +75,7 @@ func (o *options) clusterClient(cmd *cobra.Command) (client.Client, error) {
 // rolloutStart checks what every rollout command is given (one
 // SidecarSet, -o) and returns a client of the cluster and the SidecarSet's
 // name.
-func (o *options) rolloutStart(cmd *cobra.Command, args []string, output *output) (client.Client, string, error) {
+func (o *options) rolloutStart(cmd *cobra.Command, args []string, output *output) (client.WithWatch, string, error) {
 	name, err := sidecarSetName(args)
 	if err != nil {
 		return nil, "", err

@@ -15,6 +15,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -35,9 +41,6 @@ const (
 	// itself on failures.
 	StateFailed = "Failed"
 )
-
-// statusInterval is how often status reads the SidecarSet again.
-const statusInterval = time.Second
 
 // maxListedPods is how many pods a text line names.
 const maxListedPods = 5
@@ -123,7 +126,7 @@ func newRolloutStatusCommand(o *options) *cobra.Command {
 
 // follower follows one SidecarSet's rollout.
 type follower struct {
-	c     client.Client
+	c     client.WithWatch
 	name  string
 	watch bool
 	print func(*RolloutStatus) error
@@ -131,49 +134,110 @@ type follower struct {
 	// not to be readable (their names are then left out).
 	errOut     io.Writer
 	podsHidden bool
+	// last is the last report printed, of the SidecarSet at lastVersion.
+	last        *RolloutStatus
+	lastVersion string
 }
 
 // follow reports the rollout each time it changes until it completes,
-// fails, or ctx ends.
+// fails, or ctx ends: it reads the SidecarSet, then, with watch, follows
+// it through a watch, as kubectl rollout status does.
 func (f *follower) follow(ctx context.Context) error {
-	var last *RolloutStatus
-	var lastVersion string
-	for {
-		s, err := getSidecarSet(ctx, f.c, f.name)
-		if err != nil {
-			return f.timedOut(ctx, err)
-		}
-		if s.Spec.UpdateStrategy.Type == appsv1beta1.NotUpdateSidecarSetStrategyType {
-			return fmt.Errorf("sidecarset %q has updateStrategy.type NotUpdate: its pods are never upgraded, there is no rollout to follow", f.name)
-		}
-		if s.ResourceVersion != lastVersion {
-			lastVersion = s.ResourceVersion
-			st := judgeRollout(s)
-			if err := f.addPods(ctx, s, st); err != nil {
-				return f.timedOut(ctx, err)
-			}
-			if last == nil || !sameReport(last, st) {
-				if err := f.print(st); err != nil {
-					return err
-				}
-				last = st
-			}
-			switch st.State {
-			case StateFailed:
-				return failure(f.name, st.Reason)
-			case StateComplete:
-				return nil
-			}
-		}
-		if !f.watch {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return f.timedOut(ctx, ctx.Err())
-		case <-time.After(statusInterval):
+	s, err := getSidecarSet(ctx, f.c, f.name)
+	if err != nil {
+		return f.timedOut(ctx, err)
+	}
+	if done, err := f.report(ctx, s); done || err != nil || !f.watch {
+		return err
+	}
+	return f.watchRollout(ctx)
+}
+
+// watchRollout follows the SidecarSet through a watch until its report
+// ends the follow. The watch lists again and resumes after a lost
+// connection or an expired resourceVersion, until ctx ends; the API server
+// refusing the user (401, 403) ends it with that error, as a read would.
+func (f *follower) watchRollout(ctx context.Context) error {
+	watchCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	refused := func(err error) {
+		if apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) {
+			cancel(fmt.Errorf("watching SidecarSet %s: %w", f.name, err))
 		}
 	}
+	byName := &client.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", f.name)}
+	lw := &oneObjectListWatch{ListWatch: cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			list := &appsv1beta1.SidecarSetList{}
+			err := f.c.List(ctx, list, byName, &client.ListOptions{Raw: &opts})
+			refused(err)
+			return list, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			w, err := f.c.Watch(ctx, &appsv1beta1.SidecarSetList{}, byName, &client.ListOptions{Raw: &opts})
+			refused(err)
+			return w, err
+		},
+	}}
+	_, err := watchtools.UntilWithSync(watchCtx, lw, &appsv1beta1.SidecarSet{}, nil, func(e watch.Event) (bool, error) {
+		switch e.Type {
+		case watch.Added, watch.Modified:
+			s, ok := e.Object.(*appsv1beta1.SidecarSet)
+			if !ok {
+				return false, fmt.Errorf("watching SidecarSet %s: unexpected %T", f.name, e.Object)
+			}
+			return f.report(ctx, s)
+		case watch.Deleted:
+			return false, fmt.Errorf("reading SidecarSet %s: %w", f.name,
+				apierrors.NewNotFound(schema.GroupResource{Group: appsv1beta1.GroupVersion.Group, Resource: "sidecarsets"}, f.name))
+		}
+		return false, nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return f.timedOut(ctx, ctx.Err())
+	case watchCtx.Err() != nil:
+		return context.Cause(watchCtx)
+	}
+	return err
+}
+
+// oneObjectListWatch lists then watches, without the streaming list
+// (WatchList): for one object it brings nothing, and not every client
+// serves it.
+type oneObjectListWatch struct{ cache.ListWatch }
+
+// IsWatchListSemanticsUnSupported tells the reflector to list.
+func (*oneObjectListWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// report prints the SidecarSet's rollout if it changed since the last
+// report, and says whether the follow ends: done when the rollout
+// completed, an error when it failed or has no rollout (NotUpdate).
+func (f *follower) report(ctx context.Context, s *appsv1beta1.SidecarSet) (done bool, err error) {
+	if s.Spec.UpdateStrategy.Type == appsv1beta1.NotUpdateSidecarSetStrategyType {
+		return false, fmt.Errorf("sidecarset %q has updateStrategy.type NotUpdate: its pods are never upgraded, there is no rollout to follow", f.name)
+	}
+	if s.ResourceVersion == f.lastVersion {
+		return false, nil
+	}
+	f.lastVersion = s.ResourceVersion
+	st := judgeRollout(s)
+	if err := f.addPods(ctx, s, st); err != nil {
+		return false, f.timedOut(ctx, err)
+	}
+	if f.last == nil || !sameReport(f.last, st) {
+		if err := f.print(st); err != nil {
+			return false, err
+		}
+		f.last = st
+	}
+	switch st.State {
+	case StateFailed:
+		return false, failure(f.name, st.Reason)
+	case StateComplete:
+		return true, nil
+	}
+	return false, nil
 }
 
 // failure is the error of a failed rollout, worded as kubectl's (the

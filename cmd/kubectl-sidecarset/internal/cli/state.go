@@ -51,7 +51,7 @@ type options struct {
 
 	// clientConfig and cl are made on first use.
 	clientConfig clientcmd.ClientConfig
-	cl           client.Client
+	cl           client.WithWatch
 }
 
 // config is the kubeconfig with the flags' overrides.
@@ -75,7 +75,7 @@ func (o *options) namespace() string {
 }
 
 // client returns a client of the cluster of the kubeconfig.
-func (o *options) client() (client.Client, error) {
+func (o *options) client() (client.WithWatch, error) {
 	if o.cl != nil {
 		return o.cl, nil
 	}
@@ -87,7 +87,7 @@ func (o *options) client() (client.Client, error) {
 		cfg.WarningHandlerWithContext = nil
 		cfg.WarningHandler = rest.NewWarningWriter(o.warnings, rest.WarningWriterOptions{Deduplicate: true})
 	}
-	if o.cl, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+	if o.cl, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme}); err != nil {
 		return nil, clusterError{err}
 	}
 	return o.cl, nil
