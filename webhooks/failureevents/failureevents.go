@@ -1,4 +1,7 @@
-package webhooks
+// Package failureevents reports the pods the pod webhook admitted without
+// a best-effort SidecarSet as events on the SidecarSet, batched: the
+// webhook counts in memory, a runnable writes.
+package failureevents
 
 import (
 	"context"
@@ -22,12 +25,12 @@ const EventInjectionFailed = "InjectionFailed"
 // per SidecarSet and interval at most, whatever the number of pods.
 const failureFlushInterval = 10 * time.Second
 
-// FailureEvents turns the best-effort injection failures the pod webhook
-// sees into events on the SidecarSets. The webhook answers without waiting:
+// Reporter turns the best-effort injection failures the pod webhook sees
+// into events on the SidecarSets. The webhook answers without waiting:
 // Report only counts, in memory, and a runnable writes one event per
 // SidecarSet per interval, naming how many pods were admitted without it
 // and the last one with its reason.
-type FailureEvents struct {
+type Reporter struct {
 	recorder events.EventRecorder
 
 	mu      sync.Mutex
@@ -41,13 +44,13 @@ type failureCount struct {
 	lastMsg string
 }
 
-// NewFailureEvents returns a reporter writing with the recorder.
-func NewFailureEvents(recorder events.EventRecorder) *FailureEvents {
-	return &FailureEvents{recorder: recorder, pending: map[string]*failureCount{}}
+// NewReporter returns a reporter writing with the recorder.
+func NewReporter(recorder events.EventRecorder) *Reporter {
+	return &Reporter{recorder: recorder, pending: map[string]*failureCount{}}
 }
 
 // Report counts one pod admitted without a best-effort SidecarSet.
-func (f *FailureEvents) Report(set *appsv1beta1.SidecarSet, pod, message string) {
+func (f *Reporter) Report(set *appsv1beta1.SidecarSet, pod, message string) {
 	if f == nil {
 		return
 	}
@@ -64,7 +67,7 @@ func (f *FailureEvents) Report(set *appsv1beta1.SidecarSet, pod, message string)
 
 // Start writes the counted failures every interval until ctx ends, and once
 // more then.
-func (f *FailureEvents) Start(ctx context.Context) error {
+func (f *Reporter) Start(ctx context.Context) error {
 	t := time.NewTicker(failureFlushInterval)
 	defer t.Stop()
 	for {
@@ -79,9 +82,9 @@ func (f *FailureEvents) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection is false: every replica serves pods and reports its own.
-func (f *FailureEvents) NeedLeaderElection() bool { return false }
+func (f *Reporter) NeedLeaderElection() bool { return false }
 
-func (f *FailureEvents) flush() {
+func (f *Reporter) flush() {
 	f.mu.Lock()
 	pending := f.pending
 	f.pending = map[string]*failureCount{}

@@ -1,11 +1,14 @@
-package webhooks
+// Package certs provides the webhook server's serving certificate: issued
+// and rotated by the manager (cert-controller, its CA bundle injected into
+// the webhook configurations), or mounted by someone else; and the
+// certificate's expiry as a metric.
+package certs
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,10 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // cert-controller's informers list and watch the certificate Secret and the
@@ -31,20 +35,9 @@ import (
 // certificate the manager reads no Secret.
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,resourceNames=sidecarset-operator-mutating;sidecarset-operator-validating,verbs=get;list;watch;update;patch
 
-// Certificate sources.
-const (
-	// CertSourceSelf generates, rotates and injects the certificates
-	// (open-policy-agent/cert-controller): a CA and a serving certificate in a
-	// Secret, the CA bundle patched into the webhook configurations.
-	CertSourceSelf = "self"
-	// CertSourceExternal serves the certificate someone else mounts in the
-	// certificate directory (OLM, cert-manager), hot-reloaded on change.
-	CertSourceExternal = "external"
-)
-
 // CertOptions say where the webhook server's certificate comes from.
 type CertOptions struct {
-	// Source is CertSourceSelf or CertSourceExternal.
+	// Source is names.CertSourceSelf or names.CertSourceExternal.
 	Source string
 	// Dir holds tls.crt and tls.key.
 	Dir string
@@ -59,13 +52,13 @@ type CertOptions struct {
 }
 
 // KeepsConversion reports whether the manager keeps the SidecarSet CRD's
-// conversion webhook (ConversionConfig): only when it issues the
+// conversion webhook (webhooks/crdconversion): only when it issues the
 // certificate itself, for named webhook configurations. With an external
 // certificate its issuer writes the CRD's CA bundle too (cert-manager's CA
 // injector, OLM), and the manager neither reads nor writes the CRD, so it
 // needs no right on it.
 func (o CertOptions) KeepsConversion() bool {
-	return o.Source == CertSourceSelf && o.MutatingConfig != ""
+	return o.Source == names.CertSourceSelf && o.MutatingConfig != ""
 }
 
 // SetupCertificates arranges for a serving certificate in o.Dir. The
@@ -77,7 +70,7 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 		return nil, err
 	}
 	switch o.Source {
-	case CertSourceExternal:
+	case names.CertSourceExternal:
 		ready := make(chan struct{})
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return waitForFiles(ctx, o.Dir, ready)
@@ -85,7 +78,7 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 			return nil, err
 		}
 		return ready, nil
-	case CertSourceSelf:
+	case names.CertSourceSelf:
 		ready := make(chan struct{})
 		err := rotator.AddRotator(ownObjects(mgr, o), &rotator.CertRotator{
 			SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
@@ -101,7 +94,7 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 			// Every replica serves webhooks, so every replica keeps its
 			// mounted certificate current; the Secret is shared.
 			RequireLeaderElection: false,
-			FieldOwner:            "sidecarset-operator",
+			FieldOwner:            names.FieldOwner,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("setting up the certificate rotator: %w", err)
@@ -115,7 +108,7 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 		}
 		return ready, nil
 	default:
-		return nil, fmt.Errorf("unknown certificate source %q: want %q or %q", o.Source, CertSourceSelf, CertSourceExternal)
+		return nil, fmt.Errorf("unknown certificate source %q: want %q or %q", o.Source, names.CertSourceSelf, names.CertSourceExternal)
 	}
 }
 
@@ -204,64 +197,4 @@ func (s *secretToDir) write(secret *corev1.Secret) error {
 		}
 	}
 	return nil
-}
-
-// ownObjects returns the manager as cert-controller sees it: its informers
-// list and watch every Secret of the namespace and every webhook
-// configuration of the cluster, which would need read access to all of
-// them; through this manager's configuration they ask for the certificate
-// Secret and the two named configurations only (a metadata.name field
-// selector), which grants limited by resourceNames allow.
-func ownObjects(mgr manager.Manager, o CertOptions) manager.Manager {
-	cfg := rest.CopyConfig(mgr.GetConfig())
-	selectors := ownSelectors(o)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return byName{next: rt, selectors: selectors}
-	})
-	return configManager{Manager: mgr, cfg: cfg}
-}
-
-// ownSelectors maps the collection paths of the certificate Secret and the
-// named webhook configurations to a field selector on their name.
-func ownSelectors(o CertOptions) map[string]string {
-	const admission = "/apis/admissionregistration.k8s.io/v1/"
-	out := map[string]string{"/api/v1/namespaces/" + o.Namespace + "/secrets": "metadata.name=" + o.SecretName}
-	if o.MutatingConfig != "" {
-		out[admission+"mutatingwebhookconfigurations"] = "metadata.name=" + o.MutatingConfig
-	}
-	if o.ValidatingConfig != "" {
-		out[admission+"validatingwebhookconfigurations"] = "metadata.name=" + o.ValidatingConfig
-	}
-	return out
-}
-
-// configManager is a manager with another REST configuration.
-type configManager struct {
-	manager.Manager
-	cfg *rest.Config
-}
-
-func (m configManager) GetConfig() *rest.Config { return m.cfg }
-
-// byName adds a field selector to the list and watch requests of some
-// collections, by path.
-type byName struct {
-	next      http.RoundTripper
-	selectors map[string]string // by collection path
-}
-
-func (b byName) RoundTrip(req *http.Request) (*http.Response, error) {
-	selector, ok := b.selectors[req.URL.Path]
-	if req.Method != http.MethodGet || !ok {
-		return b.next.RoundTrip(req)
-	}
-	req = req.Clone(req.Context())
-	q := req.URL.Query()
-	if existing := q.Get("fieldSelector"); existing != "" && existing != selector {
-		q.Set("fieldSelector", existing+","+selector)
-	} else {
-		q.Set("fieldSelector", selector)
-	}
-	req.URL.RawQuery = q.Encode()
-	return b.next.RoundTrip(req)
 }
