@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -112,25 +113,25 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 	}
 }
 
-// waitForFiles closes ready once tls.crt and tls.key exist in dir.
+// waitForFiles closes ready once tls.crt and tls.key exist in dir, looking
+// every second; it returns when they do or when the context ends.
 func waitForFiles(ctx context.Context, dir string, ready chan<- struct{}) error {
 	log := ctrl.LoggerFrom(ctx).WithName("certificates")
 	logged := false
-	for {
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
 		if fileExists(filepath.Join(dir, corev1.TLSCertKey)) && fileExists(filepath.Join(dir, corev1.TLSPrivateKeyKey)) {
-			close(ready)
-			return nil
+			return true, nil
 		}
 		if !logged {
 			log.Info("Waiting for the webhook certificate to be mounted", "dir", dir)
 			logged = true
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
+		return false, nil
+	})
+	if err == nil {
+		close(ready)
 	}
+	return nil
 }
 
 func fileExists(path string) bool {
@@ -149,29 +150,35 @@ type secretToDir struct {
 // NeedLeaderElection is false: every replica serves webhooks.
 func (s *secretToDir) NeedLeaderElection() bool { return false }
 
-// Start polls the Secret (every second until it exists, then every 30s) and
-// rewrites the files when they differ.
+// Start polls the Secret every second until it holds a certificate and a
+// key, then every 30s, and rewrites the files when they differ. A failed
+// write stops it with its error; a failed read is logged and tried again.
 func (s *secretToDir) Start(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithName("certificates")
-	interval := time.Second
-	for {
-		secret := &corev1.Secret{}
-		err := s.reader.Get(ctx, s.key, secret)
-		switch {
-		case err == nil && len(secret.Data[corev1.TLSCertKey]) > 0 && len(secret.Data[corev1.TLSPrivateKeyKey]) > 0:
-			if err := s.write(secret); err != nil {
-				return err
-			}
-			interval = 30 * time.Second
-		case err != nil && !apierrors.IsNotFound(err):
-			log.Error(err, "Reading the webhook certificate Secret", "secret", s.key)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(interval):
-		}
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, s.copy)
+	if err == nil {
+		err = wait.PollUntilContextCancel(ctx, 30*time.Second, false, func(ctx context.Context) (bool, error) {
+			_, err := s.copy(ctx)
+			return false, err
+		})
 	}
+	if wait.Interrupted(err) {
+		return nil
+	}
+	return err
+}
+
+// copy writes the Secret's certificate and key into the directory;
+// copied says whether the Secret had both.
+func (s *secretToDir) copy(ctx context.Context) (copied bool, err error) {
+	secret := &corev1.Secret{}
+	err = s.reader.Get(ctx, s.key, secret)
+	switch {
+	case err == nil && len(secret.Data[corev1.TLSCertKey]) > 0 && len(secret.Data[corev1.TLSPrivateKeyKey]) > 0:
+		return true, s.write(secret)
+	case err != nil && !apierrors.IsNotFound(err):
+		ctrl.LoggerFrom(ctx).WithName("certificates").Error(err, "Reading the webhook certificate Secret", "secret", s.key)
+	}
+	return false, nil
 }
 
 func (s *secretToDir) write(secret *corev1.Secret) error {

@@ -15,6 +15,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -101,29 +102,35 @@ func (c *ConversionConfig) ReadyCheck() healthz.Checker {
 func (c *ConversionConfig) NeedLeaderElection() bool { return false }
 
 // Start syncs every second until the CRD is right, then every
-// conversionSyncInterval.
+// conversionSyncInterval until it is not, and so on until the context ends.
 func (c *ConversionConfig) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("crd-conversion")
 	lastErr := ""
-	for {
-		interval := conversionSyncInterval
+	// sync syncs once and reports whether the CRD is right.
+	sync := func(ctx context.Context) bool {
 		changed, err := c.Sync(ctx)
 		switch {
 		case err != nil:
 			if err.Error() != lastErr {
 				log.Info("The SidecarSet CRD's conversion webhook is not set yet", "reason", err.Error())
 			}
-			lastErr, interval = err.Error(), time.Second
+			lastErr = err.Error()
+			return false
 		case changed || lastErr != "":
 			log.Info("The SidecarSet CRD's conversion webhook points at this operator", "crd", names.SidecarSetCRDName)
 			lastErr = ""
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(interval):
-		}
+		return true
 	}
+	for first := true; ctx.Err() == nil; first = false {
+		_ = wait.PollUntilContextCancel(ctx, time.Second, first, func(ctx context.Context) (bool, error) {
+			return sync(ctx), nil
+		})
+		_ = wait.PollUntilContextCancel(ctx, conversionSyncInterval, false, func(ctx context.Context) (bool, error) {
+			return !sync(ctx), nil
+		})
+	}
+	return nil
 }
 
 // Sync writes the CRD's conversion webhook if it differs from the one

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -68,17 +69,9 @@ func (f *Reporter) Report(set *appsv1beta1.SidecarSet, pod, message string) {
 // Start writes the counted failures every interval until ctx ends, and once
 // more then.
 func (f *Reporter) Start(ctx context.Context) error {
-	t := time.NewTicker(failureFlushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			f.flush()
-			return nil
-		case <-t.C:
-			f.flush()
-		}
-	}
+	wait.UntilWithContext(ctx, func(context.Context) { f.flush() }, failureFlushInterval)
+	f.flush()
+	return nil
 }
 
 // NeedLeaderElection is false: every replica serves pods and reports its own.
