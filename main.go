@@ -28,8 +28,10 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/version"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/certs"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
 )
 
@@ -56,7 +58,7 @@ type options struct {
 
 	webhookHost string
 	webhookPort int
-	certs       webhooks.CertOptions
+	certs       certs.CertOptions
 	clientAuth  serving.Options
 
 	pprofAddr     string
@@ -85,17 +87,17 @@ func main() {
 		"The operator's namespace: it holds the ControllerRevisions, the kruise-configuration ConfigMap and the webhook certificate.")
 	flag.StringVar(&o.webhookHost, "webhook-host", "", "The address the webhook server binds to (empty: all).")
 	flag.IntVar(&o.webhookPort, "webhook-port", 9443, "The port the webhook server listens on.")
-	flag.StringVar(&o.certs.Source, "cert-source", webhooks.CertSourceSelf,
+	flag.StringVar(&o.certs.Source, "cert-source", names.CertSourceSelf,
 		"Where the webhook certificate comes from: self (generated, rotated and injected into the webhook configurations by the manager) "+
 			"or external (mounted in --webhook-cert-dir by OLM or cert-manager, hot-reloaded).")
 	flag.StringVar(&o.certs.Dir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "The directory of the webhook certificate (tls.crt, tls.key).")
 	flag.StringVar(&o.certs.SecretName, "webhook-cert-secret", "sidecarset-operator-webhook-cert", "The Secret of the self-managed webhook certificate.")
 	flag.StringVar(&o.certs.DNSName, "cert-dns-name", "",
 		"The name the self-managed certificate is issued for (default: the webhook Service, <--webhook-service>.<namespace>.svc; localhost for a manager running on the host).")
-	flag.StringVar(&o.certs.MutatingConfig, "mutating-webhook-configuration", webhooks.MutatingConfigName,
+	flag.StringVar(&o.certs.MutatingConfig, "mutating-webhook-configuration", names.MutatingConfigName,
 		"The MutatingWebhookConfiguration holding the pod webhooks, whose CA bundle the self-managed certificate keeps current. "+
 			"Empty: the configurations OLM created from the CSV's webhook definitions (found by their olm.webhook-description-generate-name label).")
-	flag.StringVar(&o.certs.ValidatingConfig, "validating-webhook-configuration", webhooks.ValidatingConfigName,
+	flag.StringVar(&o.certs.ValidatingConfig, "validating-webhook-configuration", names.ValidatingConfigName,
 		"The ValidatingWebhookConfiguration whose CA bundle the self-managed certificate keeps current.")
 	flag.BoolVar(&o.scopePodWebhook, "scope-pod-webhook", true,
 		"Keep the pod webhooks' matchConditions limited to the pods the SidecarSets select, so that the API server calls no webhook for the others. "+
@@ -163,7 +165,7 @@ func main() {
 		setupLog.Info("Admission reviews are not authenticated: any client reaching the webhook port is served; set --webhook-client-ca-file (docs/install.md)")
 	}
 
-	sidecarSetWatches := webhooks.NewSidecarSetWatches()
+	sidecarSetWatches := crdwatch.NewSidecarSetWatches()
 	restConfig := ctrl.GetConfigOrDie()
 	restConfig.QPS, restConfig.Burst = float32(o.apiQPS), o.apiBurst
 	// The watch streams of every pod would be gzipped by the API server and

@@ -19,6 +19,8 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/decide"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // deploymentPod is a pod as a ReplicaSet creates it and the API server sends
@@ -133,12 +135,12 @@ func BenchmarkPodInjector_Handle(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			handler := &PodInjector{Registry: registry, Namespace: "kruise-system"}
+			handler := &PodInjector{Injector: decide.Injector{Registry: registry, Namespace: "kruise-system"}}
 			body := admissionReviewBody(b, deploymentPod())
 			b.ReportAllocs()
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				req := httptest.NewRequest(http.MethodPost, PodInjectionPath, bytes.NewReader(body))
+				req := httptest.NewRequest(http.MethodPost, names.PodInjectionPath, bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				rec := httptest.NewRecorder()
 				handler.ServeHTTP(rec, req)

@@ -22,12 +22,14 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/decide"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // serve sends a body to the pod webhook and decodes its AdmissionReview.
 func serve(t *testing.T, h http.Handler, method, contentType string, body []byte) admissionv1.AdmissionResponse {
 	t.Helper()
-	req := httptest.NewRequest(method, PodInjectionPath, bytes.NewReader(body))
+	req := httptest.NewRequest(method, names.PodInjectionPath, bytes.NewReader(body))
 	req.Header.Set("Content-Type", contentType)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
@@ -57,7 +59,7 @@ func agentRegistry(t *testing.T) *candidate.Registry {
 func TestPodInjector_ServeHTTP_InjectsFromOneDecode(t *testing.T) {
 	t.Parallel()
 	registry := agentRegistry(t)
-	h := &PodInjector{Registry: registry, Namespace: "kruise-system"}
+	h := &PodInjector{Injector: decide.Injector{Registry: registry, Namespace: "kruise-system"}}
 	resp := serve(t, h, http.MethodPost, "application/json", admissionReviewBody(t, deploymentPod()))
 	if !resp.Allowed || resp.UID != "4b9e3f0c-1d2a-4e5f-9a8b-7c6d5e4f3a2b" || resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
 		t.Fatalf("response %+v: want allowed, the request's UID and a JSON patch", resp)
@@ -79,7 +81,7 @@ func TestPodInjector_ServeHTTP_InjectsFromOneDecode(t *testing.T) {
 
 func TestPodInjector_ServeHTTP_RefusesWhatIsNotAPodReview(t *testing.T) {
 	t.Parallel()
-	h := &PodInjector{Registry: candidate.NewRegistry()}
+	h := &PodInjector{Injector: decide.Injector{Registry: candidate.NewRegistry()}}
 	good := admissionReviewBody(t, deploymentPod())
 	tests := []struct {
 		name, method, contentType string
@@ -115,7 +117,7 @@ func TestDecodePodReview_AsEncodingJSON(t *testing.T) {
 	pod.Spec.Containers[0].LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 		Path: "/healthz", Port: intstr.FromString("http")}}}
 	body := admissionReviewBody(t, pod)
-	req := httptest.NewRequest(http.MethodPost, PodInjectionPath, bytes.NewReader(body))
+	req := httptest.NewRequest(http.MethodPost, names.PodInjectionPath, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	got, err := decodePodReview(req)
 	if err != nil {
@@ -151,7 +153,7 @@ func TestEncodePatch_AsEncodingJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &PodInjector{Registry: registry, Namespace: "kruise-system"}
+	h := &decide.Injector{Registry: registry, Namespace: "kruise-system"}
 	d, err := h.Decide(context.Background(), deploymentPod(), "default")
 	if err != nil || len(d.Output.Patch) == 0 {
 		t.Fatalf("Decide: %v, %d ops: want an injection", err, len(d.Output.Patch))
@@ -181,12 +183,12 @@ func TestPodInjector_ServeHTTP_AnswersAsEncodingJSON(t *testing.T) {
 	t.Parallel()
 	registry := agentRegistry(t)
 	for name, h := range map[string]*PodInjector{
-		"injected":  {Registry: registry, Namespace: "kruise-system"},
-		"unchanged": {Registry: candidate.NewRegistry(), Namespace: "kruise-system"},
+		"injected":  {Injector: decide.Injector{Registry: registry, Namespace: "kruise-system"}},
+		"unchanged": {Injector: decide.Injector{Registry: candidate.NewRegistry(), Namespace: "kruise-system"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			req := httptest.NewRequest(http.MethodPost, PodInjectionPath, bytes.NewReader(admissionReviewBody(t, deploymentPod())))
+			req := httptest.NewRequest(http.MethodPost, names.PodInjectionPath, bytes.NewReader(admissionReviewBody(t, deploymentPod())))
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
@@ -214,14 +216,14 @@ func TestReadBody(t *testing.T) {
 	t.Parallel()
 	body := admissionReviewBody(t, deploymentPod())
 	for name, length := range map[string]int64{"length said": int64(len(body)), "length unknown": -1, "said shorter": 10} {
-		req := httptest.NewRequest(http.MethodPost, PodInjectionPath, bytes.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, names.PodInjectionPath, bytes.NewReader(body))
 		req.ContentLength = length
 		got, err := readBody(req)
 		if err != nil || !bytes.Equal(got, body) {
 			t.Errorf("%s: read %d bytes, %v: want the %d bytes sent", name, len(got), err, len(body))
 		}
 	}
-	req := httptest.NewRequest(http.MethodPost, PodInjectionPath, bytes.NewReader(body))
+	req := httptest.NewRequest(http.MethodPost, names.PodInjectionPath, bytes.NewReader(body))
 	req.ContentLength = int64(len(body)) + 1
 	if _, err := readBody(req); err == nil {
 		t.Errorf("a body shorter than its length was read without an error")

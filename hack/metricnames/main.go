@@ -1,15 +1,12 @@
 // Command metricnames prints the name of every metric the manager's
-// registry holds at start, one a line, sorted: the operator's own
-// (internal/metrics) and those controller-runtime and client-go register
-// (controller_runtime_*, workqueue_*, rest_client_*, leader_election_*,
-// certwatcher_*, process_*, go_*). It imports the packages that register
-// metrics when loaded: internal/metrics, where every metric of the
-// operator's own is declared, and the controller-runtime and webhook
-// packages the manager serves with (not the manager's wiring,
-// internal/setup, which is a layer above hack/ and registers none). The
-// monitoring checks
-// (test/monitoring) compare the alert rules' and the dashboard's queries
-// with this list.
+// registry holds at start, one a line, sorted: the operator's own, listed
+// from their definitions (internal/metrics.Names), and those
+// controller-runtime and client-go register on the same registry when
+// their packages are loaded (controller_runtime_*, workqueue_*,
+// rest_client_*, leader_election_*, certwatcher_*, process_*, go_*): the
+// packages imported below are those the manager serves with. The
+// monitoring checks (test/monitoring) compare the alert rules' and the
+// dashboard's queries with this list.
 package main
 
 import (
@@ -25,8 +22,7 @@ import (
 	_ "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	_ "sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	_ "github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
-	_ "github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 )
 
 var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
@@ -42,7 +38,7 @@ func main() {
 		registry.Describe(ch)
 		close(ch)
 	}()
-	var names []string
+	names := metrics.Names()
 	for d := range ch {
 		if m := fqName.FindStringSubmatch(d.String()); m != nil {
 			names = append(names, m[1])

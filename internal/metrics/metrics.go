@@ -6,6 +6,9 @@
 package metrics
 
 import (
+	"regexp"
+	"slices"
+
 	"github.com/prometheus/client_golang/prometheus"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -171,4 +174,28 @@ func ForgetSidecarSet(name string) {
 			v.DeletePartialMatch(prometheus.Labels{"sidecarset": name})
 		}
 	}
+}
+
+// fqName finds a metric's name in its description.
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+// Names returns the name of every metric the operator exports, sorted:
+// what hack/metricnames lists of the operator's own, from the definitions
+// above.
+func Names() []string {
+	ch := make(chan *prometheus.Desc)
+	go func() {
+		for _, c := range all {
+			c.Describe(ch)
+		}
+		close(ch)
+	}()
+	var names []string
+	for d := range ch {
+		if m := fqName.FindStringSubmatch(d.String()); m != nil {
+			names = append(names, m[1])
+		}
+	}
+	slices.Sort(names)
+	return names
 }

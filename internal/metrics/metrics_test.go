@@ -3,6 +3,7 @@ package metrics
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,6 +43,20 @@ func TestEveryMetricIsDocumented(t *testing.T) {
 	}
 	if len(seen) != 22 {
 		t.Errorf("%d metrics, want the 22 the operator exports (update this count with the docs)", len(seen))
+	}
+}
+
+// TestNames: every metric the operator exports is named, once.
+func TestNames(t *testing.T) {
+	t.Parallel()
+	names := Names()
+	if len(names) != len(all) || !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
+		t.Fatalf("Names() = %v: want the %d metrics' names, sorted, each once", names, len(all))
+	}
+	for _, want := range []string{"sidecarset_pods", "sidecarset_pod_admission_duration_seconds", "sidecarset_webhook_certificate_expiry_timestamp_seconds"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("Names() lacks %s", want)
+		}
 	}
 }
 

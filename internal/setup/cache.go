@@ -19,7 +19,7 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
 )
 
 // CacheOptions shape the manager's cache to what the operator reads: managed
@@ -36,8 +36,8 @@ import (
 // condition message.
 //
 // watches, when not nil, follows the SidecarSet informer's watches (the
-// ready check after a write of the CRD, webhooks.SidecarSetWatches).
-func CacheOptions(namespace string, watches *webhooks.SidecarSetWatches, mutatingConfig string) cache.Options {
+// ready check after a write of the CRD, crdwatch.SidecarSetWatches).
+func CacheOptions(namespace string, watches *crdwatch.SidecarSetWatches, mutatingConfig string) cache.Options {
 	in := controllers.NewInterner()
 	shared := func(obj any) (any, error) {
 		obj, err := cache.TransformStripManagedFields()(obj)

@@ -24,8 +24,15 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/version"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/accessreview"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/authoringpolicy"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/certs"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdconversion"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/podscope"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/webhookserver"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/whitelistwatch"
 )
 
 // LeaderElectionID names the Lease of leader election; the RBAC below
@@ -44,7 +51,7 @@ type Options struct {
 	// Namespace is the operator's namespace.
 	Namespace string
 	// Certs says where the webhook certificate comes from.
-	Certs webhooks.CertOptions
+	Certs certs.CertOptions
 	// Inject are the injection gates.
 	Inject inject.Options
 	// PatchMetadataDefaultsAllowed is the SidecarSetPatchPodMetadataDefaultsAllowed gate.
@@ -60,7 +67,7 @@ type Options struct {
 	InstallAuthoringPolicy bool
 	// SidecarSetWatches is the tracker given to CacheOptions (nil: none):
 	// the ready check waits on it after a write of the CRD.
-	SidecarSetWatches *webhooks.SidecarSetWatches
+	SidecarSetWatches *crdwatch.SidecarSetWatches
 	// ScopedWebhookConfig names the MutatingWebhookConfiguration whose pod
 	// webhooks are narrowed to the pods the SidecarSets select.
 	ScopedWebhookConfig string
@@ -71,7 +78,7 @@ type Options struct {
 
 // All adds every component to the manager. A policy that does not compile
 // is an error here, at start-up, not at the first request.
-func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, error) {
+func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhookserver.Server, error) {
 	rules, err := policy.CompileRules()
 	if err != nil {
 		return nil, fmt.Errorf("compiling the SidecarSet CEL rules: %w", err)
@@ -84,7 +91,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	if err != nil {
 		return nil, err
 	}
-	authz, err := webhooks.NewSubjectAccessReviewAuthorizer(clientset.AuthorizationV1())
+	authz, err := accessreview.NewAuthorizer(clientset.AuthorizationV1())
 	if err != nil {
 		return nil, fmt.Errorf("setting up the authorizer of the authoring policy: %w", err)
 	}
@@ -92,18 +99,18 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		return nil, fmt.Errorf("setting up the cache indexes: %w", err)
 	}
 	whitelist := policy.NewStore()
-	if err := webhooks.AddWhitelistWatcher(mgr, whitelist, o.Namespace); err != nil {
+	if err := whitelistwatch.Add(mgr, whitelist, o.Namespace); err != nil {
 		return nil, fmt.Errorf("watching the whitelist: %w", err)
 	}
-	certReady, err := webhooks.SetupCertificates(mgr, o.Certs)
+	certReady, err := certs.SetupCertificates(mgr, o.Certs)
 	if err != nil {
 		return nil, fmt.Errorf("setting up the webhook certificate: %w", err)
 	}
-	var podScope *webhooks.PodWebhookScope
+	var podScope *podscope.PodWebhookScope
 	var scopeState *scopestate.State
 	if o.ScopedWebhookConfig != "" || o.ScopeOLMWebhooks {
 		scopeState = &scopestate.State{}
-		podScope = &webhooks.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig, Namespace: o.Namespace, State: scopeState,
+		podScope = &podscope.PodWebhookScope{Client: mgr.GetClient(), ConfigName: o.ScopedWebhookConfig, Namespace: o.Namespace, State: scopeState,
 			Build: version.Get()}
 	}
 	// One registry of the SidecarSets, indexed for pods, with one writer
@@ -119,7 +126,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	if err := detector.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the detector of pods without their sidecars: %w", err)
 	}
-	server, err := webhooks.AddServer(mgr, webhooks.Options{
+	server, err := webhookserver.Add(mgr, webhookserver.Options{
 		Registry:                     registry,
 		Namespace:                    o.Namespace,
 		Inject:                       o.Inject,
@@ -160,7 +167,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 	// right on the CRD. The manager is ready once it is set and the
 	// SidecarSet watch survived the write.
 	if o.Certs.KeepsConversion() {
-		conv := &webhooks.ConversionConfig{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(),
+		conv := &crdconversion.ConversionConfig{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(),
 			MutatingConfig: o.Certs.MutatingConfig, Watches: o.SidecarSetWatches}
 		if err := mgr.Add(conv); err != nil {
 			return nil, fmt.Errorf("setting up the CRD conversion webhook: %w", err)
@@ -175,7 +182,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhooks.Server, er
 		return nil, fmt.Errorf("setting up the memory returner: %w", err)
 	}
 	if o.InstallAuthoringPolicy {
-		if err := mgr.Add(&webhooks.AuthoringPolicyInstaller{Client: mgr.GetClient()}); err != nil {
+		if err := mgr.Add(&authoringpolicy.Installer{Client: mgr.GetClient()}); err != nil {
 			return nil, fmt.Errorf("setting up the authoring policy installer: %w", err)
 		}
 	}

@@ -23,7 +23,7 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/test/fixtures"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // kruiseConversionURL is where OpenKruise 1.9's manager served the CRD's
@@ -294,7 +294,7 @@ spec:
 // liveCRD reads the SidecarSet CRD.
 func liveCRD(ctx context.Context) *apiextensionsv1.CustomResourceDefinition {
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	gomega.ExpectWithOffset(1, env.Client.Get(ctx, types.NamespacedName{Name: webhooks.SidecarSetCRDName}, crd)).To(gomega.Succeed())
+	gomega.ExpectWithOffset(1, env.Client.Get(ctx, types.NamespacedName{Name: names.SidecarSetCRDName}, crd)).To(gomega.Succeed())
 	return crd
 }
 
@@ -305,7 +305,7 @@ func expectConversionAtOperator(ctx context.Context) {
 	gomega.EventuallyWithOffset(1, func(g gomega.Gomega) {
 		config := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		g.Expect(env.Client.Get(ctx, types.NamespacedName{Name: "sidecarset-operator-local-mutating"}, config)).To(gomega.Succeed())
-		i := slices.IndexFunc(config.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == webhooks.SidecarSetWebhookName })
+		i := slices.IndexFunc(config.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == names.SidecarSetWebhookName })
 		g.Expect(i).To(gomega.BeNumerically(">=", 0))
 		conv := liveCRD(ctx).Spec.Conversion
 		g.Expect(conv.Strategy).To(gomega.Equal(apiextensionsv1.WebhookConverter))

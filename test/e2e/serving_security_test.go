@@ -21,7 +21,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // The webhook server of the running manager, as any pod of the cluster
@@ -56,12 +56,12 @@ var _ = ginkgo.Describe("Webhook serving", ginkgo.Label("security", "serving"), 
 			client *http.Client
 			prefix string
 		}{
-			{webhooks.ConversionPath, anonymous, `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"1","desiredAPIVersion":"apps.kruise.io/v1beta1","objects":[{"x":"`},
-			{webhooks.PodInjectionPath, apiServer, admissionPrefix},
-			{webhooks.SidecarSetDefaultPath, apiServer, admissionPrefix},
-			{webhooks.SidecarSetValidatePath, apiServer, admissionPrefix},
-			{webhooks.LegacySidecarSetDefaultPath, apiServer, admissionPrefix},
-			{webhooks.LegacySidecarSetValidatePath, apiServer, admissionPrefix},
+			{names.ConversionPath, anonymous, `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"1","desiredAPIVersion":"apps.kruise.io/v1beta1","objects":[{"x":"`},
+			{names.PodInjectionPath, apiServer, admissionPrefix},
+			{names.SidecarSetDefaultPath, apiServer, admissionPrefix},
+			{names.SidecarSetValidatePath, apiServer, admissionPrefix},
+			{names.LegacySidecarSetDefaultPath, apiServer, admissionPrefix},
+			{names.LegacySidecarSetValidatePath, apiServer, admissionPrefix},
 			{"/debug/pprof/heap", apiServer, admissionPrefix},
 		}
 		for _, p := range paths {
@@ -97,9 +97,9 @@ var _ = ginkgo.Describe("Webhook serving", ginkgo.Label("security", "serving"), 
 			`"userInfo":{"username":"victim@example.com","groups":["system:authenticated"]},` +
 			`"object":{"apiVersion":"apps.kruise.io/v1beta1","kind":"SidecarSet","metadata":{"name":"probe"},"spec":{"selector":{"matchLabels":{"app":"web"}},"containers":[{"name":"c","image":"x"}]}}}}`
 		for _, f := range []struct{ path, review string }{
-			{webhooks.PodInjectionPath, forgedPod},
-			{webhooks.SidecarSetDefaultPath, forgedSidecarSet},
-			{webhooks.SidecarSetValidatePath, forgedSidecarSet},
+			{names.PodInjectionPath, forgedPod},
+			{names.SidecarSetDefaultPath, forgedSidecarSet},
+			{names.SidecarSetValidatePath, forgedSidecarSet},
 		} {
 			code, answer, err := post(ctx, anonymous, base+f.path, strings.NewReader(f.review))
 			gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -109,7 +109,7 @@ var _ = ginkgo.Describe("Webhook serving", ginkgo.Label("security", "serving"), 
 		}
 		// The certificate is what it takes: the same forged review with it
 		// gets the sidecars (the API server holds that key, no pod does).
-		code, answer, err := post(ctx, apiServer, base+webhooks.PodInjectionPath, strings.NewReader(forgedPod))
+		code, answer, err := post(ctx, apiServer, base+names.PodInjectionPath, strings.NewReader(forgedPod))
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(code).To(gomega.Equal(http.StatusOK))
 		gomega.Expect(answer).To(gomega.ContainSubstring(`"patch"`))

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/version"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // The operator's version travels from the manager to the plugin through the
@@ -31,7 +31,7 @@ var _ = ginkgo.Describe("kubectl sidecarset version", ginkgo.Label("plugin"), fu
 			g.Expect(env.Client.List(ctx, list)).To(gomega.Succeed())
 			for _, cfg := range list.Items {
 				for _, w := range cfg.Webhooks {
-					if w.Name == webhooks.PodWebhookName {
+					if w.Name == names.PodWebhookName {
 						config = cfg.Name
 						var ok bool
 						recorded, ok = version.FromAnnotations(cfg.Annotations)
@@ -77,13 +77,13 @@ var _ = ginkgo.Describe("kubectl sidecarset version", ginkgo.Label("plugin"), fu
 		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
 			gomega.Expect(client.IgnoreNotFound(env.Client.Delete(ctx, binding))).To(gomega.Succeed())
 		})
-		gomega.Expect(env.Client.Get(ctx, types.NamespacedName{Name: webhooks.MutatingConfigName},
+		gomega.Expect(env.Client.Get(ctx, types.NamespacedName{Name: names.MutatingConfigName},
 			&admissionregistrationv1.MutatingWebhookConfiguration{})).NotTo(gomega.Succeed(), "this cluster's configuration has another name")
 
 		r := execPlugin(ctx, "version", "--as="+user)
 		gomega.Expect(r.ExitCode).To(gomega.Equal(0), r.Stderr)
 		gomega.Expect(r.Stdout).To(gomega.HavePrefix("Plugin:   " + version.DevelVersion + "\n"))
-		gomega.Expect(r.Stdout).To(gomega.ContainSubstring("Operator: unknown: the MutatingWebhookConfiguration " + webhooks.MutatingConfigName))
+		gomega.Expect(r.Stdout).To(gomega.ContainSubstring("Operator: unknown: the MutatingWebhookConfiguration " + names.MutatingConfigName))
 		gomega.Expect(strings.Count(r.Stdout, "\n")).To(gomega.Equal(2))
 		gomega.Expect(r.Stderr).To(gomega.ContainSubstring("the operator's version is unknown"))
 	})

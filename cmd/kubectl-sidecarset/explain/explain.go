@@ -4,7 +4,7 @@
 // injection adds; and, for a pod that exists, what its annotations record.
 //
 // It decides nothing. The kubectl plugin gathers the inputs and runs the
-// webhook's own decision (webhooks.PodInjector.Decide, which calls the pure
+// webhook's own decision (decide.Injector.Decide, which calls the pure
 // injector); this package reads the injector's reasons and presents them,
 // next to the webhook scope (package scope) and the patchPodMetadata
 // whitelist (package policy). It does no I/O.

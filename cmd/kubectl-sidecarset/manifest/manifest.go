@@ -5,7 +5,7 @@
 //
 // Pods, and the pod templates of Deployments, StatefulSets, DaemonSets,
 // ReplicaSets, ReplicationControllers, Jobs and CronJobs, are decided by an
-// Injector (the webhook's own decision, webhooks.PodInjector.Decide) and
+// Injector (the webhook's own decision, decide.Injector.Decide) and
 // the decision's JSON patch is applied to the template as written, as the
 // API server applies the webhook's patch to the object as sent: fields the
 // Go types do not know survive. Every other document, and every document

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/install"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
 )
 
@@ -27,7 +27,7 @@ func ServeConversion(wio envtest.WebhookInstallOptions) (stop func() error, err 
 	scheme := runtime.NewScheme()
 	install.Install(scheme)
 	srv := webhook.NewServer(webhook.Options{Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir})
-	srv.Register(webhooks.ConversionPath, serving.NewConverter(scheme))
+	srv.Register(names.ConversionPath, serving.NewConverter(scheme))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
@@ -49,6 +49,6 @@ func ServeConversion(wio envtest.WebhookInstallOptions) (stop func() error, err 
 // ConversionClientConfig is where envtest's local webhook server serves the
 // conversion webhook.
 func ConversionClientConfig(wio envtest.WebhookInstallOptions) *apiextensionsv1.WebhookClientConfig {
-	url := "https://" + net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort)) + webhooks.ConversionPath
+	url := "https://" + net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort)) + names.ConversionPath
 	return &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: wio.LocalServingCAData}
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/csv"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // OLMWebhookCertDir is where OLM mounts the webhook serving certificate
@@ -187,12 +187,12 @@ func checkExternalCerts(b *Bundle) []Finding {
 				out = append(out, errorf("deployment %s, container %s does not run with --mutating-webhook-configuration= (empty): OLM names the configurations itself, so the manager must find the pod webhooks by OLM's label to keep their scope",
 					d.Name, c.Name))
 			}
-			if source != webhooks.CertSourceExternal {
+			if source != names.CertSourceExternal {
 				if source == "" {
-					source = webhooks.CertSourceSelf + " (the default)"
+					source = names.CertSourceSelf + " (the default)"
 				}
 				out = append(out, errorf("deployment %s, container %s runs with --cert-source=%s: under OLM it must be %s (OLM issues the certificate and owns the webhook configurations)",
-					d.Name, c.Name, source, webhooks.CertSourceExternal))
+					d.Name, c.Name, source, names.CertSourceExternal))
 			}
 			if dir != "" && strings.TrimSuffix(dir, "/") != OLMWebhookCertDir {
 				out = append(out, errorf("deployment %s, container %s reads its certificate from %s, not from %s where OLM mounts it", d.Name, c.Name, dir, OLMWebhookCertDir))
@@ -251,7 +251,7 @@ func checkWebhookTimeouts(b *Bundle) []Finding {
 // servedPaths are the paths the manager's webhook server handles for the
 // shipped configurations.
 func servedPaths() []string {
-	return webhooks.RoutedPaths()
+	return names.RoutedPaths()
 }
 
 func checkWebhookPaths(b *Bundle) []Finding {

@@ -15,7 +15,7 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
@@ -143,7 +143,7 @@ func startSampler(ctx context.Context, interval time.Duration, sets ...string) *
 				ok = false
 			}
 			for _, w := range mwc.Webhooks {
-				if w.Name != webhooks.PodWebhookName && w.Name != webhooks.PodBestEffortWebhookName {
+				if w.Name != names.PodWebhookName && w.Name != names.PodBestEffortWebhookName {
 					continue
 				}
 				smp.condition[w.Name] = ""
@@ -183,7 +183,7 @@ func conditionGaps(samples []sample) (placeholder, missing int, longest time.Dur
 	var since time.Time
 	for _, smp := range samples {
 		gap := false
-		switch smp.condition[webhooks.PodWebhookName] {
+		switch smp.condition[names.PodWebhookName] {
 		case "false":
 			placeholder++
 			gap = true

@@ -34,7 +34,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/promtext"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // The high-availability guarantees of docs/install.md, each shown here with
@@ -454,7 +454,7 @@ func readyWebhookAddresses(ctx context.Context, g gomega.Gomega) []string {
 func admitDirectly(ctx context.Context, address string, pod *corev1.Pod) *admissionv1.AdmissionResponse {
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	gomega.Expect(env.Client.Get(ctx, types.NamespacedName{Name: "sidecarset-operator-mutating"}, mwc)).To(gomega.Succeed())
-	i := slices.IndexFunc(mwc.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == webhooks.PodWebhookName })
+	i := slices.IndexFunc(mwc.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == names.PodWebhookName })
 	gomega.Expect(i).To(gomega.BeNumerically(">=", 0))
 	w := mwc.Webhooks[i]
 	roots := x509.NewCertPool()

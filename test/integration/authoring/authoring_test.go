@@ -20,7 +20,8 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/authoringpolicy"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // judge is who evaluates the policy: the API server, or the operator's
@@ -383,7 +384,7 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 
 	ginkgo.Context("tuned by an administrator", ginkgo.Ordered, func() {
 		ginkgo.It("should have the manager (OLM) update its own installation and keep the administrator's changes", func(ctx ginkgo.SpecContext) {
-			installer := &webhooks.AuthoringPolicyInstaller{Client: env.Client}
+			installer := &authoringpolicy.Installer{Client: env.Client}
 			// The policy as an older version of the manager installed it: the
 			// manager brings it to this version's content.
 			policy := &admissionregistrationv1.ValidatingAdmissionPolicy{}
@@ -392,7 +393,7 @@ var _ = ginkgo.Describe("The SidecarSet authoring policy", ginkgo.Ordered, func(
 			gomega.Expect(installer.Start(ctx)).To(gomega.Succeed())
 			gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: authoring.Name}, policy)).To(gomega.Succeed())
 			policy.Spec.Validations = policy.Spec.Validations[:1]
-			gomega.Expect(env.Client.Update(ctx, policy, client.FieldOwner(webhooks.FieldOwner))).To(gomega.Succeed())
+			gomega.Expect(env.Client.Update(ctx, policy, client.FieldOwner(names.FieldOwner))).To(gomega.Succeed())
 			gomega.Expect(installer.Start(ctx)).To(gomega.Succeed())
 			gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: authoring.Name}, policy)).To(gomega.Succeed())
 			shipped, _, err := authoring.Manifests()

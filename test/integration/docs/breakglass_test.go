@@ -19,7 +19,7 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/generate"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
@@ -73,7 +73,7 @@ func commandArgs(line string) []string {
 // podWebhook returns the named webhook of the pod webhooks' configuration.
 func podWebhook(g gomega.Gomega, ctx ginkgo.SpecContext, name string) admissionregistrationv1.MutatingWebhook {
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	g.Expect(env.Client.Get(ctx, types.NamespacedName{Name: webhooks.MutatingConfigName}, cfg)).To(gomega.Succeed())
+	g.Expect(env.Client.Get(ctx, types.NamespacedName{Name: names.MutatingConfigName}, cfg)).To(gomega.Succeed())
 	for _, w := range cfg.Webhooks {
 		if w.Name == name {
 			return w
@@ -106,13 +106,13 @@ var _ = ginkgo.Describe("The break-glass runbook of troubleshooting.md", func() 
 			gomega.Expect(err).NotTo(gomega.HaveOccurred(), stderr)
 		})
 
-		before := podWebhook(gomega.Default, ctx, webhooks.PodWebhookName)
+		before := podWebhook(gomega.Default, ctx, names.PodWebhookName)
 		gomega.Expect(before.FailurePolicy).To(gomega.HaveValue(gomega.Equal(admissionregistrationv1.Fail)))
 		_, stderr, err := kubectl(ctx, nil, open...)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred(), stderr)
-		w := podWebhook(gomega.Default, ctx, webhooks.PodWebhookName)
+		w := podWebhook(gomega.Default, ctx, names.PodWebhookName)
 		gomega.Expect(w.FailurePolicy).To(gomega.HaveValue(gomega.Equal(admissionregistrationv1.Ignore)))
-		gomega.Expect(podWebhook(gomega.Default, ctx, webhooks.PodBestEffortWebhookName).FailurePolicy).
+		gomega.Expect(podWebhook(gomega.Default, ctx, names.PodBestEffortWebhookName).FailurePolicy).
 			To(gomega.HaveValue(gomega.Equal(admissionregistrationv1.Ignore)))
 
 		// A SidecarSet makes the manager write the pod webhooks' scope: it
@@ -132,17 +132,17 @@ var _ = ginkgo.Describe("The break-glass runbook of troubleshooting.md", func() 
 				client.HasLabels{appsv1beta1.SidecarSetNameLabel})).To(gomega.Succeed())
 		})
 		gomega.Eventually(func(g gomega.Gomega) {
-			w := podWebhook(g, ctx, webhooks.PodWebhookName)
+			w := podWebhook(g, ctx, names.PodWebhookName)
 			g.Expect(w.MatchConditions).To(gomega.ContainElement(gomega.And(
 				gomega.HaveField("Name", scope.ConditionName), gomega.HaveField("Expression", gomega.ContainSubstring(label)))))
 		}).WithContext(ctx).Should(gomega.Succeed())
 		gomega.Consistently(func(g gomega.Gomega) {
-			g.Expect(podWebhook(g, ctx, webhooks.PodWebhookName).FailurePolicy).To(gomega.HaveValue(gomega.Equal(admissionregistrationv1.Ignore)))
+			g.Expect(podWebhook(g, ctx, names.PodWebhookName).FailurePolicy).To(gomega.HaveValue(gomega.Equal(admissionregistrationv1.Ignore)))
 		}).WithContext(ctx).WithTimeout(3 * pollInterval * 4).Should(gomega.Succeed())
 
 		_, stderr, err = kubectl(ctx, nil, restore...)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred(), stderr)
-		gomega.Expect(podWebhook(gomega.Default, ctx, webhooks.PodWebhookName).FailurePolicy).
+		gomega.Expect(podWebhook(gomega.Default, ctx, names.PodWebhookName).FailurePolicy).
 			To(gomega.HaveValue(gomega.Equal(admissionregistrationv1.Fail)))
 	})
 })

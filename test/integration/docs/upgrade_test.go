@@ -13,9 +13,9 @@ import (
 // docs/upgrade.md's GitOps table names them: where the code writes each,
 // and the jq path that ignores it in the Argo CD example.
 var managerWrites = map[string]struct{ file, code, jq string }{
-	"webhooks[].matchConditions":       {"webhooks/podscope.go", "w.MatchConditions = merged", ".webhooks[].matchConditions"},
-	"webhooks[].clientConfig.caBundle": {"webhooks/certs.go", "Webhooks: []rotator.WebhookInfo{", ".webhooks[].clientConfig.caBundle"},
-	"spec.conversion":                  {"webhooks/conversion.go", "crd.Spec.Conversion = want", ".spec.conversion.webhook.clientConfig.caBundle"},
+	"webhooks[].matchConditions":       {"webhooks/podscope/podscope.go", "w.MatchConditions = merged", ".webhooks[].matchConditions"},
+	"webhooks[].clientConfig.caBundle": {"webhooks/certs/certs.go", "Webhooks: []rotator.WebhookInfo{", ".webhooks[].clientConfig.caBundle"},
+	"spec.conversion":                  {"webhooks/crdconversion/crdconversion.go", "crd.Spec.Conversion = want", ".spec.conversion.webhook.clientConfig.caBundle"},
 }
 
 // fieldWrites are the statements that write one of those fields in the
@@ -37,7 +37,7 @@ func TestUpgradeManagerOwnedFields(t *testing.T) {
 		t.Fatal("docs/upgrade.md has no GitOps section")
 	}
 	section := page[start:]
-	row := regexp.MustCompile("(?m)^\\| [^|]+ \\| `([^`]+)`[^|]* \\| [^|]*`(webhooks/[a-z]+\\.go)`")
+	row := regexp.MustCompile("(?m)^\\| [^|]+ \\| `([^`]+)`[^|]* \\| [^|]*`(webhooks/[a-z/]+\\.go)`")
 	var named []string
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
 		field, file := m[1], m[2]

@@ -21,7 +21,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/install"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/apiserver"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
 )
 
 // Scheme knows the built-in types and the SidecarSet API.
@@ -53,7 +53,7 @@ type Env struct {
 	// SidecarSetWatches follows the watches of ManagerCache's SidecarSet
 	// informer: a spec that writes the CRD waits on it, so that the next
 	// spec does not meet an operator whose watch the API server just ended.
-	SidecarSetWatches *webhooks.SidecarSetWatches
+	SidecarSetWatches *crdwatch.SidecarSetWatches
 
 	// stopManager stops the operator StartManager runs and waits for it.
 	stopManager func() error

@@ -19,7 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/certs"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // OperatorNamespace is where the operator keeps its ControllerRevisions and
@@ -63,18 +65,18 @@ type ManagerOptions struct {
 // context, or call StopManager, to stop it.
 func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	wio := &e.TestEnv.WebhookInstallOptions
-	watches := webhooks.NewSidecarSetWatches()
+	watches := crdwatch.NewSidecarSetWatches()
 	cfg := e.Config
 	if o.User != "" {
 		cfg = e.userConfig(o.User)
 	}
 	opts := setup.Options{
 		Namespace: OperatorNamespace,
-		Certs:     webhooks.CertOptions{Source: webhooks.CertSourceExternal, Dir: wio.LocalServingCertDir},
+		Certs:     certs.CertOptions{Source: names.CertSourceExternal, Dir: wio.LocalServingCertDir},
 		Workers:   2,
 		// As main does: the pod webhook is narrowed to the SidecarSets'
 		// selectors, so every suite also proves the narrowing loses no pod.
-		ScopedWebhookConfig: webhooks.MutatingConfigName,
+		ScopedWebhookConfig: names.MutatingConfigName,
 		SidecarSetWatches:   watches,
 	}
 	if o.Mutate != nil {

@@ -31,7 +31,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
@@ -204,14 +204,14 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		// The CRD's conversion webhook, which OLM writes from the CSV's
 		// ConversionWebhook definition.
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		gomega.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(answers["CustomResourceDefinition/"+webhooks.SidecarSetCRDName].Object, crd)).To(gomega.Succeed())
+		gomega.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(answers["CustomResourceDefinition/"+names.SidecarSetCRDName].Object, crd)).To(gomega.Succeed())
 		gomega.Expect(crd.Spec.Conversion).NotTo(gomega.BeNil())
 		gomega.Expect(crd.Spec.Conversion.Strategy).To(gomega.Equal(apiextensionsv1.WebhookConverter))
 		cc := crd.Spec.Conversion.Webhook.ClientConfig
 		paths = append(paths, checkClientConfig(admissionregistrationv1.WebhookClientConfig{CABundle: cc.CABundle,
 			Service: &admissionregistrationv1.ServiceReference{Namespace: cc.Service.Namespace, Name: cc.Service.Name, Path: cc.Service.Path, Port: cc.Service.Port}}))
-		gomega.Expect(paths).To(gomega.ConsistOf(webhooks.PodInjectionPath, webhooks.PodInjectionPath, webhooks.SidecarSetDefaultPath,
-			webhooks.SidecarSetValidatePath, webhooks.ConversionPath))
+		gomega.Expect(paths).To(gomega.ConsistOf(names.PodInjectionPath, names.PodInjectionPath, names.SidecarSetDefaultPath,
+			names.SidecarSetValidatePath, names.ConversionPath))
 	})
 
 	ginkgo.It("should have the manager install the authoring policy the bundle cannot carry", func(ctx ginkgo.SpecContext) {
@@ -233,7 +233,7 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 			for _, f := range obj.GetManagedFields() {
 				managers = append(managers, f.Manager)
 			}
-			gomega.Expect(managers).To(gomega.Equal([]string{webhooks.FieldOwner}), "%s", obj.GetName())
+			gomega.Expect(managers).To(gomega.Equal([]string{names.FieldOwner}), "%s", obj.GetName())
 		}
 	})
 
@@ -256,11 +256,11 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		// The scope, written into OLM's configurations, sends the pod.
 		gomega.Eventually(func(g gomega.Gomega) {
 			list := &admissionregistrationv1.MutatingWebhookConfigurationList{}
-			g.Expect(env.Client.List(ctx, list, client.HasLabels{webhooks.OLMWebhookLabel})).To(gomega.Succeed())
+			g.Expect(env.Client.List(ctx, list, client.HasLabels{names.OLMWebhookLabel})).To(gomega.Succeed())
 			g.Expect(list.Items).To(gomega.HaveLen(3))
 			for _, cfg := range list.Items {
 				w := cfg.Webhooks[0]
-				if w.Name != webhooks.PodWebhookName {
+				if w.Name != names.PodWebhookName {
 					continue
 				}
 				g.Expect(w.MatchConditions).To(gomega.HaveLen(1))
@@ -361,7 +361,7 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		}
 		required := func(g gomega.Gomega) *admissionregistrationv1.MutatingWebhookConfiguration {
 			list := &admissionregistrationv1.MutatingWebhookConfigurationList{}
-			g.Expect(env.Client.List(ctx, list, client.MatchingLabels{webhooks.OLMWebhookLabel: webhooks.PodWebhookName})).To(gomega.Succeed())
+			g.Expect(env.Client.List(ctx, list, client.MatchingLabels{names.OLMWebhookLabel: names.PodWebhookName})).To(gomega.Succeed())
 			g.Expect(list.Items).To(gomega.HaveLen(1))
 			return &list.Items[0]
 		}
@@ -392,12 +392,12 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		})
 		gomega.Expect(env.Client.Create(ctx, labelled(installNamespace, "operator"), client.DryRunAll)).To(gomega.Succeed())
 		err := env.Client.Create(ctx, labelled(metav1.NamespaceDefault, "carries-operator-label"), client.DryRunAll)
-		gomega.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(webhooks.PodWebhookName)))
+		gomega.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(names.PodWebhookName)))
 
 		ginkgo.By("OLM rewriting its configuration while the operator is down brings back the label exemption, and the operator's pods are still created")
 		gomega.Eventually(func(g gomega.Gomega) {
 			cfg := required(g)
-			cfg.Webhooks[0].ObjectSelector = asOLMDefines(bundle, webhooks.PodWebhookName).ObjectSelector
+			cfg.Webhooks[0].ObjectSelector = asOLMDefines(bundle, names.PodWebhookName).ObjectSelector
 			cfg.Webhooks[0].MatchConditions = nil
 			g.Expect(env.Client.Update(ctx, cfg)).To(gomega.Succeed())
 		}).WithTimeout(10 * time.Second).Should(gomega.Succeed())
@@ -406,7 +406,7 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 			ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: metav1.NamespaceDefault, Labels: map[string]string{"app": "olm-operator-label"}},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.25"}}},
 		}, client.DryRunAll)
-		gomega.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(webhooks.PodWebhookName)), "every other pod goes to the fail-closed webhook")
+		gomega.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(names.PodWebhookName)), "every other pod goes to the fail-closed webhook")
 	})
 })
 
@@ -430,12 +430,12 @@ func checkClientConfig(cc admissionregistrationv1.WebhookClientConfig) string {
 // cannot carry them).
 func splitLikeOLM(ctx context.Context, b *validate.Bundle) {
 	whole := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: webhooks.MutatingConfigName}, whole)).To(gomega.Succeed())
+	gomega.Expect(env.Client.Get(ctx, client.ObjectKey{Name: names.MutatingConfigName}, whole)).To(gomega.Succeed())
 	for _, w := range whole.Webhooks {
 		w.MatchConditions = nil
 		w.ObjectSelector = asOLMDefines(b, w.Name).ObjectSelector
 		part := &admissionregistrationv1.MutatingWebhookConfiguration{
-			ObjectMeta: metav1.ObjectMeta{GenerateName: w.Name + "-", Labels: map[string]string{webhooks.OLMWebhookLabel: w.Name}},
+			ObjectMeta: metav1.ObjectMeta{GenerateName: w.Name + "-", Labels: map[string]string{names.OLMWebhookLabel: w.Name}},
 			Webhooks:   []admissionregistrationv1.MutatingWebhook{w},
 		}
 		gomega.Expect(env.Client.Create(ctx, part)).To(gomega.Succeed())

@@ -20,7 +20,8 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/test/pki"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/certs"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // A manager that issues its own certificate may find a certificate of another
@@ -69,7 +70,7 @@ var _ = ginkgo.Describe("Self-managed serving certificates", func() {
 		mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: framework.Scheme,
 			Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		ready, err := webhooks.SetupCertificates(mgr, webhooks.CertOptions{Source: webhooks.CertSourceSelf, Dir: dir,
+		ready, err := certs.SetupCertificates(mgr, certs.CertOptions{Source: names.CertSourceSelf, Dir: dir,
 			Namespace: framework.OperatorNamespace, SecretName: name, DNSName: "localhost", MutatingConfig: name, ValidatingConfig: name})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		mctx, cancel := context.WithCancel(ctx)
@@ -123,7 +124,7 @@ var _ = ginkgo.Describe("External serving certificates", func() {
 			Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 			LeaderElection: true, LeaderElectionID: leaseName, LeaderElectionNamespace: framework.OperatorNamespace})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		ready, err := webhooks.SetupCertificates(mgr, webhooks.CertOptions{Source: webhooks.CertSourceExternal, Dir: dir})
+		ready, err := certs.SetupCertificates(mgr, certs.CertOptions{Source: names.CertSourceExternal, Dir: dir})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		mctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)

@@ -10,7 +10,7 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/failureevents"
 )
 
 // failureFlushTimeout is how often the webhook reports failures as events.
@@ -54,7 +54,7 @@ var _ = ginkgo.Describe("Failure policy", func() {
 			g.Expect(k8s.List(ctx, events)).To(gomega.Succeed())
 			var notes []string
 			for _, e := range events.Items {
-				if e.Regarding.Name == broken.Name && e.Reason == webhooks.EventInjectionFailed {
+				if e.Regarding.Name == broken.Name && e.Reason == failureevents.EventInjectionFailed {
 					notes = append(notes, e.Note)
 				}
 			}

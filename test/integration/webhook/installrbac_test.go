@@ -20,7 +20,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // operatorAccount is the manager's service account in the installs.
@@ -35,13 +35,13 @@ var _ = ginkgo.Describe("The manager under an install's RBAC", func() {
 		const user = "sidecarset-operator-certmanager"
 		grantInstallRBAC(ctx, "../../../config/certmanager", user)
 		crdBefore := &apiextensionsv1.CustomResourceDefinition{}
-		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: webhooks.SidecarSetCRDName}, crdBefore)).To(gomega.Succeed())
+		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: names.SidecarSetCRDName}, crdBefore)).To(gomega.Succeed())
 
 		probe := freeAddress()
 		restartManager(ctx, framework.ManagerOptions{User: user, ProbeAddress: probe, Mutate: func(o *setup.Options) {
 			// As config/certmanager runs main: external certificates, the
 			// configurations named as the flags' defaults name them.
-			o.Certs.MutatingConfig, o.Certs.ValidatingConfig = webhooks.MutatingConfigName, webhooks.ValidatingConfigName
+			o.Certs.MutatingConfig, o.Certs.ValidatingConfig = names.MutatingConfigName, names.ValidatingConfigName
 		}})
 
 		gomega.Eventually(func(g gomega.Gomega) {
@@ -57,7 +57,7 @@ var _ = ginkgo.Describe("The manager under an install's RBAC", func() {
 		createInjected(ctx, pod(ns).Obj(), s.Name)
 
 		crdAfter := &apiextensionsv1.CustomResourceDefinition{}
-		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: webhooks.SidecarSetCRDName}, crdAfter)).To(gomega.Succeed())
+		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: names.SidecarSetCRDName}, crdAfter)).To(gomega.Succeed())
 		gomega.Expect(crdAfter.ResourceVersion).To(gomega.Equal(crdBefore.ResourceVersion), "the manager wrote the CRD")
 	})
 })

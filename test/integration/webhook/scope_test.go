@@ -20,7 +20,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/controllers"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
@@ -28,7 +28,7 @@ import (
 // server has them.
 func webhookConditions(g gomega.Gomega, ctx ginkgo.SpecContext, name string) []admissionregistrationv1.MatchCondition {
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	g.Expect(k8s.Get(ctx, types.NamespacedName{Name: webhooks.MutatingConfigName}, cfg)).To(gomega.Succeed())
+	g.Expect(k8s.Get(ctx, types.NamespacedName{Name: names.MutatingConfigName}, cfg)).To(gomega.Succeed())
 	i := slices.IndexFunc(cfg.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == name })
 	g.Expect(i).To(gomega.BeNumerically(">=", 0))
 	return cfg.Webhooks[i].MatchConditions
@@ -211,7 +211,7 @@ var _ = ginkgo.Describe("The pod webhooks' scope", func() {
 		gomega.Expect(sc.Required.Level).To(gomega.Equal(scope.Degraded))
 		gomega.Expect(sc.BestEffort.Expression).To(gomega.Equal("true"))
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		gomega.Expect(k8s.Get(ctx, types.NamespacedName{Name: webhooks.MutatingConfigName}, cfg)).To(gomega.Succeed())
+		gomega.Expect(k8s.Get(ctx, types.NamespacedName{Name: names.MutatingConfigName}, cfg)).To(gomega.Succeed())
 		i := slices.IndexFunc(cfg.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == podWebhook })
 		probe := &admissionregistrationv1.MutatingWebhookConfiguration{
 			ObjectMeta: metav1.ObjectMeta{Name: "scope-probe"},
@@ -234,7 +234,7 @@ var _ = ginkgo.Describe("The pod webhooks' scope", func() {
 			sc := scope.Build(sets)
 			gomega.Expect(sc.Required.Level).To(gomega.Equal(want))
 			cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-			gomega.Expect(k8s.Get(ctx, types.NamespacedName{Name: webhooks.MutatingConfigName}, cfg)).To(gomega.Succeed())
+			gomega.Expect(k8s.Get(ctx, types.NamespacedName{Name: names.MutatingConfigName}, cfg)).To(gomega.Succeed())
 			i := slices.IndexFunc(cfg.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == podWebhook })
 			probe := &admissionregistrationv1.MutatingWebhookConfiguration{
 				ObjectMeta: metav1.ObjectMeta{Name: "scope-probe"},

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/version"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // The manager records its version where kubectl sidecarset version reads
@@ -17,7 +17,7 @@ var _ = ginkgo.Describe("The manager's version", func() {
 	ginkgo.It("should be recorded on the pod webhooks' configuration, and restored", func(ctx ginkgo.SpecContext) {
 		read := func(g gomega.Gomega) *admissionregistrationv1.MutatingWebhookConfiguration {
 			cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-			g.Expect(k8s.Get(ctx, types.NamespacedName{Name: webhooks.MutatingConfigName}, cfg)).To(gomega.Succeed())
+			g.Expect(k8s.Get(ctx, types.NamespacedName{Name: names.MutatingConfigName}, cfg)).To(gomega.Succeed())
 			return cfg
 		}
 		expectRecorded := func() {

@@ -17,7 +17,9 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdconversion"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 var _ = ginkgo.Describe("Both API versions", func() {
@@ -63,11 +65,11 @@ var _ = ginkgo.Describe("Both API versions", func() {
 	// envtest's conversion.
 	rewriteConversion := func(ctx ginkgo.SpecContext) *apiextensionsv1.CustomResourceConversion {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: webhooks.SidecarSetCRDName}, crd)).To(gomega.Succeed())
+		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: names.SidecarSetCRDName}, crd)).To(gomega.Succeed())
 		envtests := crd.Spec.Conversion.DeepCopy()
 		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) {
 			live := &apiextensionsv1.CustomResourceDefinition{}
-			gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: webhooks.SidecarSetCRDName}, live)).To(gomega.Succeed())
+			gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: names.SidecarSetCRDName}, live)).To(gomega.Succeed())
 			patch := client.MergeFrom(live.DeepCopy())
 			live.Spec.Conversion = envtests
 			gomega.Expect(k8s.Patch(ctx, live, patch)).To(gomega.Succeed())
@@ -84,7 +86,7 @@ var _ = ginkgo.Describe("Both API versions", func() {
 	}
 
 	ginkgo.It("should keep the CRD's conversion webhook at the operator's SidecarSet webhook", func(ctx ginkgo.SpecContext) {
-		keeper := &webhooks.ConversionConfig{Reader: k8s, Client: k8s, MutatingConfig: webhooks.MutatingConfigName}
+		keeper := &crdconversion.ConversionConfig{Reader: k8s, Client: k8s, MutatingConfig: names.MutatingConfigName}
 		ginkgo.By("rewriting the conversion as another installer would: same server, other review versions")
 		envtests := rewriteConversion(ctx)
 		crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -92,9 +94,9 @@ var _ = ginkgo.Describe("Both API versions", func() {
 		changed, err := keeper.Sync(ctx)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(changed).To(gomega.BeTrue())
-		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: webhooks.SidecarSetCRDName}, crd)).To(gomega.Succeed())
+		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: names.SidecarSetCRDName}, crd)).To(gomega.Succeed())
 		gomega.Expect(crd.Spec.Conversion.Webhook.ConversionReviewVersions).To(gomega.Equal([]string{"v1", "v1beta1"}))
-		gomega.Expect(*crd.Spec.Conversion.Webhook.ClientConfig.URL).To(gomega.HaveSuffix(webhooks.ConversionPath))
+		gomega.Expect(*crd.Spec.Conversion.Webhook.ClientConfig.URL).To(gomega.HaveSuffix(names.ConversionPath))
 		gomega.Expect(crd.Spec.Conversion.Webhook.ClientConfig.CABundle).To(gomega.Equal(envtests.Webhook.ClientConfig.CABundle))
 
 		changed, err = keeper.Sync(ctx)
@@ -114,8 +116,8 @@ var _ = ginkgo.Describe("Both API versions", func() {
 	// created before the informer's watch is back was missed by the pod
 	// webhooks' scope (make demo, right after a fresh install, failed so).
 	ginkgo.It("should be ready only once the SidecarSet watch is reopened after the CRD is written", func(ctx ginkgo.SpecContext) {
-		watches := webhooks.NewSidecarSetWatches()
-		opts := setup.CacheOptions(framework.OperatorNamespace, watches, webhooks.MutatingConfigName)
+		watches := crdwatch.NewSidecarSetWatches()
+		opts := setup.CacheOptions(framework.OperatorNamespace, watches, names.MutatingConfigName)
 		opts.Scheme = framework.Scheme
 		sets, err := cache.New(env.Config, opts)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -125,7 +127,7 @@ var _ = ginkgo.Describe("Both API versions", func() {
 		_, err = sets.GetInformer(ctx, &appsv1beta1.SidecarSet{})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(sets.WaitForCacheSync(ctx)).To(gomega.BeTrue())
-		keeper := &webhooks.ConversionConfig{Reader: k8s, Client: k8s, MutatingConfig: webhooks.MutatingConfigName, Watches: watches}
+		keeper := &crdconversion.ConversionConfig{Reader: k8s, Client: k8s, MutatingConfig: names.MutatingConfigName, Watches: watches}
 		ready := keeper.ReadyCheck()
 		gomega.Expect(ready(nil)).To(gomega.MatchError(gomega.ContainSubstring("is not set yet")))
 

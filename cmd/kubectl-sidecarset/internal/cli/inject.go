@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sidecarset-operator/sidecarset-operator/cmd/kubectl-sidecarset/manifest"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/decide"
 )
 
 func newInjectCommand(o *options) *cobra.Command {
@@ -159,7 +159,7 @@ func (o *options) manifestInjector(ctx context.Context, st *state, data []byte) 
 }
 
 // webhookInjector is the pod webhook as a manifest.Injector.
-type webhookInjector struct{ h *webhooks.PodInjector }
+type webhookInjector struct{ h *decide.Injector }
 
 func (w webhookInjector) Inject(ctx context.Context, pod *corev1.Pod, namespace string) (manifest.Decision, error) {
 	d, err := w.h.Decide(ctx, pod, namespace)

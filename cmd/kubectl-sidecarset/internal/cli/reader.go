@@ -19,7 +19,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
 )
 
-// stateReader serves the pod webhook's reads (webhooks.PodInjector.Reader)
+// stateReader serves the pod webhook's reads (decide.Injector.Reader)
 // from what the plugin gathered, so that the webhook's own code runs on it:
 // namespace metadata, and the ControllerRevisions of the operator's
 // namespace with the manager's field indexes (internal/fieldindex).

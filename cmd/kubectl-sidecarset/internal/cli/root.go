@@ -4,7 +4,7 @@
 // and plan, which says what the next rollout of a SidecarSet would do to
 // each of its pods. explain and inject gather what the webhook reads (from
 // the cluster with the user's kubeconfig, or from files) and run the
-// webhook's own decision (webhooks.PodInjector.Decide); plan runs the
+// webhook's own decision (decide.Injector.Decide); plan runs the
 // controller's (controllers/rollout.Compute): there is no second
 // implementation of either. rollout (rollout*.go) follows, lists, undoes,
 // pauses and resumes a SidecarSet's rollout, as kubectl rollout does a

@@ -24,8 +24,9 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/cmd/kubectl-sidecarset/explain"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/decide"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // fromCluster is the value of --sidecarsets-from that reads the cluster.
@@ -128,7 +129,7 @@ type state struct {
 // inputs are the objects of the -f files (their Namespaces count).
 func (o *options) load(ctx context.Context, inputs []runtime.Object) (*state, error) {
 	st := &state{namespaces: namespacesOf(inputs)}
-	st.webhooks.Required.Name, st.webhooks.BestEffort.Name = webhooks.PodWebhookName, webhooks.PodBestEffortWebhookName
+	st.webhooks.Required.Name, st.webhooks.BestEffort.Name = names.PodWebhookName, names.PodBestEffortWebhookName
 	if o.sidecarSetsFrom == fromCluster {
 		if err := o.loadCluster(ctx, st); err != nil {
 			return nil, err
@@ -178,9 +179,9 @@ func (o *options) loadCluster(ctx context.Context, st *state) error {
 		for _, w := range cfg.Webhooks {
 			inst := explain.Installed{Configuration: cfg.Name, Webhook: w}
 			switch w.Name {
-			case webhooks.PodWebhookName:
+			case names.PodWebhookName:
 				st.webhooks.Required.Installed = append(st.webhooks.Required.Installed, inst)
-			case webhooks.PodBestEffortWebhookName:
+			case names.PodBestEffortWebhookName:
 				st.webhooks.BestEffort.Installed = append(st.webhooks.BestEffort.Installed, inst)
 			}
 		}
@@ -273,7 +274,7 @@ func (st *state) needsNamespaceLabels() bool {
 
 // injector returns the pod webhook's handler over the state, with the
 // namespaces' labels given.
-func (o *options) injector(ctx context.Context, st *state, namespaces map[string]map[string]string, every bool) (*webhooks.PodInjector, error) {
+func (o *options) injector(ctx context.Context, st *state, namespaces map[string]map[string]string, every bool) (*decide.Injector, error) {
 	sets := make([]*appsv1beta1.SidecarSet, len(st.sets))
 	for i := range st.sets {
 		sets[i] = &st.sets[i]
@@ -294,7 +295,7 @@ func (o *options) injector(ctx context.Context, st *state, namespaces map[string
 		return nil, fmt.Errorf("--partition-coin %v: want a number in [0,1)", o.coin)
 	}
 	coin := o.coin
-	return &webhooks.PodInjector{
+	return &decide.Injector{
 		Registry:  registry,
 		Reader:    reader,
 		Namespace: o.operatorNamespace,

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/version"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // VersionReport is what kubectl sidecarset version prints with -o json or
@@ -38,7 +38,7 @@ type OperatorVersion struct {
 
 func newVersionCommand(o *options) *cobra.Command {
 	var clientOnly bool
-	configName := webhooks.MutatingConfigName
+	configName := names.MutatingConfigName
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the plugin's version and the operator's, and warn when they differ",
@@ -54,7 +54,7 @@ func newVersionCommand(o *options) *cobra.Command {
 	cmd.Flags().BoolVar(&clientOnly, "client", false, "Print the plugin's version only; do not read the cluster.")
 	cmd.Flags().StringVar(&configName, "webhook-configuration", configName,
 		"The MutatingWebhookConfiguration holding the pod webhooks. When it cannot be read, every configuration that has the pod webhook "+
-			webhooks.PodWebhookName+" is looked for (OLM names them).")
+			names.PodWebhookName+" is looked for (OLM names them).")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := output.validate(); err != nil {
 			return err
@@ -128,7 +128,7 @@ func (o *options) readOperatorVersion(ctx context.Context, cmd *cobra.Command, n
 func operatorVersionIn(configs []admissionregistrationv1.MutatingWebhookConfiguration) (*OperatorVersion, string) {
 	var holding []string
 	for _, cfg := range configs {
-		if !slices.ContainsFunc(cfg.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == webhooks.PodWebhookName }) {
+		if !slices.ContainsFunc(cfg.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == names.PodWebhookName }) {
 			continue
 		}
 		holding = append(holding, cfg.Name)
@@ -141,7 +141,7 @@ func operatorVersionIn(configs []admissionregistrationv1.MutatingWebhookConfigur
 		}
 	}
 	if len(holding) == 0 {
-		return nil, "no MutatingWebhookConfiguration has the pod webhook " + webhooks.PodWebhookName + ": is the operator installed?"
+		return nil, "no MutatingWebhookConfiguration has the pod webhook " + names.PodWebhookName + ": is the operator installed?"
 	}
 	return nil, fmt.Sprintf("%s records no version (%s): its manager has not written the pod webhooks' scope since it started, "+
 		"runs with --scope-pod-webhook=false, or predates the annotation", holding[0], version.Annotation)

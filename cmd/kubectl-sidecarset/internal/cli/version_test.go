@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/sidecarset-operator/sidecarset-operator/version"
-	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // webhookConfig is a MutatingWebhookConfiguration holding the pod webhook,
@@ -24,7 +24,7 @@ import (
 func webhookConfig(name string, annotations map[string]string) *admissionregistrationv1.MutatingWebhookConfiguration {
 	return &admissionregistrationv1.MutatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations},
-		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: webhooks.PodWebhookName}, {Name: webhooks.PodBestEffortWebhookName}},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: names.PodWebhookName}, {Name: names.PodBestEffortWebhookName}},
 	}
 }
 
@@ -46,13 +46,13 @@ var forbidden = func(resource string) error {
 
 func TestVersion_PrintsBothAndWarnsOnSkew(t *testing.T) {
 	t.Parallel()
-	cfg := webhookConfig(webhooks.MutatingConfigName, version.Info{Version: "v0.1.0", Revision: "abc"}.Annotations())
+	cfg := webhookConfig(names.MutatingConfigName, version.Info{Version: "v0.1.0", Revision: "abc"}.Annotations())
 	out, errOut, err := runVersion(t, interceptor.Funcs{}, []client.Object{cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "Plugin:   " + version.DevelVersion + "\n" +
-		"Operator: v0.1.0 (abc) (MutatingWebhookConfiguration " + webhooks.MutatingConfigName + ")\n"
+		"Operator: v0.1.0 (abc) (MutatingWebhookConfiguration " + names.MutatingConfigName + ")\n"
 	if out != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", out, want)
 	}
@@ -64,7 +64,7 @@ func TestVersion_PrintsBothAndWarnsOnSkew(t *testing.T) {
 
 func TestVersion_JSON(t *testing.T) {
 	t.Parallel()
-	cfg := webhookConfig(webhooks.MutatingConfigName, version.Info{Version: "v0.2.0", Revision: "def"}.Annotations())
+	cfg := webhookConfig(names.MutatingConfigName, version.Info{Version: "v0.2.0", Revision: "def"}.Annotations())
 	out, _, err := runVersion(t, interceptor.Funcs{}, []client.Object{cfg}, "-o", "json")
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestVersion_JSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v in %s", err, out)
 	}
-	if r.Operator == nil || r.Operator.Version != "v0.2.0" || r.Operator.Revision != "def" || r.Operator.Configuration != webhooks.MutatingConfigName {
+	if r.Operator == nil || r.Operator.Version != "v0.2.0" || r.Operator.Revision != "def" || r.Operator.Configuration != names.MutatingConfigName {
 		t.Errorf("operator %+v in %s", r.Operator, out)
 	}
 	if r.Plugin.Version != version.DevelVersion || r.Skew == nil || r.Skew.Level != version.SkewUnknown {
@@ -98,7 +98,7 @@ func TestVersion_UnreadableConfigurationStillPrintsThePlugin(t *testing.T) {
 		t.Fatalf("error %v, want none (exit 0)", err)
 	}
 	if !strings.Contains(out, "Plugin:   "+version.DevelVersion+"\n") || !strings.Contains(out, "Operator: unknown: the MutatingWebhookConfiguration "+
-		webhooks.MutatingConfigName+": Forbidden, and the configurations cannot be listed: Forbidden") {
+		names.MutatingConfigName+": Forbidden, and the configurations cannot be listed: Forbidden") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	if !strings.Contains(errOut, "the operator's version is unknown") {

@@ -1,4 +1,4 @@
-package webhooks
+package crdconversion
 
 import (
 	"testing"
@@ -6,6 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 func TestDesiredConversion_FollowsTheSidecarSetWebhook(t *testing.T) {
@@ -19,7 +21,7 @@ func TestDesiredConversion_FollowsTheSidecarSetWebhook(t *testing.T) {
 	}{{
 		name: "a Service: same Service and port, path /convert",
 		in: admissionregistrationv1.WebhookClientConfig{CABundle: ca, Service: &admissionregistrationv1.ServiceReference{
-			Namespace: "kruise-system", Name: "sidecarset-operator-webhook", Path: new(SidecarSetDefaultPath), Port: new(int32(8443))}},
+			Namespace: "kruise-system", Name: "sidecarset-operator-webhook", Path: new(names.SidecarSetDefaultPath), Port: new(int32(8443))}},
 		want: apiextensionsv1.WebhookClientConfig{CABundle: ca, Service: &apiextensionsv1.ServiceReference{
 			Namespace: "kruise-system", Name: "sidecarset-operator-webhook", Path: new("/convert"), Port: new(int32(8443))}},
 	}, {

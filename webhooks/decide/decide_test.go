@@ -1,4 +1,4 @@
-package webhooks
+package decide
 
 import (
 	"context"
@@ -17,10 +17,10 @@ import (
 )
 
 // TestDecide_UncachedNamespace: a pod created right after its namespace,
-// before the cache has it, is not refused because a candidate SidecarSet
-// has a namespaceSelector: the namespace is read from the API server; and
-// when it cannot be read at all, only the SidecarSets that need its labels
-// and select the pod fail.
+// before the cache has it, is decided with the namespace read from the API
+// server; when it cannot be read at all, only the SidecarSets that need its
+// labels and select the pod fail, and a candidate with a namespaceSelector
+// that does not select the pod fails nothing.
 func TestDecide_UncachedNamespace(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -77,7 +77,7 @@ func TestDecide_UncachedNamespace(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := &PodInjector{Registry: registry, Reader: empty, LiveReader: tc.live}
+			h := &Injector{Registry: registry, Reader: empty, LiveReader: tc.live}
 			d, err := h.Decide(context.Background(), pod(tc.app), "fresh")
 			if err != nil {
 				t.Fatalf("the decision failed: %v", err)

@@ -1,4 +1,4 @@
-package webhooks
+package podscope
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/install"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
@@ -40,10 +41,10 @@ func TestPodWebhookScope_FallsBackWhenRefused(t *testing.T) {
 		return []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: expr}}
 	}
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName},
+		ObjectMeta: metav1.ObjectMeta{Name: names.MutatingConfigName},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{
-			{Name: PodWebhookName, MatchConditions: condition("request.namespace == 'before'")},
-			{Name: PodBestEffortWebhookName, MatchConditions: condition("false")},
+			{Name: names.PodWebhookName, MatchConditions: condition("request.namespace == 'before'")},
+			{Name: names.PodBestEffortWebhookName, MatchConditions: condition("false")},
 		},
 	}
 	set := func(name, label string) *appsv1beta1.SidecarSet {
@@ -67,7 +68,7 @@ func TestPodWebhookScope_FallsBackWhenRefused(t *testing.T) {
 			return c.Update(ctx, obj, opts...)
 		}}).Build()
 	state := &scopestate.State{}
-	r := &PodWebhookScope{Client: c, ConfigName: MutatingConfigName, State: state}
+	r := &PodWebhookScope{Client: c, ConfigName: names.MutatingConfigName, State: state}
 	if err := r.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestPodWebhookScope_FallsBackWhenRefused(t *testing.T) {
 		t.Fatalf("the refused condition was written %d times, want once", refused)
 	}
 	got := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := c.Get(context.Background(), types.NamespacedName{Name: MutatingConfigName}, got); err != nil {
+	if err := c.Get(context.Background(), types.NamespacedName{Name: names.MutatingConfigName}, got); err != nil {
 		t.Fatal(err)
 	}
 	if e := got.Webhooks[0].MatchConditions[0].Expression; e != "request.namespace == 'before'" {
@@ -121,14 +122,14 @@ func TestScopeInputChanged_IgnoresStatusWrites(t *testing.T) {
 func TestPodWebhookScope_RecordsWhenEachGenerationWasWritten(t *testing.T) {
 	scheme := scopeTestScheme()
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName},
-		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: PodWebhookName}, {Name: PodBestEffortWebhookName}},
+		ObjectMeta: metav1.ObjectMeta{Name: names.MutatingConfigName},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: names.PodWebhookName}, {Name: names.PodBestEffortWebhookName}},
 	}
 	mesh := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "mesh"}}
 	mesh.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cfg, mesh).Build()
 	state := &scopestate.State{}
-	r := &PodWebhookScope{Client: c, ConfigName: MutatingConfigName, State: state}
+	r := &PodWebhookScope{Client: c, ConfigName: names.MutatingConfigName, State: state}
 	ctx := context.Background()
 
 	before := time.Now()
@@ -181,8 +182,8 @@ func scopeTestScheme() *runtime.Scheme {
 func TestPodWebhookScope_DegradedMessagesHoldWhileSidecarSetsArrive(t *testing.T) {
 	scheme := scopeTestScheme()
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName},
-		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: PodWebhookName}, {Name: PodBestEffortWebhookName}},
+		ObjectMeta: metav1.ObjectMeta{Name: names.MutatingConfigName},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: names.PodWebhookName}, {Name: names.PodBestEffortWebhookName}},
 	}
 	// Negative-only selectors with long values, confined to a namespace
 	// each: they cannot be compacted, 320 of them do not fit.
@@ -206,7 +207,7 @@ func TestPodWebhookScope_DegradedMessagesHoldWhileSidecarSetsArrive(t *testing.T
 	state := &scopestate.State{}
 	var told []string
 	state.OnChange(func(name string) { told = append(told, name) })
-	r := &PodWebhookScope{Client: c, ConfigName: MutatingConfigName, State: state}
+	r := &PodWebhookScope{Client: c, ConfigName: names.MutatingConfigName, State: state}
 	ctx := context.Background()
 	if err := r.Sync(ctx); err != nil {
 		t.Fatal(err)
@@ -260,20 +261,20 @@ func TestPodWebhookScope_DropsOLMsLabelExemption(t *testing.T) {
 	}}}
 	asOLMCreates := func(name string) *admissionregistrationv1.MutatingWebhookConfiguration {
 		return &admissionregistrationv1.MutatingWebhookConfiguration{
-			ObjectMeta: metav1.ObjectMeta{Name: name + "-x7k2p", Labels: map[string]string{OLMWebhookLabel: name}},
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-x7k2p", Labels: map[string]string{names.OLMWebhookLabel: name}},
 			Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: name, ObjectSelector: exemption.DeepCopy()}},
 		}
 	}
 	mesh := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "mesh"}}
 	mesh.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 	c := fake.NewClientBuilder().WithScheme(scheme).
-		WithObjects(asOLMCreates(PodWebhookName), asOLMCreates(PodBestEffortWebhookName), mesh).Build()
+		WithObjects(asOLMCreates(names.PodWebhookName), asOLMCreates(names.PodBestEffortWebhookName), mesh).Build()
 	r := &PodWebhookScope{Client: c, Namespace: "operators"}
 	ctx := context.Background()
 
 	check := func(when string) {
 		t.Helper()
-		for _, name := range []string{PodWebhookName, PodBestEffortWebhookName} {
+		for _, name := range []string{names.PodWebhookName, names.PodBestEffortWebhookName} {
 			got := &admissionregistrationv1.MutatingWebhookConfiguration{}
 			if err := c.Get(ctx, types.NamespacedName{Name: name + "-x7k2p"}, got); err != nil {
 				t.Fatal(err)
@@ -297,10 +298,10 @@ func TestPodWebhookScope_DropsOLMsLabelExemption(t *testing.T) {
 	// OLM rewrites its configuration from the CSV: the label exemption is
 	// back and the condition gone, until the next write.
 	required := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := c.Get(ctx, types.NamespacedName{Name: PodWebhookName + "-x7k2p"}, required); err != nil {
+	if err := c.Get(ctx, types.NamespacedName{Name: names.PodWebhookName + "-x7k2p"}, required); err != nil {
 		t.Fatal(err)
 	}
-	required.Webhooks = asOLMCreates(PodWebhookName).Webhooks
+	required.Webhooks = asOLMCreates(names.PodWebhookName).Webhooks
 	if err := c.Update(ctx, required); err != nil {
 		t.Fatal(err)
 	}
@@ -318,20 +319,20 @@ func TestPodWebhookScope_DropsOLMsLabelExemption(t *testing.T) {
 func TestPodWebhookScope_WritesNothingBeforeTheServerServes(t *testing.T) {
 	ctx := context.Background()
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName},
+		ObjectMeta: metav1.ObjectMeta{Name: names.MutatingConfigName},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{
-			{Name: PodWebhookName, MatchConditions: []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: "false"}}},
-			{Name: PodBestEffortWebhookName, MatchConditions: []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: "false"}}},
+			{Name: names.PodWebhookName, MatchConditions: []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: "false"}}},
+			{Name: names.PodBestEffortWebhookName, MatchConditions: []admissionregistrationv1.MatchCondition{{Name: scope.ConditionName, Expression: "false"}}},
 		},
 	}
 	set := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "mesh"}}
 	set.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
 	c := fake.NewClientBuilder().WithScheme(scopeTestScheme()).WithObjects(cfg, set).Build()
 	serving := false
-	r := &PodWebhookScope{Client: c, ConfigName: MutatingConfigName, Serving: func() bool { return serving }}
+	r := &PodWebhookScope{Client: c, ConfigName: names.MutatingConfigName, Serving: func() bool { return serving }}
 	required := func() string {
 		got := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		if err := c.Get(ctx, types.NamespacedName{Name: MutatingConfigName}, got); err != nil {
+		if err := c.Get(ctx, types.NamespacedName{Name: names.MutatingConfigName}, got); err != nil {
 			t.Fatal(err)
 		}
 		return got.Webhooks[0].MatchConditions[0].Expression

@@ -1,17 +1,19 @@
-package webhooks
+package certs
 
 import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // TestOwnObjects: the certificate rotator's list and watch of the Secrets
 // of the operator's namespace, and of the webhook configurations, ask for
 // the certificate Secret and the two named configurations only, so that
-// grants limited to them (resourceNames) allow them; other requests pass
-// unchanged (issue 22: the manager could read every Secret there; issue 38:
-// every webhook configuration of the cluster).
+// grants limited to them (resourceNames) allow them, and the manager reads
+// no other Secret and no other webhook configuration; other requests pass
+// unchanged.
 func TestOwnObjects(t *testing.T) {
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -57,10 +59,10 @@ func TestCertOptions_KeepsConversion(t *testing.T) {
 		o    CertOptions
 		want bool
 	}{
-		{"self-managed certificates keep the CRD's conversion webhook", CertOptions{Source: CertSourceSelf, MutatingConfig: MutatingConfigName}, true},
-		{"cert-manager's certificates leave it to cert-manager's CA injector", CertOptions{Source: CertSourceExternal, MutatingConfig: MutatingConfigName}, false},
-		{"OLM's certificates leave it to OLM", CertOptions{Source: CertSourceExternal}, false},
-		{"without a named configuration there is no CA bundle to copy", CertOptions{Source: CertSourceSelf}, false},
+		{"self-managed certificates keep the CRD's conversion webhook", CertOptions{Source: names.CertSourceSelf, MutatingConfig: names.MutatingConfigName}, true},
+		{"cert-manager's certificates leave it to cert-manager's CA injector", CertOptions{Source: names.CertSourceExternal, MutatingConfig: names.MutatingConfigName}, false},
+		{"OLM's certificates leave it to OLM", CertOptions{Source: names.CertSourceExternal}, false},
+		{"without a named configuration there is no CA bundle to copy", CertOptions{Source: names.CertSourceSelf}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

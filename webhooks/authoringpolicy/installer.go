@@ -1,4 +1,7 @@
-package webhooks
+// Package authoringpolicy installs the shipped SidecarSet authoring policy
+// (policy/authoring) and its binding where the install's manifests cannot
+// carry them.
+package authoringpolicy
 
 import (
 	"bytes"
@@ -15,12 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
-// FieldOwner is the manager's field manager for the objects it writes.
-const FieldOwner = "sidecarset-operator"
-
-// AuthoringPolicyInstaller installs the shipped SidecarSet authoring policy
+// Installer installs the shipped SidecarSet authoring policy
 // and its binding once, when the leader starts. It exists for OLM, whose
 // bundles cannot carry admission policies (--install-authoring-policy; its
 // RBAC is in config/manifests, not in config/default, which installs the
@@ -32,18 +33,18 @@ const FieldOwner = "sidecarset-operator"
 // administrator has tuned it. To stop the policy from denying requests,
 // change the binding's validationActions rather than deleting it: a deleted
 // binding is created again at the next start.
-type AuthoringPolicyInstaller struct {
+type Installer struct {
 	// Client reads and writes the policy and the binding.
 	Client client.Client
 }
 
 // NeedLeaderElection is true: one replica installs.
-func (i *AuthoringPolicyInstaller) NeedLeaderElection() bool { return true }
+func (i *Installer) NeedLeaderElection() bool { return true }
 
 // Start installs the policy and the binding, retrying failures with backoff
 // for a few minutes; it never stops the manager (meanwhile the validating
 // webhook enforces the policy).
-func (i *AuthoringPolicyInstaller) Start(ctx context.Context) error {
+func (i *Installer) Start(ctx context.Context) error {
 	policy, binding, err := authoring.Manifests()
 	if err != nil {
 		return err
@@ -61,7 +62,7 @@ func (i *AuthoringPolicyInstaller) Start(ctx context.Context) error {
 // changed it.
 var errChangedByAdministrator = errors.New("the spec was changed by another field manager")
 
-func (i *AuthoringPolicyInstaller) installWithRetries(ctx context.Context, shipped, current client.Object, copySpec func(client.Object)) {
+func (i *Installer) installWithRetries(ctx context.Context, shipped, current client.Object, copySpec func(client.Object)) {
 	log := ctrl.LoggerFrom(ctx).WithName("authoring-policy")
 	kv := []any{"kind", shipped.GetObjectKind().GroupVersionKind().Kind, "name", shipped.GetName()}
 	backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 9, Cap: time.Minute}
@@ -86,10 +87,10 @@ func (i *AuthoringPolicyInstaller) installWithRetries(ctx context.Context, shipp
 
 // install creates the shipped object, or updates current (read into it) to
 // the shipped spec while only the manager has written its spec.
-func (i *AuthoringPolicyInstaller) install(ctx context.Context, shipped, current client.Object, copySpec func(client.Object)) error {
+func (i *Installer) install(ctx context.Context, shipped, current client.Object, copySpec func(client.Object)) error {
 	err := i.Client.Get(ctx, client.ObjectKeyFromObject(shipped), current)
 	if apierrors.IsNotFound(err) {
-		return i.Client.Create(ctx, shipped.DeepCopyObject().(client.Object), client.FieldOwner(FieldOwner))
+		return i.Client.Create(ctx, shipped.DeepCopyObject().(client.Object), client.FieldOwner(names.FieldOwner))
 	}
 	if err != nil {
 		return err
@@ -105,14 +106,14 @@ func (i *AuthoringPolicyInstaller) install(ctx context.Context, shipped, current
 	maps.Copy(labels, shipped.GetLabels())
 	current.SetLabels(labels)
 	// An unchanged object is not written again by the API server.
-	return i.Client.Update(ctx, current, client.FieldOwner(FieldOwner))
+	return i.Client.Update(ctx, current, client.FieldOwner(names.FieldOwner))
 }
 
 // specChangedByOthers reports whether a field manager other than the
 // manager owns a field of the spec.
 func specChangedByOthers(entries []metav1.ManagedFieldsEntry) bool {
 	for _, e := range entries {
-		if e.Manager != FieldOwner && e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.GetRawBytes(), []byte(`"f:spec"`)) {
+		if e.Manager != names.FieldOwner && e.FieldsV1 != nil && bytes.Contains(e.FieldsV1.GetRawBytes(), []byte(`"f:spec"`)) {
 			return true
 		}
 	}

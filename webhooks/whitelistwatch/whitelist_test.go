@@ -1,4 +1,4 @@
-package webhooks
+package whitelistwatch
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func TestLoadWhitelist_AppliesTheConfigMapInForce(t *testing.T) {
 		good      = `{"rules":[{"allowedAnnotationKeyExprs":["^oom-score$"]}]}`
 		malformed = `{"rules":[{"annotationKeyExprs":["^oom-score$"]}]}`
 	)
-	key := whitelistKey("kruise-system")
+	key := configMapKey("kruise-system")
 	configMap := func(whitelist string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name},
@@ -61,7 +61,7 @@ func TestLoadWhitelist_AppliesTheConfigMapInForce(t *testing.T) {
 			ctx := t.Context()
 			store := policy.NewStore()
 			if tc.before != nil {
-				if _, err := loadWhitelist(ctx, newReader(t, nil, tc.before), store, key); err != nil {
+				if _, err := load(ctx, newReader(t, nil, tc.before), store, key); err != nil {
 					t.Fatalf("loading the first version: %v", err)
 				}
 			}
@@ -69,9 +69,9 @@ func TestLoadWhitelist_AppliesTheConfigMapInForce(t *testing.T) {
 			if tc.current != nil {
 				objs = append(objs, tc.current)
 			}
-			got, err := loadWhitelist(ctx, newReader(t, tc.getErr, objs...), store, key)
+			got, err := load(ctx, newReader(t, tc.getErr, objs...), store, key)
 			if !errors.Is(err, tc.wantErr) {
-				t.Fatalf("loadWhitelist() error = %v, want %v", err, tc.wantErr)
+				t.Fatalf("load() error = %v, want %v", err, tc.wantErr)
 			}
 			if diff := cmp.Diff(tc.wantFound, got.configMap != nil); diff != "" {
 				t.Errorf("ConfigMap found (-want +got):\n%s", diff)

@@ -1,11 +1,14 @@
-package webhooks
+// Package certs provides the webhook server's serving certificate: issued
+// and rotated by the manager (cert-controller, its CA bundle injected into
+// the webhook configurations), or mounted by someone else; and the
+// certificate's expiry as a metric.
+package certs
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,10 +19,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // cert-controller's informers list and watch the certificate Secret and the
@@ -33,20 +37,9 @@ import (
 // certificate the manager reads no Secret.
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations;validatingwebhookconfigurations,resourceNames=sidecarset-operator-mutating;sidecarset-operator-validating,verbs=get;list;watch;update;patch
 
-// Certificate sources.
-const (
-	// CertSourceSelf generates, rotates and injects the certificates
-	// (open-policy-agent/cert-controller): a CA and a serving certificate in a
-	// Secret, the CA bundle patched into the webhook configurations.
-	CertSourceSelf = "self"
-	// CertSourceExternal serves the certificate someone else mounts in the
-	// certificate directory (OLM, cert-manager), hot-reloaded on change.
-	CertSourceExternal = "external"
-)
-
 // CertOptions say where the webhook server's certificate comes from.
 type CertOptions struct {
-	// Source is CertSourceSelf or CertSourceExternal.
+	// Source is names.CertSourceSelf or names.CertSourceExternal.
 	Source string
 	// Dir holds tls.crt and tls.key.
 	Dir string
@@ -61,13 +54,13 @@ type CertOptions struct {
 }
 
 // KeepsConversion reports whether the manager keeps the SidecarSet CRD's
-// conversion webhook (ConversionConfig): only when it issues the
+// conversion webhook (webhooks/crdconversion): only when it issues the
 // certificate itself, for named webhook configurations. With an external
 // certificate its issuer writes the CRD's CA bundle too (cert-manager's CA
 // injector, OLM), and the manager neither reads nor writes the CRD, so it
 // needs no right on it.
 func (o CertOptions) KeepsConversion() bool {
-	return o.Source == CertSourceSelf && o.MutatingConfig != ""
+	return o.Source == names.CertSourceSelf && o.MutatingConfig != ""
 }
 
 // SetupCertificates arranges for a serving certificate in o.Dir. The
@@ -79,7 +72,7 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 		return nil, err
 	}
 	switch o.Source {
-	case CertSourceExternal:
+	case names.CertSourceExternal:
 		ready := make(chan struct{})
 		if err := mgr.Add(everyReplica(func(ctx context.Context) error {
 			return waitForFiles(ctx, o.Dir, ready)
@@ -87,7 +80,7 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 			return nil, err
 		}
 		return ready, nil
-	case CertSourceSelf:
+	case names.CertSourceSelf:
 		injected := make(chan struct{})
 		err := rotator.AddRotator(ownObjects(mgr, o), &rotator.CertRotator{
 			SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
@@ -103,7 +96,7 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 			// Every replica serves webhooks, so every replica keeps its
 			// mounted certificate current; the Secret is shared.
 			RequireLeaderElection: false,
-			FieldOwner:            "sidecarset-operator",
+			FieldOwner:            names.FieldOwner,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("setting up the certificate rotator: %w", err)
@@ -128,29 +121,29 @@ func SetupCertificates(mgr manager.Manager, o CertOptions) (<-chan struct{}, err
 		}
 		return ready, nil
 	default:
-		return nil, fmt.Errorf("unknown certificate source %q: want %q or %q", o.Source, CertSourceSelf, CertSourceExternal)
+		return nil, fmt.Errorf("unknown certificate source %q: want %q or %q", o.Source, names.CertSourceSelf, names.CertSourceExternal)
 	}
 }
 
-// waitForFiles closes ready once tls.crt and tls.key exist in dir.
+// waitForFiles closes ready once tls.crt and tls.key exist in dir, looking
+// every second; it returns when they do or when the context ends.
 func waitForFiles(ctx context.Context, dir string, ready chan<- struct{}) error {
 	log := ctrl.LoggerFrom(ctx).WithName("certificates")
 	logged := false
-	for {
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
 		if fileExists(filepath.Join(dir, corev1.TLSCertKey)) && fileExists(filepath.Join(dir, corev1.TLSPrivateKeyKey)) {
-			close(ready)
-			return nil
+			return true, nil
 		}
 		if !logged {
 			log.Info("Waiting for the webhook certificate to be mounted", "dir", dir)
 			logged = true
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Second):
-		}
+		return false, nil
+	})
+	if err == nil {
+		close(ready)
 	}
+	return nil
 }
 
 func fileExists(path string) bool {
@@ -171,29 +164,35 @@ type secretToDir struct {
 // NeedLeaderElection is false: every replica serves webhooks.
 func (s *secretToDir) NeedLeaderElection() bool { return false }
 
-// Start polls the Secret (every second until it exists, then every 30s) and
-// rewrites the files when they differ.
+// Start polls the Secret every second until it holds a certificate and a
+// key, then every 30s, and rewrites the files when they differ. A failed
+// write stops it with its error; a failed read is logged and tried again.
 func (s *secretToDir) Start(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithName("certificates")
-	interval := time.Second
-	for {
-		secret := &corev1.Secret{}
-		err := s.reader.Get(ctx, s.key, secret)
-		switch {
-		case err == nil && len(secret.Data[corev1.TLSCertKey]) > 0 && len(secret.Data[corev1.TLSPrivateKeyKey]) > 0:
-			if err := s.write(secret); err != nil {
-				return err
-			}
-			interval = 30 * time.Second
-		case err != nil && !apierrors.IsNotFound(err):
-			log.Error(err, "Reading the webhook certificate Secret", "secret", s.key)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(interval):
-		}
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, s.copy)
+	if err == nil {
+		err = wait.PollUntilContextCancel(ctx, 30*time.Second, false, func(ctx context.Context) (bool, error) {
+			_, err := s.copy(ctx)
+			return false, err
+		})
 	}
+	if wait.Interrupted(err) {
+		return nil
+	}
+	return err
+}
+
+// copy writes the Secret's certificate and key into the directory;
+// copied says whether the Secret had both.
+func (s *secretToDir) copy(ctx context.Context) (copied bool, err error) {
+	secret := &corev1.Secret{}
+	err = s.reader.Get(ctx, s.key, secret)
+	switch {
+	case err == nil && len(secret.Data[corev1.TLSCertKey]) > 0 && len(secret.Data[corev1.TLSPrivateKeyKey]) > 0:
+		return true, s.write(secret)
+	case err != nil && !apierrors.IsNotFound(err):
+		ctrl.LoggerFrom(ctx).WithName("certificates").Error(err, "Reading the webhook certificate Secret", "secret", s.key)
+	}
+	return false, nil
 }
 
 // copyAfter waits for after to close, then copies the Secret's certificate
@@ -204,18 +203,7 @@ func (s *secretToDir) copyAfter(ctx context.Context, after <-chan struct{}, read
 	case <-ctx.Done():
 		return nil
 	}
-	log := ctrl.LoggerFrom(ctx).WithName("certificates")
-	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		secret := &corev1.Secret{}
-		if err := s.reader.Get(ctx, s.key, secret); err != nil {
-			log.Error(err, "Reading the webhook certificate Secret", "secret", s.key)
-			return false, nil
-		}
-		if len(secret.Data[corev1.TLSCertKey]) == 0 || len(secret.Data[corev1.TLSPrivateKeyKey]) == 0 {
-			return false, nil
-		}
-		return true, s.write(secret)
-	})
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, s.copy)
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -259,64 +247,4 @@ func (s *secretToDir) write(secret *corev1.Secret) error {
 		}
 	}
 	return nil
-}
-
-// ownObjects returns the manager as cert-controller sees it: its informers
-// list and watch every Secret of the namespace and every webhook
-// configuration of the cluster, which would need read access to all of
-// them; through this manager's configuration they ask for the certificate
-// Secret and the two named configurations only (a metadata.name field
-// selector), which grants limited by resourceNames allow.
-func ownObjects(mgr manager.Manager, o CertOptions) manager.Manager {
-	cfg := rest.CopyConfig(mgr.GetConfig())
-	selectors := ownSelectors(o)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return byName{next: rt, selectors: selectors}
-	})
-	return configManager{Manager: mgr, cfg: cfg}
-}
-
-// ownSelectors maps the collection paths of the certificate Secret and the
-// named webhook configurations to a field selector on their name.
-func ownSelectors(o CertOptions) map[string]string {
-	const admission = "/apis/admissionregistration.k8s.io/v1/"
-	out := map[string]string{"/api/v1/namespaces/" + o.Namespace + "/secrets": "metadata.name=" + o.SecretName}
-	if o.MutatingConfig != "" {
-		out[admission+"mutatingwebhookconfigurations"] = "metadata.name=" + o.MutatingConfig
-	}
-	if o.ValidatingConfig != "" {
-		out[admission+"validatingwebhookconfigurations"] = "metadata.name=" + o.ValidatingConfig
-	}
-	return out
-}
-
-// configManager is a manager with another REST configuration.
-type configManager struct {
-	manager.Manager
-	cfg *rest.Config
-}
-
-func (m configManager) GetConfig() *rest.Config { return m.cfg }
-
-// byName adds a field selector to the list and watch requests of some
-// collections, by path.
-type byName struct {
-	next      http.RoundTripper
-	selectors map[string]string // by collection path
-}
-
-func (b byName) RoundTrip(req *http.Request) (*http.Response, error) {
-	selector, ok := b.selectors[req.URL.Path]
-	if req.Method != http.MethodGet || !ok {
-		return b.next.RoundTrip(req)
-	}
-	req = req.Clone(req.Context())
-	q := req.URL.Query()
-	if existing := q.Get("fieldSelector"); existing != "" && existing != selector {
-		q.Set("fieldSelector", existing+","+selector)
-	} else {
-		q.Set("fieldSelector", selector)
-	}
-	req.URL.RawQuery = q.Encode()
-	return b.next.RoundTrip(req)
 }

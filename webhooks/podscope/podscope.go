@@ -1,4 +1,7 @@
-package webhooks
+// Package podscope keeps the pod webhooks' matchConditions equal to what
+// the SidecarSets need (webhooks/scope computes them), on the leader, and
+// once before the webhook server serves.
+package podscope
 
 import (
 	"context"
@@ -16,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,23 +32,9 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/scopestate"
 	"github.com/sidecarset-operator/sidecarset-operator/version"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
-
-// Names of the pod webhooks in the mutating webhook configuration (see
-// markers.go).
-const (
-	// PodWebhookName is the failurePolicy Fail webhook: required SidecarSets.
-	PodWebhookName = "mpod.sidecarset-operator.dev"
-	// PodBestEffortWebhookName is the failurePolicy Ignore webhook:
-	// best-effort SidecarSets.
-	PodBestEffortWebhookName = "mpod-best-effort.sidecarset-operator.dev"
-)
-
-// OLMWebhookLabel is the label OLM puts on each webhook configuration it
-// creates from a CSV webhook definition, with the webhook's name as value.
-// OLM generates the configurations' names, so they are found by it.
-const OLMWebhookLabel = "olm.webhook-description-generate-name"
 
 // conflictRetry is how soon a write that lost a conflict is tried again.
 const conflictRetry = 200 * time.Millisecond
@@ -72,7 +62,7 @@ type PodWebhookScope struct {
 	Client client.Client
 	// ConfigName is the MutatingWebhookConfiguration holding the pod
 	// webhooks. Empty means OLM created them: they are found by
-	// OLMWebhookLabel.
+	// names.OLMWebhookLabel.
 	ConfigName string
 	// Namespace is the operator's namespace: its own pods there are left
 	// out of the scope (scope.Scope.Exempting).
@@ -83,11 +73,11 @@ type PodWebhookScope struct {
 	State *scopestate.State
 
 	// Serving reports whether this replica's webhook server answers
-	// (Server.Serving). Until it does, the controller writes nothing: a
+	// (webhookserver.Server.Serving). Until it does, the controller writes nothing: a
 	// scope written earlier would send pods to the failurePolicy Fail
 	// webhook with nothing to answer it (a first install, or one after
 	// make undeploy), and the server writes the scope itself just before
-	// it serves (writeScopeBeforeServing). Nil: always serving.
+	// it serves (SyncBeforeServing). Nil: always serving.
 	Serving func() bool
 	served  atomic.Bool
 
@@ -129,8 +119,8 @@ func (r *PodWebhookScope) isOurs(o client.Object) bool {
 	if r.ConfigName != "" {
 		return o.GetName() == r.ConfigName
 	}
-	name := o.GetLabels()[OLMWebhookLabel]
-	return name == PodWebhookName || name == PodBestEffortWebhookName
+	name := o.GetLabels()[names.OLMWebhookLabel]
+	return name == names.PodWebhookName || name == names.PodBestEffortWebhookName
 }
 
 // servingRetry is how soon the controller looks again whether the webhook
@@ -186,14 +176,14 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 		return nil
 	}
 	bestEffortInstalled := slices.ContainsFunc(configs, func(c *admissionregistrationv1.MutatingWebhookConfiguration) bool {
-		return slices.ContainsFunc(c.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == PodBestEffortWebhookName })
+		return slices.ContainsFunc(c.Webhooks, func(w admissionregistrationv1.MutatingWebhook) bool { return w.Name == names.PodBestEffortWebhookName })
 	})
 	want := map[string]scope.Condition{}
 	why := scopeDegradedMessage
 	sc := scope.Installed(sets, r.Namespace, bestEffortInstalled)
-	want[PodWebhookName] = sc.Required
+	want[names.PodWebhookName] = sc.Required
 	if bestEffortInstalled {
-		want[PodBestEffortWebhookName] = sc.BestEffort
+		want[names.PodBestEffortWebhookName] = sc.BestEffort
 	} else {
 		why = scopeDegradedCombinedMessage
 	}
@@ -203,7 +193,7 @@ func (r *PodWebhookScope) Sync(ctx context.Context) error {
 		log := ctrl.LoggerFrom(ctx)
 		log.Error(refused.err, "The API server refused the pod webhooks' scope: every pod is sent to the best-effort webhook", "webhook", refused.webhook)
 		sc := scope.Fallback(sets, refused.previous)
-		want[PodWebhookName], want[PodBestEffortWebhookName] = sc.Required, sc.BestEffort.Exempting(r.Namespace)
+		want[names.PodWebhookName], want[names.PodBestEffortWebhookName] = sc.Required, sc.BestEffort.Exempting(r.Namespace)
 		why = fmt.Sprintf(scopeRefusedMessage, refused.err)
 		configs, err = r.configurations(ctx)
 		if err == nil {
@@ -272,7 +262,7 @@ func (r *PodWebhookScope) write(ctx context.Context, configs []*admissionregistr
 			}
 			found = true
 			changed = r.recordVersion(cfg) || changed
-			if w.Name == PodWebhookName {
+			if w.Name == names.PodWebhookName {
 				previous = "true" // a webhook without our condition receives every pod
 				for _, mc := range w.MatchConditions {
 					if mc.Name == scope.ConditionName {
@@ -301,8 +291,8 @@ func (r *PodWebhookScope) write(ctx context.Context, configs []*admissionregistr
 			switch {
 			case apierrors.IsConflict(err):
 				return errScopeConflict
-			case apierrors.IsInvalid(err) && want[PodWebhookName].Expression != previous:
-				return &refusedError{webhook: PodWebhookName, previous: previous, err: err}
+			case apierrors.IsInvalid(err) && want[names.PodWebhookName].Expression != previous:
+				return &refusedError{webhook: names.PodWebhookName, previous: previous, err: err}
 			}
 			return fmt.Errorf("writing the scope of the pod webhooks in %s: %w", cfg.Name, err)
 		}
@@ -311,7 +301,7 @@ func (r *PodWebhookScope) write(ctx context.Context, configs []*admissionregistr
 		r.mu.Unlock()
 	}
 	if !found {
-		return fmt.Errorf("no webhook configuration has the webhook %s", PodWebhookName)
+		return fmt.Errorf("no webhook configuration has the webhook %s", names.PodWebhookName)
 	}
 	return nil
 }
@@ -342,7 +332,7 @@ func (r *PodWebhookScope) configurations(ctx context.Context) ([]*admissionregis
 		}
 		return []*admissionregistrationv1.MutatingWebhookConfiguration{cfg}, nil
 	}
-	req, err := labels.NewRequirement(OLMWebhookLabel, selection.In, []string{PodWebhookName, PodBestEffortWebhookName})
+	req, err := labels.NewRequirement(names.OLMWebhookLabel, selection.In, []string{names.PodWebhookName, names.PodBestEffortWebhookName})
 	if err != nil {
 		return nil, err
 	}
@@ -399,8 +389,26 @@ func boolGauge(b bool) float64 {
 	return 0
 }
 
-// Serving reports whether the webhook server serves: its handlers are
-// registered and its port answers TLS (ReadyCheck passes).
-func (s *Server) Serving() bool {
-	return s.ReadyCheck()(nil) == nil
+// startTimeout bounds how long the webhook server waits to write the pod
+// webhooks' scope before it serves anyway.
+const startTimeout = 10 * time.Second
+
+// SyncBeforeServing writes the pod webhooks' scope, so that the API server
+// sends the first pods under the current SidecarSets' scope rather than
+// under the installed one. If it cannot (no permission, the API server
+// unreachable), it gives up after startTimeout and the server serves
+// anyway: the installed condition sends no pod, or the last scope written,
+// never more, and the scope controller keeps trying.
+func (r *PodWebhookScope) SyncBeforeServing(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx)
+	err := wait.PollUntilContextTimeout(ctx, conflictRetry, startTimeout, true, func(ctx context.Context) (bool, error) {
+		err := r.Sync(ctx)
+		if err != nil {
+			log.V(2).Info("Writing the pod webhooks' scope", "error", err.Error())
+		}
+		return err == nil, nil
+	})
+	if err != nil {
+		log.Error(err, "Could not write the pod webhooks' scope before serving; the scope controller keeps trying")
+	}
 }

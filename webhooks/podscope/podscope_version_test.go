@@ -1,4 +1,4 @@
-package webhooks
+package podscope
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/sidecarset-operator/sidecarset-operator/version"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // TestPodWebhookScope_RecordsTheManagersVersion: the scope's write records
@@ -19,19 +20,19 @@ import (
 func TestPodWebhookScope_RecordsTheManagersVersion(t *testing.T) {
 	t.Parallel()
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName, Annotations: map[string]string{
+		ObjectMeta: metav1.ObjectMeta{Name: names.MutatingConfigName, Annotations: map[string]string{
 			version.Annotation: "v0.0.9", version.RevisionAnnotation: "old", "kept": "yes",
 		}},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: PodWebhookName}, {Name: PodBestEffortWebhookName}},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: names.PodWebhookName}, {Name: names.PodBestEffortWebhookName}},
 	}
 	c := fake.NewClientBuilder().WithScheme(scopeTestScheme()).WithObjects(cfg).Build()
 	build := version.Info{Version: "v0.1.0", Revision: "0123456789abcdef"}
-	r := &PodWebhookScope{Client: c, ConfigName: MutatingConfigName, Build: build}
+	r := &PodWebhookScope{Client: c, ConfigName: names.MutatingConfigName, Build: build}
 	ctx := context.Background()
 
 	read := func() *admissionregistrationv1.MutatingWebhookConfiguration {
 		got := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		if err := c.Get(ctx, types.NamespacedName{Name: MutatingConfigName}, got); err != nil {
+		if err := c.Get(ctx, types.NamespacedName{Name: names.MutatingConfigName}, got); err != nil {
 			t.Fatal(err)
 		}
 		return got
@@ -60,16 +61,16 @@ func TestPodWebhookScope_RecordsTheManagersVersion(t *testing.T) {
 func TestPodWebhookScope_WithoutBuildRecordsNoVersion(t *testing.T) {
 	t.Parallel()
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: MutatingConfigName},
-		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: PodWebhookName}},
+		ObjectMeta: metav1.ObjectMeta{Name: names.MutatingConfigName},
+		Webhooks:   []admissionregistrationv1.MutatingWebhook{{Name: names.PodWebhookName}},
 	}
 	c := fake.NewClientBuilder().WithScheme(scopeTestScheme()).WithObjects(cfg).Build()
-	r := &PodWebhookScope{Client: c, ConfigName: MutatingConfigName}
+	r := &PodWebhookScope{Client: c, ConfigName: names.MutatingConfigName}
 	if err := r.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	got := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := c.Get(context.Background(), types.NamespacedName{Name: MutatingConfigName}, got); err != nil {
+	if err := c.Get(context.Background(), types.NamespacedName{Name: names.MutatingConfigName}, got); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := version.FromAnnotations(got.Annotations); ok {

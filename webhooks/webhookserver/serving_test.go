@@ -1,4 +1,4 @@
-package webhooks
+package webhookserver
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/install"
 	"github.com/sidecarset-operator/sidecarset-operator/test/pki"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
 )
 
@@ -70,8 +71,8 @@ func startServing(t *testing.T, guard *serving.Guard) http.Handler {
 }
 
 // servedPaths are every path the Server registers.
-var servedPaths = []string{ConversionPath, PodInjectionPath, SidecarSetDefaultPath, SidecarSetValidatePath,
-	LegacySidecarSetDefaultPath, LegacySidecarSetValidatePath}
+var servedPaths = []string{names.ConversionPath, names.PodInjectionPath, names.SidecarSetDefaultPath, names.SidecarSetValidatePath,
+	names.LegacySidecarSetDefaultPath, names.LegacySidecarSetValidatePath}
 
 // endless streams a JSON string's opening and then n bytes of 'a', counting
 // what was read.
@@ -110,7 +111,7 @@ func TestServer_BoundsEveryPath(t *testing.T) {
 	mux := startServing(t, guard)
 	const size = 300 << 20
 	prefixes := map[string]string{
-		ConversionPath: `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"1","desiredAPIVersion":"apps.kruise.io/v1beta1","objects":[{"x":"`,
+		names.ConversionPath: `{"kind":"ConversionReview","apiVersion":"apiextensions.k8s.io/v1","request":{"uid":"1","desiredAPIVersion":"apps.kruise.io/v1beta1","objects":[{"x":"`,
 	}
 	for _, path := range append(servedPaths, "/unknown") {
 		prefix, ok := prefixes[path]
@@ -134,7 +135,7 @@ func TestServer_BoundsEveryPath(t *testing.T) {
 		}
 		bound := int64(serving.MaxAdmissionReviewBytes)
 		switch path {
-		case ConversionPath:
+		case names.ConversionPath:
 			bound = serving.MaxConvertedObjectBytes
 		case "/unknown":
 			bound = 0
@@ -172,7 +173,7 @@ func TestServer_AuthenticatesEveryAdmissionPath(t *testing.T) {
 		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(forged))
 		req.Header.Set("Content-Type", "application/json")
 		mux.ServeHTTP(rec, req)
-		if path == ConversionPath {
+		if path == names.ConversionPath {
 			if rec.Code != http.StatusOK {
 				t.Errorf("%s: answered %d %q, want a conversion answer", path, rec.Code, rec.Body.String())
 			}

@@ -1,4 +1,4 @@
-package webhooks
+package podscope
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/scope"
 )
 
@@ -46,14 +47,14 @@ func TestPodWebhookScope_ChangesOnlyItsConditionInOLMsConfigurations(t *testing.
 		}
 	}
 	ours := []*admissionregistrationv1.MutatingWebhookConfiguration{
-		configuration(PodWebhookName+"-x7k2p", map[string]string{OLMWebhookLabel: PodWebhookName}, PodWebhookName),
-		configuration(PodBestEffortWebhookName+"-q2w4e", map[string]string{OLMWebhookLabel: PodBestEffortWebhookName}, PodBestEffortWebhookName),
+		configuration(names.PodWebhookName+"-x7k2p", map[string]string{names.OLMWebhookLabel: names.PodWebhookName}, names.PodWebhookName),
+		configuration(names.PodBestEffortWebhookName+"-q2w4e", map[string]string{names.OLMWebhookLabel: names.PodBestEffortWebhookName}, names.PodBestEffortWebhookName),
 	}
 	others := []*admissionregistrationv1.MutatingWebhookConfiguration{
 		// Another operator's, unlabelled, even with a webhook of our name.
-		configuration("mesh-injector", nil, PodWebhookName),
+		configuration("mesh-injector", nil, names.PodWebhookName),
 		// OLM's for another operator's webhook.
-		configuration("other-operator-z9y8x", map[string]string{OLMWebhookLabel: "mutate.other.example.com"}, "mutate.other.example.com"),
+		configuration("other-operator-z9y8x", map[string]string{names.OLMWebhookLabel: "mutate.other.example.com"}, "mutate.other.example.com"),
 	}
 	mesh := &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Name: "mesh"}}
 	mesh.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}

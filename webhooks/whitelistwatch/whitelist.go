@@ -1,4 +1,7 @@
-package webhooks
+// Package whitelistwatch keeps the patchPodMetadata whitelist (policy.Store)
+// equal to the kruise-configuration ConfigMap of the operator's namespace,
+// reloaded on every change without a restart.
+package whitelistwatch
 
 import (
 	"context"
@@ -39,18 +42,18 @@ type whitelistWatcher struct {
 	key      types.NamespacedName
 }
 
-// AddWhitelistWatcher watches the kruise-configuration ConfigMap of the
+// Add watches the kruise-configuration ConfigMap of the
 // operator's namespace. It runs on every replica: each serves webhooks. It
 // also loads the ConfigMap once at start, so that the store is loaded
 // (policy.Store.Loaded) even when the ConfigMap does not exist and no event
 // ever comes: the controller waits for that before it re-applies
 // patchPodMetadata.
-func AddWhitelistWatcher(mgr manager.Manager, store *policy.Store, namespace string) error {
+func Add(mgr manager.Manager, store *policy.Store, namespace string) error {
 	w := &whitelistWatcher{
 		reader:   mgr.GetCache(),
 		store:    store,
 		recorder: mgr.GetEventRecorder("sidecarset-operator"),
-		key:      whitelistKey(namespace),
+		key:      configMapKey(namespace),
 	}
 	// One reconcile at start, through the same queue as the ConfigMap's
 	// events (so loads never race), whether or not the ConfigMap exists.
@@ -71,7 +74,7 @@ func AddWhitelistWatcher(mgr manager.Manager, store *policy.Store, namespace str
 // Reconcile reloads the whitelist.
 func (w *whitelistWatcher) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
-	load, err := loadWhitelist(ctx, w.reader, w.store, w.key)
+	load, err := load(ctx, w.reader, w.store, w.key)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -97,8 +100,17 @@ func (w *whitelistWatcher) Reconcile(ctx context.Context, _ reconcile.Request) (
 	return reconcile.Result{}, nil
 }
 
-// whitelistLoad is what loading the kruise-configuration ConfigMap did.
-type whitelistLoad struct {
+// Load applies the current kruise-configuration ConfigMap of the
+// namespace to the store: its whitelist, or no whitelist when the ConfigMap
+// is absent. Only a read error is an error (a malformed whitelist is
+// reported by the watcher, and the last good one stays in force).
+func Load(ctx context.Context, reader client.Reader, store *policy.Store, namespace string) error {
+	_, err := load(ctx, reader, store, configMapKey(namespace))
+	return err
+}
+
+// loaded is what loading the kruise-configuration ConfigMap did.
+type loaded struct {
 	// configMap is the ConfigMap read; nil when it does not exist.
 	configMap *corev1.ConfigMap
 	// invalid is why its whitelist was not applied (the last good one
@@ -106,22 +118,22 @@ type whitelistLoad struct {
 	invalid error
 }
 
-// loadWhitelist applies the current kruise-configuration ConfigMap to the
+// load applies the current kruise-configuration ConfigMap to the
 // store: its whitelist, or no whitelist when the ConfigMap is absent. Only a
 // read error is returned as an error.
-func loadWhitelist(ctx context.Context, reader client.Reader, store *policy.Store, key types.NamespacedName) (whitelistLoad, error) {
+func load(ctx context.Context, reader client.Reader, store *policy.Store, key types.NamespacedName) (loaded, error) {
 	cm := &corev1.ConfigMap{}
 	if err := reader.Get(ctx, key, cm); err != nil {
 		if apierrors.IsNotFound(err) {
 			store.Delete()
-			return whitelistLoad{}, nil
+			return loaded{}, nil
 		}
-		return whitelistLoad{}, err
+		return loaded{}, err
 	}
-	return whitelistLoad{configMap: cm, invalid: store.Update(cm)}, nil
+	return loaded{configMap: cm, invalid: store.Update(cm)}, nil
 }
 
-// whitelistKey is the kruise-configuration ConfigMap of a namespace.
-func whitelistKey(namespace string) types.NamespacedName {
+// configMapKey is the kruise-configuration ConfigMap of a namespace.
+func configMapKey(namespace string) types.NamespacedName {
 	return types.NamespacedName{Namespace: namespace, Name: appsv1beta1.ConfigurationConfigMapName}
 }

@@ -1,4 +1,7 @@
-package webhooks
+// Package crdwatch follows the SidecarSet informer's watches, so that the
+// manager knows when its view of the SidecarSets is live again after a
+// write of the CRD replaced its storage.
+package crdwatch
 
 import (
 	"context"
@@ -27,10 +30,10 @@ const storageReplaceTimeout = 30 * time.Second
 // meanwhile reaches neither the pod webhooks' scope nor the injector's
 // registry until then: a pod created right after it would be admitted
 // without its sidecars. The first start of a fresh install writes the CRD
-// (the self-managed CA is new), so a user following the manual at once after
-// the install met exactly that. ConversionConfig's ready check waits, after
-// its write, until every watch opened before the write has ended and a newer
-// one is open.
+// (the self-managed CA is new), so a user following the manual right after
+// the install would meet it. crdconversion.ConversionConfig's ready check
+// waits, after its write, until every watch opened before the write has
+// ended and a newer one is open.
 type SidecarSetWatches struct {
 	mu         sync.Mutex
 	opened     uint64              // watches opened so far, numbered from 1

@@ -1,8 +1,8 @@
-// Package webhooks serves the operator's admission webhooks: pod injection,
-// and SidecarSet defaulting and validation. The handlers are thin: they read
-// from memory and the cache and call the pure cores (webhooks/inject,
-// webhooks/validation, policy).
-package webhooks
+// Package webhookserver serves the operator's webhooks on every replica: it
+// registers the admission handlers (package webhooks) and the CRD's
+// conversion once the serving certificate is ready and the informers they
+// read have synced, and reports readiness.
+package webhookserver
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,8 +28,14 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/internal/lookup"
 	"github.com/sidecarset-operator/sidecarset-operator/policy"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/decide"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/failureevents"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/inject"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/podscope"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/whitelistwatch"
 )
 
 // The webhooks read SidecarSets, namespaces (metadata) and the operator's
@@ -58,7 +63,7 @@ type Options struct {
 	Whitelist *policy.Store
 	// Scope, when set, writes the pod webhooks' scope before the server
 	// serves its first pod.
-	Scope *PodWebhookScope
+	Scope *podscope.PodWebhookScope
 	// Authoring is the compiled authoring policy, enforced where the API
 	// server does not enforce it; nil disables that.
 	Authoring *authoring.Policy
@@ -73,15 +78,15 @@ type Server struct {
 	opts      Options
 	certReady <-chan struct{}
 	started   atomic.Bool
-	failures  *FailureEvents
+	failures  *failureevents.Reporter
 	guard     *serving.Guard
 }
 
-// AddServer adds the webhook Server to the manager; it starts serving once
+// Add adds the webhook Server to the manager; it starts serving once
 // certReady closes.
-func AddServer(mgr manager.Manager, o Options, certReady <-chan struct{}) (*Server, error) {
+func Add(mgr manager.Manager, o Options, certReady <-chan struct{}) (*Server, error) {
 	s := &Server{mgr: mgr, opts: o, certReady: certReady,
-		failures: NewFailureEvents(mgr.GetEventRecorder("sidecarset-webhook"))}
+		failures: failureevents.NewReporter(mgr.GetEventRecorder("sidecarset-webhook"))}
 	if err := mgr.Add(s.failures); err != nil {
 		return nil, err
 	}
@@ -143,7 +148,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.guard == nil {
 		s.guard, _ = serving.NewGuard(serving.Options{}) // bounds, no authentication: cannot fail
 	}
-	s.register(srv, ConversionPath, serving.Conversion, serving.NewConverter(s.mgr.GetScheme()))
+	s.register(srv, names.ConversionPath, serving.Conversion, serving.NewConverter(s.mgr.GetScheme()))
 	if !toolscache.WaitForCacheSync(ctx.Done(), synced...) {
 		return errors.New("the cache did not sync")
 	}
@@ -153,24 +158,26 @@ func (s *Server) Start(ctx context.Context) error {
 	// SidecarSet with patchPodMetadata would be rejected as if the
 	// ConfigMap were missing. A malformed one is reported by the watcher.
 	if s.opts.Whitelist != nil {
-		if _, err := loadWhitelist(ctx, s.mgr.GetCache(), s.opts.Whitelist, whitelistKey(s.opts.Namespace)); err != nil {
+		if err := whitelistwatch.Load(ctx, s.mgr.GetCache(), s.opts.Whitelist, s.opts.Namespace); err != nil {
 			return fmt.Errorf("loading the patchPodMetadata whitelist: %w", err)
 		}
 	}
 	if s.opts.Scope != nil {
-		writeScopeBeforeServing(ctx, s.opts.Scope)
+		s.opts.Scope.SyncBeforeServing(ctx)
 	}
-	s.register(srv, PodInjectionPath, serving.Admission, &PodInjector{
-		Registry:                     registry,
-		Reader:                       s.mgr.GetCache(),
-		LiveReader:                   s.mgr.GetAPIReader(),
-		Namespace:                    s.opts.Namespace,
-		Options:                      s.opts.Inject,
-		Whitelist:                    s.opts.Whitelist,
-		PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
-		Failures:                     s.failures,
+	s.register(srv, names.PodInjectionPath, serving.Admission, &webhooks.PodInjector{
+		Injector: decide.Injector{
+			Registry:                     registry,
+			Reader:                       s.mgr.GetCache(),
+			LiveReader:                   s.mgr.GetAPIReader(),
+			Namespace:                    s.opts.Namespace,
+			Options:                      s.opts.Inject,
+			Whitelist:                    s.opts.Whitelist,
+			PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
+		},
+		Failures: s.failures,
 	})
-	validator := &SidecarSetValidator{
+	validator := &webhooks.SidecarSetValidator{
 		Reader:                       s.mgr.GetCache(),
 		Namespace:                    s.opts.Namespace,
 		Rules:                        s.opts.Rules,
@@ -178,46 +185,22 @@ func (s *Server) Start(ctx context.Context) error {
 		PatchMetadataDefaultsAllowed: s.opts.PatchMetadataDefaultsAllowed,
 	}
 	if s.opts.Authoring != nil {
-		validator.Authoring = &AuthoringPolicy{Policy: s.opts.Authoring, Reader: s.mgr.GetCache(), Authorizer: s.opts.Authorizer,
+		validator.Authoring = &webhooks.AuthoringPolicy{Policy: s.opts.Authoring, Reader: s.mgr.GetCache(), Authorizer: s.opts.Authorizer,
 			Namespace: s.opts.Namespace}
 	}
 	// Both versions, at OpenKruise 1.9's paths and at the v1alpha1 paths of
 	// earlier releases (webhook configurations not yet updated).
-	for _, path := range []string{SidecarSetDefaultPath, LegacySidecarSetDefaultPath} {
-		s.register(srv, path, serving.Admission, &admission.Webhook{Handler: SidecarSetDefaulter{
+	for _, path := range []string{names.SidecarSetDefaultPath, names.LegacySidecarSetDefaultPath} {
+		s.register(srv, path, serving.Admission, &admission.Webhook{Handler: webhooks.SidecarSetDefaulter{
 			Authorizer: s.opts.Authorizer, Reader: s.mgr.GetCache(), LiveReader: s.mgr.GetAPIReader(), Restores: validator.Authoring}})
 	}
-	for _, path := range []string{SidecarSetValidatePath, LegacySidecarSetValidatePath} {
+	for _, path := range []string{names.SidecarSetValidatePath, names.LegacySidecarSetValidatePath} {
 		s.register(srv, path, serving.Admission, &admission.Webhook{Handler: validator})
 	}
 	s.started.Store(true)
 	log.Info("Serving the webhooks", "sidecarSets", registry.Len(), "after", time.Since(begin).Round(time.Millisecond).String())
 	<-ctx.Done()
 	return nil
-}
-
-// scopeStartTimeout bounds how long the server waits to write the pod
-// webhooks' scope before it serves anyway.
-const scopeStartTimeout = 10 * time.Second
-
-// writeScopeBeforeServing writes the pod webhooks' scope, so that the API
-// server sends the first pods under the current SidecarSets' scope rather
-// than under the installed one. If it cannot (no permission, the API server
-// unreachable), the server serves anyway after scopeStartTimeout: the
-// installed condition sends no pod, or the last scope written, never more,
-// and the scope controller keeps trying.
-func writeScopeBeforeServing(ctx context.Context, sc *PodWebhookScope) {
-	log := ctrl.LoggerFrom(ctx)
-	err := wait.PollUntilContextTimeout(ctx, conflictRetry, scopeStartTimeout, true, func(ctx context.Context) (bool, error) {
-		err := sc.Sync(ctx)
-		if err != nil {
-			log.V(2).Info("Writing the pod webhooks' scope", "error", err.Error())
-		}
-		return err == nil, nil
-	})
-	if err != nil {
-		log.Error(err, "Could not write the pod webhooks' scope before serving; the scope controller keeps trying")
-	}
 }
 
 // ReadyCheck fails until the webhook server serves.
@@ -228,4 +211,10 @@ func (s *Server) ReadyCheck() healthz.Checker {
 		}
 		return s.mgr.GetWebhookServer().StartedChecker()(req)
 	}
+}
+
+// Serving reports whether the webhook server serves: its handlers are
+// registered and its port answers TLS (ReadyCheck passes).
+func (s *Server) Serving() bool {
+	return s.ReadyCheck()(nil) == nil
 }

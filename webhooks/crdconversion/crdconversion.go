@@ -1,4 +1,7 @@
-package webhooks
+// Package crdconversion keeps the SidecarSet CRD's conversion webhook
+// pointing at the operator's webhook server, when the manager issues its
+// own certificate.
+package crdconversion
 
 import (
 	"context"
@@ -12,24 +15,21 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
 // The manager keeps the SidecarSet CRD's conversion webhook pointing at its
 // own webhook server only when it manages its own certificates
-// (CertOptions.KeepsConversion). The right it needs for that, get and patch
+// (certs.CertOptions.KeepsConversion). The right it needs for that, get and patch
 // on this one CRD, is therefore no marker of the manager's role: it ships
 // with the self-managed certificate (config/certs/crd_conversion_rbac.yaml),
 // and neither the cert-manager install nor the OLM bundle grants it.
-
-// SidecarSetCRDName is the name of the SidecarSet CRD.
-const SidecarSetCRDName = "sidecarsets.apps.kruise.io"
-
-// SidecarSetWebhookName is the SidecarSet defaulting webhook's name: the
-// conversion webhook is reached where it is.
-const SidecarSetWebhookName = "msidecarset.sidecarset-operator.dev"
 
 // conversionSyncInterval is how often the CRD's conversion webhook is
 // checked once it is right (another installer, such as an OpenKruise
@@ -45,7 +45,7 @@ const conversionSyncInterval = 10 * time.Second
 // current there: self-managed, cert-manager's CA injector, ...). It runs on
 // every replica, as the webhook server does; its writes are idempotent.
 //
-// It is used only with self-managed certificates (CertOptions.KeepsConversion):
+// It is used only with self-managed certificates (certs.CertOptions.KeepsConversion):
 // with external ones, whoever issues the certificate also writes the CRD's CA
 // bundle (cert-manager's CA injector, from the CRD's
 // cert-manager.io/inject-ca-from annotation; OLM, from the CSV's
@@ -62,7 +62,7 @@ type ConversionConfig struct {
 	// Watches follows the SidecarSet informer's watches (nil: not
 	// followed): after a write of the CRD, ReadyCheck waits until the watch
 	// is reopened on the CRD's new storage.
-	Watches *SidecarSetWatches
+	Watches *crdwatch.SidecarSetWatches
 
 	synced atomic.Bool // a Sync found or made the CRD right
 	ready  atomic.Bool // ReadyCheck passed once
@@ -71,7 +71,7 @@ type ConversionConfig struct {
 // ReadyCheck fails until the CRD's conversion webhook points at this
 // operator (before that, the API server refuses every v1alpha1 request of a
 // SidecarSet) and, when this manager wrote it, until the SidecarSet watch is
-// reopened on the storage the write replaced (SidecarSetWatches). Once it
+// reopened on the storage the write replaced (crdwatch.SidecarSetWatches). Once it
 // passes it stays passed: a later rewrite (by another installer) does not
 // take a serving replica out of its Service.
 func (c *ConversionConfig) ReadyCheck() healthz.Checker {
@@ -80,17 +80,17 @@ func (c *ConversionConfig) ReadyCheck() healthz.Checker {
 			return nil
 		}
 		if !c.synced.Load() {
-			return fmt.Errorf("the conversion webhook of CustomResourceDefinition %s is not set yet", SidecarSetCRDName)
+			return fmt.Errorf("the conversion webhook of CustomResourceDefinition %s is not set yet", names.SidecarSetCRDName)
 		}
 		if c.Watches != nil {
 			live, waited := c.Watches.Live(time.Now())
 			if !live {
 				return fmt.Errorf("the SidecarSet watch is not yet reopened on the storage of CustomResourceDefinition %s (written %s ago)",
-					SidecarSetCRDName, waited.Round(time.Millisecond))
+					names.SidecarSetCRDName, waited.Round(time.Millisecond))
 			}
 			if c.ready.CompareAndSwap(false, true) && waited > 0 {
 				ctrl.Log.WithName("crd-conversion").Info("The SidecarSet watch was reopened on the CRD's new storage",
-					"crd", SidecarSetCRDName, "afterWrite", waited.Round(time.Millisecond).String())
+					"crd", names.SidecarSetCRDName, "afterWrite", waited.Round(time.Millisecond).String())
 			}
 		}
 		c.ready.Store(true)
@@ -102,29 +102,35 @@ func (c *ConversionConfig) ReadyCheck() healthz.Checker {
 func (c *ConversionConfig) NeedLeaderElection() bool { return false }
 
 // Start syncs every second until the CRD is right, then every
-// conversionSyncInterval.
+// conversionSyncInterval until it is not, and so on until the context ends.
 func (c *ConversionConfig) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("crd-conversion")
 	lastErr := ""
-	for {
-		interval := conversionSyncInterval
+	// sync syncs once and reports whether the CRD is right.
+	sync := func(ctx context.Context) bool {
 		changed, err := c.Sync(ctx)
 		switch {
 		case err != nil:
 			if err.Error() != lastErr {
 				log.Info("The SidecarSet CRD's conversion webhook is not set yet", "reason", err.Error())
 			}
-			lastErr, interval = err.Error(), time.Second
+			lastErr = err.Error()
+			return false
 		case changed || lastErr != "":
-			log.Info("The SidecarSet CRD's conversion webhook points at this operator", "crd", SidecarSetCRDName)
+			log.Info("The SidecarSet CRD's conversion webhook points at this operator", "crd", names.SidecarSetCRDName)
 			lastErr = ""
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(interval):
-		}
+		return true
 	}
+	for first := true; ctx.Err() == nil; first = false {
+		_ = wait.PollUntilContextCancel(ctx, time.Second, first, func(ctx context.Context) (bool, error) {
+			return sync(ctx), nil
+		})
+		_ = wait.PollUntilContextCancel(ctx, conversionSyncInterval, false, func(ctx context.Context) (bool, error) {
+			return !sync(ctx), nil
+		})
+	}
+	return nil
 }
 
 // Sync writes the CRD's conversion webhook if it differs from the one
@@ -137,23 +143,23 @@ func (c *ConversionConfig) Sync(ctx context.Context) (changed bool, err error) {
 	}
 	var clientConfig *admissionregistrationv1.WebhookClientConfig
 	for i := range config.Webhooks {
-		if config.Webhooks[i].Name == SidecarSetWebhookName {
+		if config.Webhooks[i].Name == names.SidecarSetWebhookName {
 			clientConfig = &config.Webhooks[i].ClientConfig
 		}
 	}
 	if clientConfig == nil {
-		return false, fmt.Errorf("MutatingWebhookConfiguration %s has no webhook %s", c.MutatingConfig, SidecarSetWebhookName)
+		return false, fmt.Errorf("MutatingWebhookConfiguration %s has no webhook %s", c.MutatingConfig, names.SidecarSetWebhookName)
 	}
 	if len(clientConfig.CABundle) == 0 {
-		return false, fmt.Errorf("webhook %s of MutatingWebhookConfiguration %s has no CA bundle yet", SidecarSetWebhookName, c.MutatingConfig)
+		return false, fmt.Errorf("webhook %s of MutatingWebhookConfiguration %s has no CA bundle yet", names.SidecarSetWebhookName, c.MutatingConfig)
 	}
 	want, err := DesiredConversion(*clientConfig)
 	if err != nil {
 		return false, err
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := c.Reader.Get(ctx, types.NamespacedName{Name: SidecarSetCRDName}, crd); err != nil {
-		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", SidecarSetCRDName, err)
+	if err := c.Reader.Get(ctx, types.NamespacedName{Name: names.SidecarSetCRDName}, crd); err != nil {
+		return false, fmt.Errorf("reading CustomResourceDefinition %s: %w", names.SidecarSetCRDName, err)
 	}
 	if equality.Semantic.DeepEqual(crd.Spec.Conversion, want) {
 		c.synced.Store(true)
@@ -161,8 +167,8 @@ func (c *ConversionConfig) Sync(ctx context.Context) (changed bool, err error) {
 	}
 	patch := client.MergeFromWithOptions(crd.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	crd.Spec.Conversion = want
-	if err := c.Client.Patch(ctx, crd, patch, client.FieldOwner("sidecarset-operator")); err != nil {
-		return false, fmt.Errorf("writing the conversion webhook of CustomResourceDefinition %s: %w", SidecarSetCRDName, err)
+	if err := c.Client.Patch(ctx, crd, patch, client.FieldOwner(names.FieldOwner)); err != nil {
+		return false, fmt.Errorf("writing the conversion webhook of CustomResourceDefinition %s: %w", names.SidecarSetCRDName, err)
 	}
 	if c.Watches != nil {
 		c.Watches.StorageReplaced(time.Now())
@@ -187,7 +193,7 @@ func DesiredConversion(admission admissionregistrationv1.WebhookClientConfig) (*
 		out.Service = &apiextensionsv1.ServiceReference{
 			Namespace: admission.Service.Namespace,
 			Name:      admission.Service.Name,
-			Path:      new(ConversionPath),
+			Path:      new(names.ConversionPath),
 			Port:      &port,
 		}
 	case admission.URL != nil:
@@ -195,7 +201,7 @@ func DesiredConversion(admission admissionregistrationv1.WebhookClientConfig) (*
 		if err != nil {
 			return nil, fmt.Errorf("the webhook's URL %q: %w", *admission.URL, err)
 		}
-		converted := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: ConversionPath}).String()
+		converted := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: names.ConversionPath}).String()
 		out.URL = &converted
 	default:
 		return nil, fmt.Errorf("the webhook has neither a Service nor a URL")

@@ -1,4 +1,7 @@
-package webhooks
+// Package failureevents reports the pods the pod webhook admitted without
+// a best-effort SidecarSet as events on the SidecarSet, batched: the
+// webhook counts in memory, a runnable writes.
+package failureevents
 
 import (
 	"context"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -22,12 +26,12 @@ const EventInjectionFailed = "InjectionFailed"
 // per SidecarSet and interval at most, whatever the number of pods.
 const failureFlushInterval = 10 * time.Second
 
-// FailureEvents turns the best-effort injection failures the pod webhook
-// sees into events on the SidecarSets. The webhook answers without waiting:
+// Reporter turns the best-effort injection failures the pod webhook sees
+// into events on the SidecarSets. The webhook answers without waiting:
 // Report only counts, in memory, and a runnable writes one event per
 // SidecarSet per interval, naming how many pods were admitted without it
 // and the last one with its reason.
-type FailureEvents struct {
+type Reporter struct {
 	recorder events.EventRecorder
 
 	mu      sync.Mutex
@@ -41,13 +45,13 @@ type failureCount struct {
 	lastMsg string
 }
 
-// NewFailureEvents returns a reporter writing with the recorder.
-func NewFailureEvents(recorder events.EventRecorder) *FailureEvents {
-	return &FailureEvents{recorder: recorder, pending: map[string]*failureCount{}}
+// NewReporter returns a reporter writing with the recorder.
+func NewReporter(recorder events.EventRecorder) *Reporter {
+	return &Reporter{recorder: recorder, pending: map[string]*failureCount{}}
 }
 
 // Report counts one pod admitted without a best-effort SidecarSet.
-func (f *FailureEvents) Report(set *appsv1beta1.SidecarSet, pod, message string) {
+func (f *Reporter) Report(set *appsv1beta1.SidecarSet, pod, message string) {
 	if f == nil {
 		return
 	}
@@ -64,24 +68,16 @@ func (f *FailureEvents) Report(set *appsv1beta1.SidecarSet, pod, message string)
 
 // Start writes the counted failures every interval until ctx ends, and once
 // more then.
-func (f *FailureEvents) Start(ctx context.Context) error {
-	t := time.NewTicker(failureFlushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			f.flush()
-			return nil
-		case <-t.C:
-			f.flush()
-		}
-	}
+func (f *Reporter) Start(ctx context.Context) error {
+	wait.UntilWithContext(ctx, func(context.Context) { f.flush() }, failureFlushInterval)
+	f.flush()
+	return nil
 }
 
 // NeedLeaderElection is false: every replica serves pods and reports its own.
-func (f *FailureEvents) NeedLeaderElection() bool { return false }
+func (f *Reporter) NeedLeaderElection() bool { return false }
 
-func (f *FailureEvents) flush() {
+func (f *Reporter) flush() {
 	f.mu.Lock()
 	pending := f.pending
 	f.pending = map[string]*failureCount{}
