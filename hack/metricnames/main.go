@@ -6,10 +6,9 @@
 // metrics when loaded: internal/metrics, where every metric of the
 // operator's own is declared, and the controller-runtime and webhook
 // packages the manager serves with (not the manager's wiring,
-// internal/setup, which is a layer above hack/ and registers none). The
-// monitoring checks
-// (test/monitoring) compare the alert rules' and the dashboard's queries
-// with this list.
+// cmd/manager/app, which is a layer above hack/ and registers none). The
+// monitoring checks (test/monitoring) compare the alert rules' and the
+// dashboard's queries with this list.
 package main
 
 import (

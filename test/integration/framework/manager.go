@@ -15,7 +15,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks"
 )
 
@@ -42,7 +42,7 @@ func (e *Env) StopManager() error {
 // ManagerOptions change the operator's options for a suite.
 type ManagerOptions struct {
 	// Mutate adjusts the operator options (gates, workers).
-	Mutate func(*setup.Options)
+	Mutate func(*app.Options)
 	// User, when set, is who the manager's requests are made as (the
 	// admin impersonating it, with system:authenticated); else the admin.
 	User string
@@ -62,7 +62,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	if o.User != "" {
 		cfg = e.userConfig(o.User)
 	}
-	opts := setup.Options{
+	opts := app.Options{
 		Namespace: OperatorNamespace,
 		Certs:     webhooks.CertOptions{Source: webhooks.CertSourceExternal, Dir: wio.LocalServingCertDir},
 		Workers:   2,
@@ -80,7 +80,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
 		}),
-		Cache:                  setup.CacheOptions(OperatorNamespace, watches, opts.ScopedWebhookConfig),
+		Cache:                  app.CacheOptions(OperatorNamespace, watches, opts.ScopedWebhookConfig),
 		HealthProbeBindAddress: cmp.Or(o.ProbeAddress, "0"),
 		Controller:             config.Controller{SkipNameValidation: new(true), RecoverPanic: new(false)},
 	})
@@ -89,7 +89,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	}
 	e.ManagerCache, e.SidecarSetWatches = mgr.GetCache(), watches
 	ctx, cancel := context.WithCancel(ctx)
-	server, err := setup.All(ctx, mgr, opts)
+	server, err := app.All(ctx, mgr, opts)
 	if err != nil {
 		cancel()
 		return err

@@ -1,4 +1,4 @@
-package setup
+package app
 
 import (
 	"math"
@@ -71,9 +71,9 @@ func TestSetMemoryLimit(t *testing.T) {
 // fails this test until the limit follows. The 256 MiB shipped before was
 // below it.
 func TestShippedMemoryLimit(t *testing.T) {
-	pods, liveHeapMiB := recordedLiveHeap(t, "../../docs/benchmarks.md")
+	pods, liveHeapMiB := recordedLiveHeap(t, "../../../docs/benchmarks.md")
 	liveHeapAtScale := int64(liveHeapMiB * (1 << 20))
-	raw, err := os.ReadFile("../../config/manager/manager.yaml")
+	raw, err := os.ReadFile("../../../config/manager/manager.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
