@@ -1,4 +1,11 @@
-package controllers
+// Package cachetransform holds the manager's cache transforms, which the
+// informers apply to each object as it is decoded, before they store it:
+// PodCache keeps of a pod only what the operator reads, compact; Interner
+// shares the strings, string maps and raw data that many SidecarSets,
+// ControllerRevisions and pods hold alike. Both shells read the cache, and
+// neither writes into a cached object: what the transforms share is shared
+// read-only.
+package cachetransform
 
 import (
 	"crypto/sha256"
