@@ -16,7 +16,7 @@ import (
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/cachetransform"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/heap"
+	"github.com/sidecarset-operator/sidecarset-operator/test/heap"
 )
 
 // hoard is a SidecarSet with revisionHistoryLimit far above the maximum:

@@ -11,7 +11,7 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/heap"
+	"github.com/sidecarset-operator/sidecarset-operator/test/heap"
 )
 
 // scaleSetJSON is one of the scale bench's SidecarSets that select no pod,
