@@ -63,7 +63,7 @@ type cachedPods struct {
 func newCachedPods() *cachedPods {
 	return &cachedPods{
 		indexer: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, withNamespaceIndex(fieldindex.CacheIndexers(&corev1.Pod{}))),
-		cache:   NewPodCache(NewInterner()),
+		cache:   NewPodCache(),
 	}
 }
 
@@ -112,7 +112,7 @@ func BenchmarkPodCache_Trim(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	c := NewPodCache(NewInterner())
+	c := NewPodCache()
 	store := make([]any, n)
 	i := 0
 	for b.Loop() {

@@ -57,7 +57,7 @@ func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
 		ExitCode: 1, Reason: "Error", Message: "crashed", StartedAt: started, FinishedAt: metav1.Now(), ContainerID: "containerd://1"}}
 	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "mesh", Image: "mesh:1", ImageID: "id-mesh", Ready: true, Started: new(true)}}
 
-	got, err := NewPodCache(NewInterner()).Trim(pod)
+	got, err := NewPodCache().Trim(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +78,8 @@ func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
 	}
 
 	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}
-	if got, err := NewPodCache(NewInterner()).Trim(other); err != nil || got != other {
-		t.Errorf("NewPodCache(NewInterner()).Trim(namespace) = %v, %v; want it unchanged", got, err)
+	if got, err := NewPodCache().Trim(other); err != nil || got != other {
+		t.Errorf("NewPodCache().Trim(namespace) = %v, %v; want it unchanged", got, err)
 	}
 }
 
@@ -101,7 +101,7 @@ func TestTrimPod_KeepsWhatThePlannerReads(t *testing.T) {
 		RestartPolicy: corev1.RestartPolicyAlways,
 		Hostname:      "web",
 	}}
-	got, err := NewPodCache(NewInterner()).Trim(pod)
+	got, err := NewPodCache().Trim(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestTrimPod_SharesEqualContainers(t *testing.T) {
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
 		}
 	}
-	c := NewPodCache(NewInterner())
+	c := NewPodCache()
 	trim := func(p *corev1.Pod) *corev1.Pod {
 		t.Helper()
 		got, err := c.Trim(p)
@@ -167,7 +167,7 @@ func TestTrimPod_SharesEqualContainers(t *testing.T) {
 // annotations once compacted: the cache keeps one map of them.
 func TestTrimPod_SharesEqualAnnotations(t *testing.T) {
 	t.Parallel()
-	c := NewPodCache(NewInterner())
+	c := NewPodCache()
 	pod := func(at string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 			appsv1beta1.SidecarSetHashAnnotation: `{"log":{"updateTimestamp":"` + at + `","hash":"h1","sidecarSetName":"log","sidecarList":["log"]}}`,
@@ -202,7 +202,7 @@ func TestTrimPod_SharesEqualAnnotations(t *testing.T) {
 // started another second, or whose container waits, keeps its own.
 func TestTrimPod_SharesEqualStatuses(t *testing.T) {
 	t.Parallel()
-	c := NewPodCache(NewInterner())
+	c := NewPodCache()
 	at := func(sec int) metav1.Time { return metav1.NewTime(time.Date(2026, 11, 24, 10, 0, sec, 0, time.UTC)) }
 	pod := func(started int, state corev1.ContainerState) *corev1.Pod {
 		if state == (corev1.ContainerState{}) {

@@ -65,7 +65,7 @@ func CacheOptions(namespace string, watches *webhooks.SidecarSetWatches, mutatin
 			Field: fields.OneTermEqualSelector("metadata.name", authoring.Name),
 		},
 		&corev1.Pod{}: {
-			Transform: cachetransform.NewPodCache(in).Trim,
+			Transform: cachetransform.NewPodCache().Trim,
 		},
 	}
 	if mutatingConfig != "" {
