@@ -11,14 +11,14 @@ ARG REVISION
 WORKDIR /workspace
 COPY go.mod go.sum ./
 RUN go mod download
-COPY main.go features.go ./
 COPY api/ api/
+COPY cmd/manager/ cmd/manager/
 COPY controllers/ controllers/
 COPY internal/ internal/
 COPY policy/ policy/
 COPY version/ version/
 COPY webhooks/ webhooks/
-RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w -X github.com/sidecarset-operator/sidecarset-operator/version.version=${VERSION} -X github.com/sidecarset-operator/sidecarset-operator/version.revision=${REVISION}" -buildvcs=false -o manager .
+RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags="-s -w -X github.com/sidecarset-operator/sidecarset-operator/version.version=${VERSION} -X github.com/sidecarset-operator/sidecarset-operator/version.revision=${REVISION}" -buildvcs=false -o manager ./cmd/manager
 
 # A static binary needs no base: only etc/passwd and etc/group naming the
 # non-root user 65532 (distroless' nonroot). The manager talks to nothing but

@@ -216,7 +216,7 @@ VERSION_LDFLAGS = -X github.com/sidecarset-operator/sidecarset-operator/version.
 
 .PHONY: build
 build: kubectl-sidecarset ## Build the manager binary and the kubectl plugin.
-	go build -ldflags "$(VERSION_LDFLAGS)" -o $(LOCALBIN)/manager .
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(LOCALBIN)/manager ./cmd/manager
 
 .PHONY: kubectl-sidecarset
 kubectl-sidecarset: ## Build the kubectl plugin (bin/kubectl-sidecarset: `kubectl sidecarset explain|inject|rollout|version` with bin/ on the PATH).
@@ -224,7 +224,7 @@ kubectl-sidecarset: ## Build the kubectl plugin (bin/kubectl-sidecarset: `kubect
 
 .PHONY: run
 run: ## Run the manager against the current kubeconfig.
-	go run . --metrics-bind-address=:8080 --metrics-secure=false
+	go run ./cmd/manager --metrics-bind-address=:8080 --metrics-secure=false
 
 .PHONY: docker-build
 docker-build: ## Build the manager image with a container engine (`make image` needs none): the same files and labels.

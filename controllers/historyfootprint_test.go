@@ -14,8 +14,9 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/revision"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/cachetransform"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/heap"
+	"github.com/sidecarset-operator/sidecarset-operator/test/heap"
 )
 
 // hoard is a SidecarSet with revisionHistoryLimit far above the maximum:
@@ -72,7 +73,7 @@ func historyFootprint(t *testing.T, fill func(s *appsv1beta1.SidecarSet, i, n in
 		}
 	}
 	revs := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, withNamespaceIndex(fieldindex.CacheIndexers(&appsv1.ControllerRevision{})))
-	in := NewInterner()
+	in := cachetransform.NewInterner()
 	before := heap.Live()
 	for _, raw := range raws {
 		r := &appsv1.ControllerRevision{}
@@ -131,3 +132,10 @@ func TestHistoryFootprint_AtTheBound(t *testing.T) {
 // maxHistoryMiB bounds the live heap one SidecarSet's history at both
 // bounds costs a replica (docs/revisions.md).
 const maxHistoryMiB = 64
+
+// withNamespaceIndex adds the namespace index every informer of the
+// manager's cache has.
+func withNamespaceIndex(indexers toolscache.Indexers) toolscache.Indexers {
+	indexers[toolscache.NamespaceIndex] = toolscache.MetaNamespaceIndexFunc
+	return indexers
+}

@@ -3,7 +3,6 @@ package controllers
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -106,51 +105,6 @@ func TestRelevantPodChange(t *testing.T) {
 				t.Errorf("relevantPodChange = %v, want %v", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
-	t.Parallel()
-	always := corev1.ContainerRestartPolicyAlways
-	pod := basePod()
-	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
-	pod.Spec.InitContainers = append(pod.Spec.InitContainers, corev1.Container{Name: "mesh", Image: "mesh:1", RestartPolicy: &always,
-		Env: []corev1.EnvVar{{Name: "A", Value: "1"}}})
-	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "B", Value: "2"}}
-	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
-	pod.Spec.Volumes = []corev1.Volume{{Name: "data"}}
-	pod.Spec.ServiceAccountName = "web"
-	pod.Status.PodIP = "10.0.0.1"
-	pod.Status.ContainerStatuses[0].RestartCount = 2
-	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	started := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	pod.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-		ExitCode: 1, Reason: "Error", Message: "crashed", StartedAt: started, FinishedAt: metav1.Now(), ContainerID: "containerd://1"}}
-	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "mesh", Image: "mesh:1", ImageID: "id-mesh", Ready: true, Started: new(true)}}
-
-	got, err := NewPodCache(NewInterner()).Trim(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := basePod()
-	want.Spec.InitContainers = append(want.Spec.InitContainers, corev1.Container{Name: "mesh", Image: "mesh:1", RestartPolicy: &always})
-	want.Status.ContainerStatuses[0].RestartCount = 2
-	want.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	// The failure budget reads when the last instance started, and how it
-	// ended (a sidecar that crashed since its upgrade).
-	want.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-		ExitCode: 1, Reason: "Error", StartedAt: started}}
-	want.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "mesh", Image: "mesh:1", ImageID: "id-mesh", Ready: true, Started: new(true)}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("trimmed pod (-want +got):\n%s", diff)
-	}
-	if len(pod.Spec.Containers[0].Env) != 1 {
-		t.Error("TrimPod modified its input")
-	}
-
-	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}
-	if got, err := NewPodCache(NewInterner()).Trim(other); err != nil || got != other {
-		t.Errorf("NewPodCache(NewInterner()).Trim(namespace) = %v, %v; want it unchanged", got, err)
 	}
 }
 

@@ -111,7 +111,7 @@ func managerCmd(ctx context.Context, args []string) error {
 	var c common
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	c.register(fs, release.ManagerMetadata())
-	root := fs.String("root", ".", "The repository root (the manager's main package).")
+	root := fs.String("root", ".", "The repository root (the manager's main package is its cmd/manager).")
 	platforms, err := c.parse(fs, args)
 	if err != nil {
 		return err

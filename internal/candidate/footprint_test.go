@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/heap"
+	"github.com/sidecarset-operator/sidecarset-operator/test/heap"
 )
 
 // maxEntryBytes bounds what the registry adds per SidecarSet of the scale

@@ -27,7 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 
 	"github.com/sidecarset-operator/sidecarset-operator/test/cluster"
 	"github.com/sidecarset-operator/sidecarset-operator/test/node"
@@ -329,7 +329,7 @@ func step(format string, args ...any) {
 
 // shippedMemoryEnv is the Go runtime's memory settings the shipped
 // Deployment gives the manager: the soft limit the manager sets itself from
-// its container's memory limit (internal/setup.SetMemoryLimit, 85% of it),
+// its container's memory limit (internal/app.SetMemoryLimit, 85% of it),
 // which a manager running on the host cannot read, and the container's own
 // GOGC or GOMEMLIMIT if it sets them. The dev manager, and the benchmarks
 // measuring it, run with the same.
@@ -347,7 +347,7 @@ func shippedMemoryEnv(path string) ([]string, error) {
 			if c.Name != "manager" {
 				continue
 			}
-			env := []string{fmt.Sprintf("GOMEMLIMIT=%d", int64(float64(c.Resources.Limits.Memory().Value())*setup.MemoryLimitRatio))}
+			env := []string{fmt.Sprintf("GOMEMLIMIT=%d", int64(float64(c.Resources.Limits.Memory().Value())*app.MemoryLimitRatio))}
 			for _, v := range c.Env {
 				if v.Name == "GOGC" || v.Name == "GOMEMLIMIT" {
 					env = append(env, v.Name+"="+v.Value)

@@ -18,7 +18,7 @@ import (
 const annotationsPage = "docs/reference/annotations.md"
 
 // codeDirs hold the operator's and the plugin's code (test/ does not).
-var codeDirs = []string{"api", "controllers", "webhooks", "policy", "internal", "cmd", "version", "main.go"}
+var codeDirs = []string{"api", "controllers", "webhooks", "policy", "internal", "cmd", "version"}
 
 // keyLiteral is an annotation or label key with a DNS prefix, or such a
 // prefix alone ("version.sidecarset.kruise.io/"): what a key constant holds.

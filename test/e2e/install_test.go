@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	managerapp "github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/test/e2e/framework"
 )
@@ -57,7 +57,7 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 		ginkgo.Entry("patch SidecarSet status", true, authorizationv1.ResourceAttributes{Verb: "patch", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}),
 		ginkgo.Entry("create ControllerRevisions", true, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: framework.OperatorNamespace}),
 		ginkgo.Entry("create Leases in its namespace", true, authorizationv1.ResourceAttributes{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: framework.OperatorNamespace}),
-		ginkgo.Entry("update its own Lease", true, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: setup.LeaderElectionID, Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("update its own Lease", true, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: managerapp.LeaderElectionID, Namespace: framework.OperatorNamespace}),
 		ginkgo.Entry("read the authoring policy's binding", true, authorizationv1.ResourceAttributes{Verb: "get", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings", Name: authoring.Name}),
 		ginkgo.Entry("read the whitelist ConfigMap", true, authorizationv1.ResourceAttributes{Verb: "get", Resource: "configmaps", Name: "kruise-configuration", Namespace: framework.OperatorNamespace}),
 		ginkgo.Entry("update its own certificate Secret", true, authorizationv1.ResourceAttributes{Verb: "update", Resource: "secrets", Name: "sidecarset-operator-webhook-cert", Namespace: framework.OperatorNamespace}),
@@ -80,7 +80,7 @@ var _ = ginkgo.Describe("The install", ginkgo.Label("install"), func() {
 		ginkgo.Entry("not create ControllerRevisions in other namespaces", false, authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: "default"}),
 		ginkgo.Entry("not update SidecarSet status (it patches)", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}),
 		ginkgo.Entry("not update other Leases of its namespace", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "someone-else", Namespace: framework.OperatorNamespace}),
-		ginkgo.Entry("not delete its Lease", false, authorizationv1.ResourceAttributes{Verb: "delete", Group: "coordination.k8s.io", Resource: "leases", Name: setup.LeaderElectionID, Namespace: framework.OperatorNamespace}),
+		ginkgo.Entry("not delete its Lease", false, authorizationv1.ResourceAttributes{Verb: "delete", Group: "coordination.k8s.io", Resource: "leases", Name: managerapp.LeaderElectionID, Namespace: framework.OperatorNamespace}),
 		ginkgo.Entry("not write the Leases of kube-system", false, authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "kube-scheduler", Namespace: metav1.NamespaceSystem}),
 		ginkgo.Entry("not create admission policies (config/default installs its own)", false, authorizationv1.ResourceAttributes{Verb: "create", Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}),
 		ginkgo.Entry("not inject privileged sidecars itself", false, authorizationv1.ResourceAttributes{Verb: authoring.VerbInjectPrivileged, Group: "apps.kruise.io", Resource: "sidecarsets"}),

@@ -88,8 +88,8 @@ func TestManagerImage_BinaryIsStaticForItsArchitecture(t *testing.T) {
 }
 
 // The binary of this machine's architecture runs: --help prints the usage
-// of the flag package (main.go parses flag.CommandLine, which exits 0 on
-// -help) naming the manager's flags.
+// of the flag package (cmd/manager/main.go parses flag.CommandLine, which
+// exits 0 on -help) naming the manager's flags.
 func TestManagerImage_BinaryRunsHelp(t *testing.T) {
 	b := images(t)
 	img, err := release.PlatformImage(b.manager, v1.Platform{OS: "linux", Architecture: runtime.GOARCH})
@@ -194,7 +194,7 @@ func TestDockerfile_BuildsTheManagerAsTheGoBuilderDoes(t *testing.T) {
 		sources = append(sources, c.srcs...)
 	}
 	cmd := exec.CommandContext(t.Context(), "go", "list", "-deps",
-		"-f", `{{if .Module}}{{if .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}} {{end}}{{range .EmbedFiles}}{{$d}}/{{.}} {{end}}{{end}}{{end}}`, ".")
+		"-f", `{{if .Module}}{{if .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}} {{end}}{{range .EmbedFiles}}{{$d}}/{{.}} {{end}}{{end}}{{end}}`, release.ManagerPackage)
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {

@@ -21,29 +21,35 @@ type layer struct {
 	rank   int
 }
 
-// layers, most specific prefix first.
+// layers of the tree, bottom up. Layers of one rank are siblings: neither
+// depends on the other.
 var layers = []layer{
 	{"api/", 0},
 	{"version/", 0}, // the build's version, stamped by -ldflags -X: imports nothing of the module
 	{"policy/", 1},
-	{"internal/setup", 4}, // the manager's wiring: everything below
-	{"internal/", 2},      // wiring shared by both shells (cache indexes and reads, the scope state)
+	{"internal/", 2}, // the floor both shells share: cache transforms, indexes and reads, metrics, the scope state
 	{"webhooks/", 3},
 	{"controllers/", 3},
 	{"cmd/kubectl-sidecarset/", 4},
-	{"hack/", 4}, // build tools (bundle, CRD, images)
-	{"", 5},      // main
+	{"hack/", 4},        // build tools (bundle, CRD, images)
+	{"cmd/manager/", 5}, // the manager: main and its wiring (cmd/manager/app)
+}
+
+// isTest reports whether a package (its path relative to the module) is
+// one of the tests' own, which may use anything.
+func isTest(rel string) bool {
+	return rel == "test" || strings.HasPrefix(rel, "test/")
 }
 
 // layerOf returns the layer of a package of the module (its path relative
-// to the module), and false for the tests' own packages, which may use
-// anything.
+// to the module), and false for a package of no layer: a test's, or one
+// outside every layer.
 func layerOf(rel string) (layer, bool) {
-	if rel == "test" || strings.HasPrefix(rel, "test/") {
+	if isTest(rel) {
 		return layer{}, false
 	}
 	for _, l := range layers {
-		if strings.HasPrefix(rel+"/", l.prefix) || (l.prefix == "" && rel == "") {
+		if strings.HasPrefix(rel+"/", l.prefix) {
 			return l, true
 		}
 	}
@@ -53,15 +59,20 @@ func layerOf(rel string) (layer, bool) {
 func TestNoPackageDependsOnALayerAbove(t *testing.T) {
 	t.Parallel()
 	cmd := exec.CommandContext(t.Context(), "go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"/...")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v", err)
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
 	}
 	checked := 0
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
 		from, ok := layerOf(relative(fields[0]))
 		if !ok {
+			if !isTest(relative(fields[0])) {
+				t.Errorf("%s is in no layer: give its directory one", fields[0])
+			}
 			continue
 		}
 		checked++
@@ -88,24 +99,29 @@ func relative(importPath string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(importPath, module), "/")
 }
 
-// TestLayerOf pins the layer of a few packages, so that a prefix edit
-// cannot silently put them in the wrong one.
+// TestLayerOf pins the layer of a few packages, so that a prefix or rank
+// edit cannot silently put them in the wrong one.
 func TestLayerOf(t *testing.T) {
 	t.Parallel()
-	for rel, want := range map[string]string{
-		"api/v1beta1": "api/", "internal/candidate": "internal/", "policy/celenv": "policy/", "policy": "policy/",
-		"internal/lookup": "internal/", "internal/setup": "internal/setup", "webhooks/inject": "webhooks/", "webhooks": "webhooks/",
-		"controllers/rollout": "controllers/", "cmd/kubectl-sidecarset/explain": "cmd/kubectl-sidecarset/", "": "",
+	for rel, want := range map[string]layer{
+		"api/v1beta1": {"api/", 0}, "internal/candidate": {"internal/", 2}, "version": {"version/", 0},
+		"policy/celenv": {"policy/", 1}, "policy": {"policy/", 1},
+		"internal/lookup": {"internal/", 2}, "internal/cachetransform": {"internal/", 2},
+		"webhooks/inject": {"webhooks/", 3}, "webhooks": {"webhooks/", 3},
+		"controllers/rollout": {"controllers/", 3}, "controllers": {"controllers/", 3},
+		"cmd/kubectl-sidecarset/explain": {"cmd/kubectl-sidecarset/", 4}, "hack/image": {"hack/", 4},
+		"cmd/manager": {"cmd/manager/", 5}, "cmd/manager/app": {"cmd/manager/", 5},
 	} {
-		l, ok := layerOf(rel)
-		if !ok || l.prefix != want {
-			t.Errorf("layerOf(%q) = %q, %v; want %q", rel, l.prefix, ok, want)
+		if l, ok := layerOf(rel); !ok || l != want {
+			t.Errorf("layerOf(%q) = %v, %v; want %v", rel, l, ok, want)
 		}
 	}
-	if _, ok := layerOf("test/e2e"); ok {
-		t.Error("test/e2e has a layer; the tests may use anything")
+	for _, rel := range []string{"test/e2e", "test", "", "internalx", "cmd/other"} {
+		if l, ok := layerOf(rel); ok {
+			t.Errorf("layerOf(%q) = %v; want no layer", rel, l)
+		}
 	}
-	if !slices.IsSortedFunc(layers[:2], func(a, b layer) int { return a.rank - b.rank }) {
-		t.Error("api/ is not below policy/")
+	if !slices.IsSortedFunc(layers, func(a, b layer) int { return a.rank - b.rank }) {
+		t.Error("the layers are not listed bottom up")
 	}
 }

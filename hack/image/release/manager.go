@@ -49,11 +49,14 @@ func goBuildEnv(p v1.Platform) []string {
 	return env
 }
 
-// BuildManagerBinary compiles the manager (the main package at the
-// repository root) for one platform into out, stamped with meta's version
+// ManagerPackage is the manager's main package, relative to the repository
+// root.
+const ManagerPackage = "./cmd/manager"
+
+// BuildManagerBinary compiles the manager (ManagerPackage) for one platform into out, stamped with meta's version
 // and revision.
 func BuildManagerBinary(ctx context.Context, root string, p v1.Platform, meta Metadata, out string) error {
-	return BuildBinary(ctx, root, ".", p, meta.Version, meta.Revision, out)
+	return BuildBinary(ctx, root, ManagerPackage, p, meta.Version, meta.Revision, out)
 }
 
 // BuildBinary compiles the main package pkg (relative to the repository

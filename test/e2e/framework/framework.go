@@ -175,7 +175,7 @@ func (e *Env) startHostManager(ctx context.Context, o Options) error {
 		return err
 	}
 	binary := filepath.Join(dir, "manager")
-	build := exec.CommandContext(ctx, "go", "build", "-o", binary, ".")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/manager")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the manager: %w\n%s", err, out)

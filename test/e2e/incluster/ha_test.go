@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/promtext"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
@@ -368,7 +368,7 @@ func podNames(pods []corev1.Pod) []string {
 
 func getLease(ctx context.Context, g gomega.Gomega) *coordinationv1.Lease {
 	lease := &coordinationv1.Lease{}
-	g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: operatorNamespace, Name: setup.LeaderElectionID}, lease)).To(gomega.Succeed())
+	g.Expect(env.Client.Get(ctx, types.NamespacedName{Namespace: operatorNamespace, Name: app.LeaderElectionID}, lease)).To(gomega.Succeed())
 	g.Expect(lease.Spec.HolderIdentity).NotTo(gomega.BeNil())
 	return lease
 }

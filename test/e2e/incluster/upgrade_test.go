@@ -36,7 +36,7 @@ const reapplyEnv = "SIDECARSET_UPGRADE_REAPPLY"
 // managerPaths are what the manager's image and install are built from:
 // the default previous release is the parent of the last commit that
 // changed one.
-var managerPaths = []string{"api", "config", "controllers", "internal", "policy", "webhooks", "main.go", "features.go", "go.mod", "hack/image"}
+var managerPaths = []string{"api", "cmd/manager", "config", "controllers", "internal", "policy", "version", "webhooks", "go.mod", "hack/image"}
 
 // The SidecarSets of the upgrade specs: steady's pods keep their sidecar,
 // rolling's are upgraded in place across the operator's upgrade, created

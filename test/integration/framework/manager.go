@@ -18,7 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/certs"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
@@ -47,7 +47,7 @@ func (e *Env) StopManager() error {
 // ManagerOptions change the operator's options for a suite.
 type ManagerOptions struct {
 	// Mutate adjusts the operator options (gates, workers).
-	Mutate func(*setup.Options)
+	Mutate func(*app.Options)
 	// User, when set, is who the manager's requests are made as (the
 	// admin impersonating it, with system:authenticated); else the admin.
 	User string
@@ -70,7 +70,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	if o.User != "" {
 		cfg = e.userConfig(o.User)
 	}
-	opts := setup.Options{
+	opts := app.Options{
 		Namespace: OperatorNamespace,
 		Certs:     certs.CertOptions{Source: names.CertSourceExternal, Dir: wio.LocalServingCertDir},
 		Workers:   2,
@@ -88,7 +88,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: wio.LocalServingHost, Port: wio.LocalServingPort, CertDir: wio.LocalServingCertDir,
 		}),
-		Cache:                  setup.CacheOptions(OperatorNamespace, watches, opts.ScopedWebhookConfig),
+		Cache:                  app.CacheOptions(OperatorNamespace, watches, opts.ScopedWebhookConfig),
 		HealthProbeBindAddress: cmp.Or(o.ProbeAddress, "0"),
 		Controller:             config.Controller{SkipNameValidation: new(true), RecoverPanic: new(false)},
 		NewClient:              newClient(o.Intercept),
@@ -98,7 +98,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	}
 	e.ManagerCache, e.SidecarSetWatches = mgr.GetCache(), watches
 	ctx, cancel := context.WithCancel(ctx)
-	server, err := setup.All(ctx, mgr, opts)
+	server, err := app.All(ctx, mgr, opts)
 	if err != nil {
 		cancel()
 		return err

@@ -25,10 +25,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/apiserver"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/olm"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/validate"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
@@ -120,7 +120,7 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 		args := installed.Deployments[0].Spec.Template.Spec.Containers[0].Args
 		gomega.Expect(args).To(gomega.ContainElements("--mutating-webhook-configuration=", "--install-authoring-policy"))
 		gomega.Expect(args).NotTo(gomega.ContainElement(gomega.HavePrefix("--scope-pod-webhook")))
-		operatorOptions = framework.ManagerOptions{Mutate: func(o *setup.Options) {
+		operatorOptions = framework.ManagerOptions{Mutate: func(o *app.Options) {
 			o.ScopedWebhookConfig, o.ScopeOLMWebhooks = "", true
 			o.InstallAuthoringPolicy = true
 		}}
@@ -312,9 +312,9 @@ var _ = ginkgo.Describe("The OLM bundle", ginkgo.Ordered, func() {
 			{authorizationv1.ResourceAttributes{Verb: "list", Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "create", Group: "apps", Resource: "controllerrevisions", Namespace: "team-a"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "delete", Group: "apps", Resource: "controllerrevisions", Namespace: metav1.NamespaceSystem}, false},
-			{authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: installNamespace, Name: setup.LeaderElectionID}, true},
+			{authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: installNamespace, Name: app.LeaderElectionID}, true},
 			{authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: installNamespace, Name: "someone-else"}, false},
-			{authorizationv1.ResourceAttributes{Verb: "delete", Group: "coordination.k8s.io", Resource: "leases", Namespace: installNamespace, Name: setup.LeaderElectionID}, false},
+			{authorizationv1.ResourceAttributes{Verb: "delete", Group: "coordination.k8s.io", Resource: "leases", Namespace: installNamespace, Name: app.LeaderElectionID}, false},
 			{authorizationv1.ResourceAttributes{Verb: "create", Group: "coordination.k8s.io", Resource: "leases", Namespace: metav1.NamespaceSystem}, false},
 			{authorizationv1.ResourceAttributes{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Namespace: metav1.NamespaceSystem, Name: "kube-scheduler"}, false},
 			{authorizationv1.ResourceAttributes{Verb: "patch", Group: "apps.kruise.io", Resource: "sidecarsets", Subresource: "status"}, true},

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/generate"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
@@ -38,7 +38,7 @@ var _ = ginkgo.Describe("The manager under an install's RBAC", func() {
 		gomega.Expect(k8s.Get(ctx, client.ObjectKey{Name: names.SidecarSetCRDName}, crdBefore)).To(gomega.Succeed())
 
 		probe := freeAddress()
-		restartManager(ctx, framework.ManagerOptions{User: user, ProbeAddress: probe, Mutate: func(o *setup.Options) {
+		restartManager(ctx, framework.ManagerOptions{User: user, ProbeAddress: probe, Mutate: func(o *app.Options) {
 			// As config/certmanager runs main: external certificates, the
 			// configurations named as the flags' defaults name them.
 			o.Certs.MutatingConfig, o.Certs.ValidatingConfig = names.MutatingConfigName, names.ValidatingConfigName

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 )
@@ -28,7 +28,7 @@ var _ = ginkgo.Describe("The patchPodMetadata whitelist with SidecarSetPatchPodM
 		gomega.Expect(gated.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: framework.OperatorNamespace}})).To(gomega.Succeed())
 		mgrCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		ginkgo.DeferCleanup(stop)
-		gomega.Expect(gatedEnv.StartManager(mgrCtx, framework.ManagerOptions{Mutate: func(o *setup.Options) {
+		gomega.Expect(gatedEnv.StartManager(mgrCtx, framework.ManagerOptions{Mutate: func(o *app.Options) {
 			o.PatchMetadataDefaultsAllowed = true
 		}})).To(gomega.Succeed())
 	}, ginkgo.NodeTimeout(2*time.Minute))

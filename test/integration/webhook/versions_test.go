@@ -14,7 +14,7 @@ import (
 
 	appsv1alpha1 "github.com/sidecarset-operator/sidecarset-operator/api/v1alpha1"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 	"github.com/sidecarset-operator/sidecarset-operator/test/integration/framework"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdconversion"
@@ -117,7 +117,7 @@ var _ = ginkgo.Describe("Both API versions", func() {
 	// webhooks' scope (make demo, right after a fresh install, failed so).
 	ginkgo.It("should be ready only once the SidecarSet watch is reopened after the CRD is written", func(ctx ginkgo.SpecContext) {
 		watches := crdwatch.NewSidecarSetWatches()
-		opts := setup.CacheOptions(framework.OperatorNamespace, watches, names.MutatingConfigName)
+		opts := app.CacheOptions(framework.OperatorNamespace, watches, names.MutatingConfigName)
 		opts.Scheme = framework.Scheme
 		sets, err := cache.New(env.Config, opts)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())

@@ -1,11 +1,11 @@
-package controllers
+package cachetransform
 
 import (
 	"encoding/json"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
+	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,12 +17,12 @@ import (
 // (namespaces, label and annotation keys, images, condition messages), string
 // maps (labels, annotations) and raw data (revisions') of equal content.
 // Each object points to one copy instead of its own. Cached objects are
-// read-only, so sharing is safe. The tables are bounded: past their size
-// they start over (the objects holding their values keep them), so that
-// values no object holds any more cannot pile up.
+// read-only, so sharing is safe. Strings are shared through Go's unique
+// package (share); the other tables are bounded: past their size they
+// start over (the objects holding their values keep them), so that values
+// no object holds any more cannot pile up.
 type Interner struct {
 	mu sync.Mutex
-	m  map[string]string
 	// maps are the string maps (labels, annotations, selectors' match
 	// labels) by content: a SidecarSet's revision carries its annotations,
 	// thousands of SidecarSets the same labels.
@@ -33,34 +33,24 @@ type Interner struct {
 	sidecarLists interned[[]appsv1beta1.SidecarContainer]
 }
 
-const maxInternedStrings = 1 << 16
-
 // NewInterner returns an empty interner.
 func NewInterner() *Interner {
-	return &Interner{m: map[string]string{}, maps: newInterned[any](maxInternedSets),
+	return &Interner{maps: newInterned[any](maxInternedSets),
 		bytes: newInterned[[]byte](maxInternedSets), sidecarLists: newInterned[[]appsv1beta1.SidecarContainer](maxInternedSets)}
 }
 
-// String returns the shared copy of s.
-func (in *Interner) String(s string) string {
+// share returns the canonical copy of s, unique's (made, a clone of s, the
+// first time): strings decoded apart and equal point to one copy, across
+// every transform. unique keeps a string's entry while a handle to it is
+// held; share drops its handle at once, so the entry goes at a later
+// garbage collection. The objects holding the string keep their copy, and
+// the next one to bring it gets a new canonical copy: at most one copy of a
+// string per collection cycle, and none once no object holds it.
+func share(s string) string {
 	if s == "" {
 		return ""
 	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.stringLocked(s)
-}
-
-func (in *Interner) stringLocked(s string) string {
-	if shared, ok := in.m[s]; ok {
-		return shared
-	}
-	if len(in.m) >= maxInternedStrings {
-		clear(in.m)
-	}
-	s = strings.Clone(s)
-	in.m[s] = s
-	return s
+	return unique.Make(s).Value()
 }
 
 // Transform is a cache transform that replaces every string of a freshly
@@ -134,7 +124,7 @@ func (in *Interner) walk(v reflect.Value) {
 		in.walkMap(v)
 	case reflect.String:
 		if v.CanSet() && v.Len() > 0 {
-			v.SetString(in.stringLocked(v.String()))
+			v.SetString(share(v.String()))
 		}
 	}
 }
@@ -174,7 +164,7 @@ func (in *Interner) walkMap(v reflect.Value) {
 		v.Set(reflect.ValueOf(in.maps.intern(t.String()+"\x00"+pairsKey(pairs), nil, func() any {
 			m := reflect.MakeMapWithSize(t, len(pairs))
 			for k, e := range pairs {
-				m.SetMapIndex(reflect.ValueOf(in.stringLocked(k)).Convert(t.Key()), reflect.ValueOf(e).Convert(t.Elem()))
+				m.SetMapIndex(reflect.ValueOf(share(k)).Convert(t.Key()), reflect.ValueOf(e).Convert(t.Elem()))
 			}
 			return m.Interface()
 		})))

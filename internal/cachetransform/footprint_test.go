@@ -1,4 +1,4 @@
-package controllers
+package cachetransform
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/heap"
+	"github.com/sidecarset-operator/sidecarset-operator/test/heap"
 )
 
 // scalePodJSON is a pod of the scale bench as the API server holds it once
@@ -63,7 +63,7 @@ type cachedPods struct {
 func newCachedPods() *cachedPods {
 	return &cachedPods{
 		indexer: toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, withNamespaceIndex(fieldindex.CacheIndexers(&corev1.Pod{}))),
-		cache:   NewPodCache(NewInterner()),
+		cache:   NewPodCache(),
 	}
 }
 
@@ -98,6 +98,32 @@ func podFootprint(t *testing.T, n int) float64 {
 	// the measure.
 	runtime.KeepAlive(pods)
 	return float64(after-before) / float64(n)
+}
+
+// BenchmarkPodCache_Trim is the transform of one pod event: the scale
+// bench's pods, decoded beforehand, each trimmed in turn while the store
+// holds the last version of every pod, as the informer's does.
+func BenchmarkPodCache_Trim(b *testing.B) {
+	const n = 5000
+	pods := make([]*corev1.Pod, n)
+	for i := range pods {
+		pods[i] = &corev1.Pod{}
+		if err := json.Unmarshal(scalePodJSON(i), pods[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c := NewPodCache()
+	store := make([]any, n)
+	i := 0
+	for b.Loop() {
+		obj, err := c.Trim(pods[i%n])
+		if err != nil {
+			b.Fatal(err)
+		}
+		store[i%n] = obj
+		i++
+	}
+	runtime.KeepAlive(store)
 }
 
 // withNamespaceIndex adds the namespace index every informer of the

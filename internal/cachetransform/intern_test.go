@@ -1,7 +1,9 @@
-package controllers
+package cachetransform
 
 import (
+	"fmt"
 	"reflect"
+	goruntime "runtime"
 	"testing"
 	"unsafe"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/heap"
 )
 
 // Two objects decoded apart share their equal strings once interned, and
@@ -115,7 +118,7 @@ func TestInterner_SharesEqualRevisionData(t *testing.T) {
 
 // SidecarSets declaring the same sidecars (stamped from one template)
 // share one list; an object's UID and resource version, its own, are not
-// kept in the table of shared strings.
+// interned: they keep their own bytes, not a shared copy.
 func TestInterner_SharesEqualSidecarsNotUIDs(t *testing.T) {
 	t.Parallel()
 	in := NewInterner()
@@ -127,6 +130,10 @@ func TestInterner_SharesEqualSidecarsNotUIDs(t *testing.T) {
 		}
 	}
 	a, b, c := set("a", "fluent:1"), set("b", "fluent:1"), set("c", "fluent:2")
+	own := map[string][2]*byte{}
+	for _, s := range []*appsv1beta1.SidecarSet{a, c} {
+		own[s.Name] = [2]*byte{unsafe.StringData(string(s.UID)), unsafe.StringData(s.ResourceVersion)}
+	}
 	for _, s := range []*appsv1beta1.SidecarSet{a, b, c} {
 		if _, err := in.Transform(s); err != nil {
 			t.Fatal(err)
@@ -138,12 +145,34 @@ func TestInterner_SharesEqualSidecarsNotUIDs(t *testing.T) {
 	if &a.Spec.Containers[0] == &c.Spec.Containers[0] || c.Spec.Containers[0].Image != "fluent:2" {
 		t.Errorf("different sidecars shared: %s", c.Spec.Containers[0].Image)
 	}
-	for _, own := range []string{"uid-a", "rv-a", "uid-c"} {
-		if _, ok := in.m[own]; ok {
-			t.Errorf("%q is kept in the table of shared strings", own)
+	for _, s := range []*appsv1beta1.SidecarSet{a, c} {
+		if got := [2]*byte{unsafe.StringData(string(s.UID)), unsafe.StringData(s.ResourceVersion)}; got != own[s.Name] {
+			t.Errorf("%s's UID or resource version was replaced by a shared copy", s.Name)
 		}
 	}
 	if a.UID != "uid-a" || a.ResourceVersion != "rv-a" {
 		t.Errorf("UID %q, resource version %q changed", a.UID, a.ResourceVersion)
+	}
+}
+
+// The interner keeps no table of strings: those no object holds any more
+// are freed, whatever their number. Not parallel: it measures the live
+// heap.
+func TestInterner_KeepsNoStringNoObjectHolds(t *testing.T) {
+	const n, size = 20000, 1 << 10
+	in := NewInterner()
+	before := heap.Live()
+	for i := range n {
+		s := &appsv1beta1.SidecarSet{Status: appsv1beta1.SidecarSetStatus{
+			Conditions: []metav1.Condition{{Type: "Settled", Message: fmt.Sprintf("%0*d", size, i)}}}}
+		if _, err := in.Transform(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := int64(heap.Live()) - int64(before)
+	goruntime.KeepAlive(in)
+	t.Logf("%d bytes held after %d distinct strings of %d bytes", held, n, size)
+	if held > n*size/10 {
+		t.Errorf("the interner holds %d bytes of %d strings of %d bytes that no object holds", held, n, size)
 	}
 }

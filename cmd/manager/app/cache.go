@@ -1,4 +1,4 @@
-package setup
+package app
 
 import (
 	"time"
@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
-	"github.com/sidecarset-operator/sidecarset-operator/controllers"
+	"github.com/sidecarset-operator/sidecarset-operator/internal/cachetransform"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
 )
@@ -30,15 +30,15 @@ import (
 // RBAC then grants that one by name; under OLM, unnamed, they are found by
 // label among all).
 //
-// Pods are cached compact (controllers.PodCache); SidecarSets and
-// ControllerRevisions share their strings (controllers.Interner), as the
+// Pods are cached compact (cachetransform.PodCache); SidecarSets and
+// ControllerRevisions share their strings (cachetransform.Interner), as the
 // pods do, so that thousands of them hold one copy of each label, image or
 // condition message.
 //
 // watches, when not nil, follows the SidecarSet informer's watches (the
 // ready check after a write of the CRD, crdwatch.SidecarSetWatches).
 func CacheOptions(namespace string, watches *crdwatch.SidecarSetWatches, mutatingConfig string) cache.Options {
-	in := controllers.NewInterner()
+	in := cachetransform.NewInterner()
 	shared := func(obj any) (any, error) {
 		obj, err := cache.TransformStripManagedFields()(obj)
 		if err != nil {
@@ -65,7 +65,7 @@ func CacheOptions(namespace string, watches *crdwatch.SidecarSetWatches, mutatin
 			Field: fields.OneTermEqualSelector("metadata.name", authoring.Name),
 		},
 		&corev1.Pod{}: {
-			Transform: controllers.NewPodCache(in).Trim,
+			Transform: cachetransform.NewPodCache().Trim,
 		},
 	}
 	if mutatingConfig != "" {

@@ -1,8 +1,8 @@
-// Package setup wires the operator's components into a manager: the cache
+// Package app wires the operator's components into a manager: the cache
 // indexes, the whitelist watcher, the webhook certificates and server, and
-// the SidecarSet controller. main and the integration suites use the same
-// wiring.
-package setup
+// the SidecarSet controller. The manager's main (cmd/manager) and the
+// integration suites use the same wiring.
+package app
 
 import (
 	"context"

@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/install"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/metrics"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/setup"
 	"github.com/sidecarset-operator/sidecarset-operator/version"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/certs"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
@@ -137,7 +137,7 @@ func main() {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	setupLog := ctrl.Log.WithName("setup")
-	if limit, err := setup.SetMemoryLimit(memlimit.FromCgroup); err != nil {
+	if limit, err := app.SetMemoryLimit(memlimit.FromCgroup); err != nil {
 		setupLog.Error(err, "Unable to read the container's memory limit; the Go runtime has no soft limit")
 	} else if limit != math.MaxInt64 {
 		setupLog.Info("Go soft memory limit", "bytes", limit)
@@ -179,14 +179,14 @@ func main() {
 			Host: o.webhookHost, Port: o.webhookPort, CertDir: o.certs.Dir,
 			TLSOpts: append(slices.Clip(tlsOpts), guard.ConfigureTLS), WebhookMux: serving.NewMux(),
 		}),
-		Cache:                         setup.CacheOptions(o.namespace, sidecarSetWatches, o.certs.MutatingConfig),
+		Cache:                         app.CacheOptions(o.namespace, sidecarSetWatches, o.certs.MutatingConfig),
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
-		LeaderElectionID:              setup.LeaderElectionID,
+		LeaderElectionID:              app.LeaderElectionID,
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: true,
-		Controller:                    setup.ControllerConfig(),
+		Controller:                    app.ControllerConfig(),
 	})
 	if err != nil {
 		setupLog.Error(err, "Unable to create the manager")
@@ -197,14 +197,14 @@ func main() {
 		scopedConfig, scopeOLM = o.certs.MutatingConfig, o.certs.MutatingConfig == ""
 	}
 	ctx := ctrl.SetupSignalHandler()
-	server, err := setup.All(ctx, mgr, setup.Options{
+	server, err := app.All(ctx, mgr, app.Options{
 		Namespace:                    o.namespace,
 		Certs:                        o.certs,
 		Inject:                       inject.Options{SortContainersByName: gates.Enabled(EnableSortSidecarContainerByName)},
 		PatchMetadataDefaultsAllowed: gates.Enabled(SidecarSetPatchPodMetadataDefaultsAllowed),
 		Workers:                      o.workers,
 		PodWriters:                   o.podWriters,
-		RateLimiter:                  setup.RateLimiter(o.rateBaseDelay, o.rateMaxDelay, o.rateQPS, o.rateBucket),
+		RateLimiter:                  app.RateLimiter(o.rateBaseDelay, o.rateMaxDelay, o.rateQPS, o.rateBucket),
 		ScopedWebhookConfig:          scopedConfig,
 		ScopeOLMWebhooks:             scopeOLM,
 		InstallAuthoringPolicy:       o.installAuthoringPolicy,

@@ -1,4 +1,4 @@
-package setup
+package app
 
 import (
 	"encoding/json"
@@ -62,7 +62,7 @@ func TestSetMemoryLimit(t *testing.T) {
 // scaleFigures is the file make bench-scale writes the manager's figures to
 // at its largest size (test/bench's scaleFigures), committed with the run
 // docs/benchmarks.md quotes.
-const scaleFigures = "../../test/bench/scale-figures.json"
+const scaleFigures = "../../../test/bench/scale-figures.json"
 
 // TestShippedMemoryLimit keeps the Deployment's memory limit above what the
 // manager needs at the largest scale make bench-scale has recorded: twice
@@ -72,7 +72,7 @@ const scaleFigures = "../../test/bench/scale-figures.json"
 func TestShippedMemoryLimit(t *testing.T) {
 	pods, liveHeapMiB := recordedLiveHeap(t, scaleFigures)
 	liveHeapAtScale := int64(liveHeapMiB * (1 << 20))
-	raw, err := os.ReadFile("../../config/manager/manager.yaml")
+	raw, err := os.ReadFile("../../../config/manager/manager.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

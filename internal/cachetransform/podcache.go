@@ -1,4 +1,11 @@
-package controllers
+// Package cachetransform holds the manager's cache transforms, which the
+// informers apply to each object as it is decoded, before they store it:
+// PodCache keeps of a pod only what the operator reads, compact; Interner
+// shares the strings, string maps and raw data that many SidecarSets,
+// ControllerRevisions and pods hold alike. Both shells read the cache, and
+// neither writes into a cached object: what the transforms share is shared
+// read-only.
+package cachetransform
 
 import (
 	"crypto/sha256"
@@ -36,11 +43,10 @@ import (
 // Cached pods are read-only views: the controller only ever patches pods,
 // so pods may share what they hold.
 type PodCache struct {
-	mu      sync.Mutex
-	strings *Interner
-	labels  interned[map[string]string]
-	owners  interned[[]metav1.OwnerReference]
-	lists   interned[corev1.ResourceList]
+	mu     sync.Mutex
+	labels interned[map[string]string]
+	owners interned[[]metav1.OwnerReference]
+	lists  interned[corev1.ResourceList]
 	// containerSets are the pods' container lists.
 	containerSets interned[[]corev1.Container]
 	// statusSets and conditionSets are the pods' container statuses and
@@ -55,7 +61,7 @@ type PodCache struct {
 }
 
 // maxInternedSets bounds the tables of shared label sets, owner
-// references and resource lists, as maxInternedStrings does the strings'.
+// references and resource lists.
 const maxInternedSets = 1 << 13
 
 // maxInternedVersions bounds the tables of what changes with each version
@@ -68,10 +74,10 @@ const maxInternedSets = 1 << 13
 // container statuses at 10 000 pods).
 const maxInternedVersions = 1 << 9
 
-// NewPodCache returns an empty transform sharing strings through in.
-func NewPodCache(in *Interner) *PodCache {
+// NewPodCache returns an empty transform. Its strings are shared with the
+// Interner's (share).
+func NewPodCache() *PodCache {
 	return &PodCache{
-		strings:         in,
 		labels:          newInterned[map[string]string](maxInternedSets),
 		owners:          newInterned[[]metav1.OwnerReference](maxInternedSets),
 		lists:           newInterned[corev1.ResourceList](maxInternedSets),
@@ -130,7 +136,7 @@ func (c *PodCache) Trim(obj any) (any, error) {
 }
 
 // str returns the shared copy of a string.
-func (c *PodCache) str(v string) string { return c.strings.String(v) }
+func (c *PodCache) str(v string) string { return share(v) }
 
 // stringMap returns one shared copy of a label set.
 func (c *PodCache) stringMap(m map[string]string) map[string]string {

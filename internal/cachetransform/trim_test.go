@@ -1,4 +1,4 @@
-package controllers
+package cachetransform
 
 import (
 	"reflect"
@@ -13,6 +13,75 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
+
+// runningPod is a running, ready pod with one sidecar.
+func runningPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "p", Namespace: "ns", ResourceVersion: "1",
+			Labels:      map[string]string{"app": "web"},
+			Annotations: map[string]string{"kruise.io/sidecarset-injected-list": "proxy"},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:       "node-1",
+			InitContainers: []corev1.Container{{Name: "setup", Image: "busybox:1"}},
+			Containers:     []corev1.Container{{Name: "app", Image: "app:1"}, {Name: "envoy", Image: "envoy:1"}},
+		},
+		Status: corev1.PodStatus{
+			Phase:      corev1.PodRunning,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "app", Image: "app:1", ImageID: "id-app-1", Ready: true},
+				{Name: "envoy", Image: "envoy:1", ImageID: "id-envoy-1", Ready: true},
+			},
+		},
+	}
+}
+
+func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
+	t.Parallel()
+	always := corev1.ContainerRestartPolicyAlways
+	pod := runningPod()
+	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	pod.Spec.InitContainers = append(pod.Spec.InitContainers, corev1.Container{Name: "mesh", Image: "mesh:1", RestartPolicy: &always,
+		Env: []corev1.EnvVar{{Name: "A", Value: "1"}}})
+	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "B", Value: "2"}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "data"}}
+	pod.Spec.ServiceAccountName = "web"
+	pod.Status.PodIP = "10.0.0.1"
+	pod.Status.ContainerStatuses[0].RestartCount = 2
+	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	started := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	pod.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 1, Reason: "Error", Message: "crashed", StartedAt: started, FinishedAt: metav1.Now(), ContainerID: "containerd://1"}}
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "mesh", Image: "mesh:1", ImageID: "id-mesh", Ready: true, Started: new(true)}}
+
+	got, err := NewPodCache().Trim(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runningPod()
+	want.Spec.InitContainers = append(want.Spec.InitContainers, corev1.Container{Name: "mesh", Image: "mesh:1", RestartPolicy: &always})
+	want.Status.ContainerStatuses[0].RestartCount = 2
+	want.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	// The failure budget reads when the last instance started, and how it
+	// ended (a sidecar that crashed since its upgrade).
+	want.Status.ContainerStatuses[0].LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 1, Reason: "Error", StartedAt: started}}
+	want.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "mesh", Image: "mesh:1", ImageID: "id-mesh", Ready: true, Started: new(true)}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed pod (-want +got):\n%s", diff)
+	}
+	if len(pod.Spec.Containers[0].Env) != 1 {
+		t.Error("TrimPod modified its input")
+	}
+
+	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}
+	if got, err := NewPodCache().Trim(other); err != nil || got != other {
+		t.Errorf("NewPodCache().Trim(namespace) = %v, %v; want it unchanged", got, err)
+	}
+}
 
 // The planner compares a pod's pull policies with the SidecarSet's (a pull
 // policy defaulted from a new tag), resizes its sidecars' resources and
@@ -32,7 +101,7 @@ func TestTrimPod_KeepsWhatThePlannerReads(t *testing.T) {
 		RestartPolicy: corev1.RestartPolicyAlways,
 		Hostname:      "web",
 	}}
-	got, err := NewPodCache(NewInterner()).Trim(pod)
+	got, err := NewPodCache().Trim(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +133,7 @@ func TestTrimPod_SharesEqualContainers(t *testing.T) {
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
 		}
 	}
-	c := NewPodCache(NewInterner())
+	c := NewPodCache()
 	trim := func(p *corev1.Pod) *corev1.Pod {
 		t.Helper()
 		got, err := c.Trim(p)
@@ -98,7 +167,7 @@ func TestTrimPod_SharesEqualContainers(t *testing.T) {
 // annotations once compacted: the cache keeps one map of them.
 func TestTrimPod_SharesEqualAnnotations(t *testing.T) {
 	t.Parallel()
-	c := NewPodCache(NewInterner())
+	c := NewPodCache()
 	pod := func(at string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 			appsv1beta1.SidecarSetHashAnnotation: `{"log":{"updateTimestamp":"` + at + `","hash":"h1","sidecarSetName":"log","sidecarList":["log"]}}`,
@@ -133,7 +202,7 @@ func TestTrimPod_SharesEqualAnnotations(t *testing.T) {
 // started another second, or whose container waits, keeps its own.
 func TestTrimPod_SharesEqualStatuses(t *testing.T) {
 	t.Parallel()
-	c := NewPodCache(NewInterner())
+	c := NewPodCache()
 	at := func(sec int) metav1.Time { return metav1.NewTime(time.Date(2026, 11, 24, 10, 0, sec, 0, time.UTC)) }
 	pod := func(started int, state corev1.ContainerState) *corev1.Pod {
 		if state == (corev1.ContainerState{}) {

@@ -1,4 +1,4 @@
-package controllers
+package cachetransform
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
-	"github.com/sidecarset-operator/sidecarset-operator/internal/heap"
+	"github.com/sidecarset-operator/sidecarset-operator/test/heap"
 )
 
 // scaleSetJSON is one of the scale bench's SidecarSets that select no pod,
@@ -96,6 +96,37 @@ func TestSidecarSetFootprint(t *testing.T) {
 	if perSet > maxBytesPerSet {
 		t.Errorf("a SidecarSet with its revision costs the caches %.0f bytes, more than %d", perSet, maxBytesPerSet)
 	}
+}
+
+// BenchmarkInterner_Transform is the transform of one SidecarSet event and
+// of its revision's: the scale bench's, decoded beforehand, each interned
+// in turn while the stores hold the last version of every object.
+func BenchmarkInterner_Transform(b *testing.B) {
+	const n = 5000
+	objs := make([]any, 0, 2*n)
+	for i := range n {
+		s, r := &appsv1beta1.SidecarSet{}, &appsv1.ControllerRevision{}
+		if err := json.Unmarshal(scaleSetJSON(i), s); err != nil {
+			b.Fatal(err)
+		}
+		if err := json.Unmarshal(scaleRevisionJSON(i), r); err != nil {
+			b.Fatal(err)
+		}
+		objs = append(objs, s, r)
+	}
+	in := NewInterner()
+	store := make([]any, len(objs))
+	i := 0
+	for b.Loop() {
+		k := i % len(objs)
+		obj, err := in.Transform(objs[k])
+		if err != nil {
+			b.Fatal(err)
+		}
+		store[k] = obj
+		i++
+	}
+	runtime.KeepAlive(store)
 }
 
 // maxBytesPerSet bounds what a SidecarSet of the scale bench and its
