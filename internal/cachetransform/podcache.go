@@ -70,8 +70,8 @@ const maxInternedSets = 1 << 13
 // any more, until it starts over. A pod version's values are shared with
 // the pods that reach the same state in the same second, all looked up
 // within a few seconds: a few hundred entries keep that sharing, and bound
-// what the table keeps for nobody (8 192 entries kept 8 MiB of dead
-// container statuses at 10 000 pods).
+// what the table keeps for nobody (about 1 KiB of dead container statuses
+// per entry).
 const maxInternedVersions = 1 << 9
 
 // NewPodCache returns an empty transform. Its strings are shared with the

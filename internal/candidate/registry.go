@@ -239,8 +239,8 @@ func (r *Registry) removeLocked(name string) *Entry {
 
 // compileSelector compiles a pod selector. A selector of matchLabels alone,
 // once validated, matches straight from its own map: the compiled
-// requirements (a slice, each value in a slice of its own, boxed) were about
-// 110 bytes per SidecarSet that the registry kept for thousands of them.
+// requirements (a slice, each value in a slice of its own, boxed) would add
+// about 110 bytes per SidecarSet, for thousands of them.
 func compileSelector(sel *metav1.LabelSelector) (labels.Selector, error) {
 	compiled, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil || len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) == 0 {

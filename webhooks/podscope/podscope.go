@@ -109,8 +109,9 @@ func (r *PodWebhookScope) SetupWithManager(mgr ctrl.Manager) error {
 // scopeInputChanged passes the SidecarSet events that can change the
 // scope: creations, deletions, and updates of the spec, the labels or the
 // annotations. A status write, which follows every pod a SidecarSet
-// counts, changes none: with 5 000 SidecarSets, computing the scope again
-// at each one was most of the manager's work while pods were created.
+// counts, changes none: with thousands of SidecarSets, computing the scope
+// again at each one would be most of the manager's work while pods are
+// created.
 var scopeInputChanged = predicate.Or[client.Object](
 	predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{})
 
@@ -156,8 +157,8 @@ func (r *PodWebhookScope) Reconcile(ctx context.Context, _ reconcile.Request) (r
 // best-effort webhook.
 func (r *PodWebhookScope) Sync(ctx context.Context) error {
 	list := &appsv1beta1.SidecarSetList{}
-	// Read-only views of the cache: a copy of 5 000 SidecarSets at each
-	// sync was the largest transient allocation of the manager at scale.
+	// Read-only views of the cache: a copy of thousands of SidecarSets at
+	// each sync would be the manager's largest transient allocation.
 	if err := r.Client.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
