@@ -15,31 +15,8 @@ import (
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/fieldindex"
+	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
-
-// basePod is a running, ready pod with one sidecar, for the pod-event tests.
-func basePod() *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "p", Namespace: "ns", ResourceVersion: "1",
-			Labels:      map[string]string{"app": "web"},
-			Annotations: map[string]string{"kruise.io/sidecarset-injected-list": "proxy"},
-		},
-		Spec: corev1.PodSpec{
-			NodeName:       "node-1",
-			InitContainers: []corev1.Container{{Name: "setup", Image: "busybox:1"}},
-			Containers:     []corev1.Container{{Name: "app", Image: "app:1"}, {Name: "envoy", Image: "envoy:1"}},
-		},
-		Status: corev1.PodStatus{
-			Phase:      corev1.PodRunning,
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
-			ContainerStatuses: []corev1.ContainerStatus{
-				{Name: "app", Image: "app:1", ImageID: "id-app-1", Ready: true},
-				{Name: "envoy", Image: "envoy:1", ImageID: "id-envoy-1", Ready: true},
-			},
-		},
-	}
-}
 
 func TestRelevantPodChange(t *testing.T) {
 	t.Parallel()
@@ -96,7 +73,7 @@ func TestRelevantPodChange(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			oldPod, newPod := basePod(), basePod()
+			oldPod, newPod := builder.RunningPod(), builder.RunningPod()
 			tc.change(newPod)
 			if !tc.same {
 				newPod.ResourceVersion = "2"

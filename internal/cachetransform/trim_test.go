@@ -12,36 +12,13 @@ import (
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/builder"
 )
-
-// runningPod is a running, ready pod with one sidecar.
-func runningPod() *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "p", Namespace: "ns", ResourceVersion: "1",
-			Labels:      map[string]string{"app": "web"},
-			Annotations: map[string]string{"kruise.io/sidecarset-injected-list": "proxy"},
-		},
-		Spec: corev1.PodSpec{
-			NodeName:       "node-1",
-			InitContainers: []corev1.Container{{Name: "setup", Image: "busybox:1"}},
-			Containers:     []corev1.Container{{Name: "app", Image: "app:1"}, {Name: "envoy", Image: "envoy:1"}},
-		},
-		Status: corev1.PodStatus{
-			Phase:      corev1.PodRunning,
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
-			ContainerStatuses: []corev1.ContainerStatus{
-				{Name: "app", Image: "app:1", ImageID: "id-app-1", Ready: true},
-				{Name: "envoy", Image: "envoy:1", ImageID: "id-envoy-1", Ready: true},
-			},
-		},
-	}
-}
 
 func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
 	t.Parallel()
 	always := corev1.ContainerRestartPolicyAlways
-	pod := runningPod()
+	pod := builder.RunningPod()
 	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	pod.Spec.InitContainers = append(pod.Spec.InitContainers, corev1.Container{Name: "mesh", Image: "mesh:1", RestartPolicy: &always,
 		Env: []corev1.EnvVar{{Name: "A", Value: "1"}}})
@@ -61,7 +38,7 @@ func TestTrimPod_KeepsWhatTheOperatorReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := runningPod()
+	want := builder.RunningPod()
 	want.Spec.InitContainers = append(want.Spec.InitContainers, corev1.Container{Name: "mesh", Image: "mesh:1", RestartPolicy: &always})
 	want.Status.ContainerStatuses[0].RestartCount = 2
 	want.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}

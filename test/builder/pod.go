@@ -90,3 +90,29 @@ func (w *PodWrapper) TerminationGracePeriod(seconds int64) *PodWrapper {
 	w.Spec.TerminationGracePeriodSeconds = &seconds
 	return w
 }
+
+// RunningPod is a running, ready pod ns/p (resourceVersion 1, node-1) with
+// an init container, an app container and one injected sidecar, envoy
+// (recorded as the SidecarSet proxy's), as the manager's cache holds one.
+func RunningPod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "p", Namespace: "ns", ResourceVersion: "1",
+			Labels:      map[string]string{"app": "web"},
+			Annotations: map[string]string{"kruise.io/sidecarset-injected-list": "proxy"},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:       "node-1",
+			InitContainers: []corev1.Container{{Name: "setup", Image: "busybox:1"}},
+			Containers:     []corev1.Container{{Name: "app", Image: "app:1"}, {Name: "envoy", Image: "envoy:1"}},
+		},
+		Status: corev1.PodStatus{
+			Phase:      corev1.PodRunning,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "app", Image: "app:1", ImageID: "id-app-1", Ready: true},
+				{Name: "envoy", Image: "envoy:1", ImageID: "id-envoy-1", Ready: true},
+			},
+		},
+	}
+}

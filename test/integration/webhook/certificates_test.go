@@ -37,14 +37,7 @@ var _ = ginkgo.Describe("Self-managed serving certificates", func() {
 	ginkgo.It("are ready only once the directory holds the certificate the webhook configurations trust, files of an earlier install left in it", func(ctx ginkgo.SpecContext) {
 		const name = "certs-left-over"
 		dir := ginkgo.GinkgoT().TempDir()
-		stale, err := pki.NewCA("sidecarset-operator-ca")
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		cert, err := stale.Issue("localhost", x509.ExtKeyUsageServerAuth)
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		key, err := pki.EncodeKey(cert.PrivateKey)
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		gomega.Expect(os.WriteFile(filepath.Join(dir, corev1.TLSCertKey), pki.EncodeCert(cert.Certificate[0]), 0o600)).To(gomega.Succeed())
-		gomega.Expect(os.WriteFile(filepath.Join(dir, corev1.TLSPrivateKeyKey), key, 0o600)).To(gomega.Succeed())
+		certPEM, key := servingCertificate(dir, "sidecarset-operator-ca")
 
 		ignore, none := admissionregistrationv1.Ignore, admissionregistrationv1.SideEffectClassNone
 		url := "https://127.0.0.1:1/unused"
@@ -63,7 +56,7 @@ var _ = ginkgo.Describe("Self-managed serving certificates", func() {
 		// The Secret holds that certificate without its CA, which the
 		// rotator replaces: a new CA and certificate.
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: framework.OperatorNamespace}, Type: corev1.SecretTypeOpaque,
-			Data: map[string][]byte{corev1.TLSCertKey: pki.EncodeCert(cert.Certificate[0]), corev1.TLSPrivateKeyKey: key}}
+			Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: key}}
 		gomega.Expect(k8s.Create(ctx, secret)).To(gomega.Succeed())
 		ginkgo.DeferCleanup(func(ctx ginkgo.SpecContext) { gomega.Expect(k8s.Delete(ctx, secret)).To(gomega.Succeed()) })
 
@@ -104,14 +97,7 @@ var _ = ginkgo.Describe("External serving certificates", func() {
 	ginkgo.It("are ready on a replica that is not the leader", func(ctx ginkgo.SpecContext) {
 		const leaseName = "certs-follower"
 		dir := ginkgo.GinkgoT().TempDir()
-		ca, err := pki.NewCA("cert-manager-stand-in")
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		cert, err := ca.Issue("localhost", x509.ExtKeyUsageServerAuth)
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		key, err := pki.EncodeKey(cert.PrivateKey)
-		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		gomega.Expect(os.WriteFile(filepath.Join(dir, corev1.TLSCertKey), pki.EncodeCert(cert.Certificate[0]), 0o600)).To(gomega.Succeed())
-		gomega.Expect(os.WriteFile(filepath.Join(dir, corev1.TLSPrivateKeyKey), key, 0o600)).To(gomega.Succeed())
+		servingCertificate(dir, "cert-manager-stand-in")
 
 		// The lease is held by another replica for the spec's duration.
 		holder, duration, now := "the-leader", int32(3600), metav1.NewMicroTime(time.Now())
@@ -138,3 +124,19 @@ var _ = ginkgo.Describe("External serving certificates", func() {
 		gomega.Expect(mgr.Elected()).NotTo(gomega.BeClosed(), "the manager became the leader: the spec proves nothing")
 	})
 })
+
+// servingCertificate writes a certificate for localhost, issued by a new CA
+// of that name, and its key into dir, as tls.crt and tls.key; it returns
+// both, PEM-encoded.
+func servingCertificate(dir, caName string) (certPEM, keyPEM []byte) {
+	ca, err := pki.NewCA(caName)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	cert, err := ca.Issue("localhost", x509.ExtKeyUsageServerAuth)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	keyPEM, err = pki.EncodeKey(cert.PrivateKey)
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	certPEM = pki.EncodeCert(cert.Certificate[0])
+	gomega.ExpectWithOffset(1, os.WriteFile(filepath.Join(dir, corev1.TLSCertKey), certPEM, 0o600)).To(gomega.Succeed())
+	gomega.ExpectWithOffset(1, os.WriteFile(filepath.Join(dir, corev1.TLSPrivateKeyKey), keyPEM, 0o600)).To(gomega.Succeed())
+	return certPEM, keyPEM
+}
