@@ -169,7 +169,8 @@ func (d *Detector) Reconcile(ctx context.Context, it item) (reconcile.Result, er
 // lookAt decides for one pod, from the cache, and records the difference.
 func (d *Detector) lookAt(ctx context.Context, key types.NamespacedName) error {
 	pod := &corev1.Pod{}
-	if err := d.cache.Get(ctx, key, pod); err != nil {
+	// observe only reads the pod: the cache's own, not a deep copy per event.
+	if err := d.cache.Get(ctx, key, pod, client.UnsafeDisableDeepCopy); err != nil {
 		if apierrors.IsNotFound(err) {
 			d.state.tell(d.state.forget(key))
 			return nil
