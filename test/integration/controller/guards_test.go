@@ -59,14 +59,21 @@ func revisionsOf(ctx context.Context, g gomega.Gomega, set string) []appsv1.Cont
 	return list.Items
 }
 
+// startBudgetedPods creates a SidecarSet with a failure budget of 1 in a
+// window of 2 (maxUnavailable 3) and 4 pods running its sidecar at v1, and
+// waits until its rollout is complete.
+func startBudgetedPods(ctx context.Context, ns string) {
+	createSidecarSet(ctx, builder.MakeSidecarSet(ns, specLabel, ns).Containers(builder.MakeContainer(sidecar, v1)).
+		MaxUnavailable(intstr.FromInt32(3)).
+		Annotation(appsv1beta1.FailureBudgetAnnotation, "1").Annotation(appsv1beta1.FailureWindowAnnotation, "2").Obj())
+	startPods(ctx, ns, sidecar, podNames(4), nil)
+	expectSettled(ctx, ns, appsv1beta1.ReasonRolloutComplete, counts{4, 4, 4, 4})
+}
+
 var _ = ginkgo.Describe("The rollout guards", func() {
 	ginkgo.It("should pause a rollout whose upgraded pods fail beyond the failure budget, and roll it back in place onto the recorded revision", func(ctx ginkgo.SpecContext) {
 		ns := newNamespace(ctx)
-		createSidecarSet(ctx, builder.MakeSidecarSet(ns, specLabel, ns).Containers(builder.MakeContainer(sidecar, v1)).
-			MaxUnavailable(intstr.FromInt32(3)).
-			Annotation(appsv1beta1.FailureBudgetAnnotation, "1").Annotation(appsv1beta1.FailureWindowAnnotation, "2").Obj())
-		startPods(ctx, ns, sidecar, podNames(4), nil)
-		expectSettled(ctx, ns, appsv1beta1.ReasonRolloutComplete, counts{4, 4, 4, 4})
+		startBudgetedPods(ctx, ns)
 		first := getSidecarSet(ctx, gomega.Default, ns).Status.LatestRevision
 		uids := map[string]types.UID{}
 		for _, p := range listPods(ctx, gomega.Default, ns) {

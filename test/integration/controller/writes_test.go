@@ -142,11 +142,7 @@ var _ = ginkgo.Describe("The SidecarSet writes", ginkgo.Ordered, func() {
 
 	ginkgo.It("should be one per reconcile when the failure budget pauses the rollout", func(ctx ginkgo.SpecContext) {
 		ns := newNamespace(ctx)
-		createSidecarSet(ctx, builder.MakeSidecarSet(ns, specLabel, ns).Containers(builder.MakeContainer(sidecar, v1)).
-			MaxUnavailable(intstr.FromInt32(3)).
-			Annotation(appsv1beta1.FailureBudgetAnnotation, "1").Annotation(appsv1beta1.FailureWindowAnnotation, "2").Obj())
-		startPods(ctx, ns, sidecar, podNames(4), nil)
-		expectSettled(ctx, ns, appsv1beta1.ReasonRolloutComplete, counts{4, 4, 4, 4})
+		startBudgetedPods(ctx, ns)
 
 		updateSidecarSet(ctx, ns, func(s *appsv1beta1.SidecarSet) { s.Spec.Containers[0].Image = unpullableImage })
 		expectWithImage(ctx, ns, unpullableImage, 3)

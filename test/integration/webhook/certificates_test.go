@@ -66,13 +66,7 @@ var _ = ginkgo.Describe("Self-managed serving certificates", func() {
 		ready, err := certs.SetupCertificates(mgr, certs.CertOptions{Source: names.CertSourceSelf, Dir: dir,
 			Namespace: framework.OperatorNamespace, SecretName: name, DNSName: "localhost", MutatingConfig: name, ValidatingConfig: name})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		mctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- mgr.Start(mctx) }()
-		ginkgo.DeferCleanup(func() {
-			cancel()
-			gomega.Eventually(done).WithTimeout(time.Minute).Should(gomega.Receive(gomega.Succeed()))
-		})
+		startManager(ctx, mgr)
 
 		gomega.Eventually(ready).WithContext(ctx).WithTimeout(30 * time.Second).Should(gomega.BeClosed())
 		gomega.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(mutating), mutating)).To(gomega.Succeed())
@@ -112,13 +106,7 @@ var _ = ginkgo.Describe("External serving certificates", func() {
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		ready, err := certs.SetupCertificates(mgr, certs.CertOptions{Source: names.CertSourceExternal, Dir: dir})
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		mctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- mgr.Start(mctx) }()
-		ginkgo.DeferCleanup(func() {
-			cancel()
-			gomega.Eventually(done).WithTimeout(time.Minute).Should(gomega.Receive(gomega.Succeed()))
-		})
+		startManager(ctx, mgr)
 
 		gomega.Eventually(ready).WithContext(ctx).WithTimeout(10*time.Second).Should(gomega.BeClosed(), "not ready while another replica leads")
 		gomega.Expect(mgr.Elected()).NotTo(gomega.BeClosed(), "the manager became the leader: the spec proves nothing")
@@ -139,4 +127,15 @@ func servingCertificate(dir, caName string) (certPEM, keyPEM []byte) {
 	gomega.ExpectWithOffset(1, os.WriteFile(filepath.Join(dir, corev1.TLSCertKey), certPEM, 0o600)).To(gomega.Succeed())
 	gomega.ExpectWithOffset(1, os.WriteFile(filepath.Join(dir, corev1.TLSPrivateKeyKey), keyPEM, 0o600)).To(gomega.Succeed())
 	return certPEM, keyPEM
+}
+
+// startManager runs mgr until the spec ends, then waits for it to stop.
+func startManager(ctx context.Context, mgr ctrl.Manager) {
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	ginkgo.DeferCleanup(func() {
+		cancel()
+		gomega.Eventually(done).WithTimeout(time.Minute).Should(gomega.Receive(gomega.Succeed()))
+	})
 }
