@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"slices"
 	"sync"
-	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,8 +16,8 @@ import (
 // (namespaces, label and annotation keys, images, condition messages), string
 // maps (labels, annotations) and raw data (revisions') of equal content.
 // Each object points to one copy instead of its own. Cached objects are
-// read-only, so sharing is safe. Strings are shared through Go's unique
-// package (share); the other tables are bounded: past their size they
+// read-only, so sharing is safe. Strings are shared through the manager's
+// table of canonical strings (share); the other tables are bounded: past their size they
 // start over (the objects holding their values keep them), so that values
 // no object holds any more cannot pile up.
 type Interner struct {
@@ -37,20 +36,6 @@ type Interner struct {
 func NewInterner() *Interner {
 	return &Interner{maps: newInterned[any](maxInternedSets),
 		bytes: newInterned[[]byte](maxInternedSets), sidecarLists: newInterned[[]appsv1beta1.SidecarContainer](maxInternedSets)}
-}
-
-// share returns the canonical copy of s, unique's (made, a clone of s, the
-// first time): strings decoded apart and equal point to one copy, across
-// every transform. unique keeps a string's entry while a handle to it is
-// held; share drops its handle at once, so the entry goes at a later
-// garbage collection. The objects holding the string keep their copy, and
-// the next one to bring it gets a new canonical copy: at most one copy of a
-// string per collection cycle, and none once no object holds it.
-func share(s string) string {
-	if s == "" {
-		return ""
-	}
-	return unique.Make(s).Value()
 }
 
 // Transform is a cache transform that replaces every string of a freshly

@@ -176,3 +176,28 @@ func TestInterner_KeepsNoStringNoObjectHolds(t *testing.T) {
 		t.Errorf("the interner holds %d bytes of %d strings of %d bytes that no object holds", held, n, size)
 	}
 }
+
+// A string an object holds stays the shared copy across garbage
+// collections: an object decoded after a collection points to the copy the
+// earlier object holds, not to a new one (the history of one SidecarSet is
+// decoded over many collection cycles, docs/revisions.md).
+func TestInterner_SharesAcrossGarbageCollections(t *testing.T) {
+	in := NewInterner()
+	set := func() *appsv1beta1.SidecarSet {
+		return &appsv1beta1.SidecarSet{ObjectMeta: metav1.ObjectMeta{Namespace: fmt.Sprint("team-", 42)}}
+	}
+	first := set()
+	if _, err := in.Transform(first); err != nil {
+		t.Fatal(err)
+	}
+	goruntime.GC()
+	goruntime.GC()
+	second := set()
+	if _, err := in.Transform(second); err != nil {
+		t.Fatal(err)
+	}
+	if unsafe.StringData(first.Namespace) != unsafe.StringData(second.Namespace) {
+		t.Error("a string held by a cached object was copied again after a garbage collection")
+	}
+	goruntime.KeepAlive(first)
+}
