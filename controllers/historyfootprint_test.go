@@ -53,7 +53,8 @@ func fillToTheBound(t *testing.T, fill func(s *appsv1beta1.SidecarSet, i, n int)
 
 // historyFootprint is the live heap, in bytes, that revision.MaxHistoryLimit
 // revisions of a SidecarSet at the size bound cost the manager's cache (the
-// informer's objects after the transform, indexed), each read from its JSON
+// informer's objects after the transforms, cmd/manager/app.CacheOptions's,
+// indexed), each read from its JSON
 // as the API server sends it.
 func historyFootprint(t *testing.T, fill func(s *appsv1beta1.SidecarSet, i, n int)) (float64, int) {
 	t.Helper()
@@ -80,7 +81,11 @@ func historyFootprint(t *testing.T, fill func(s *appsv1beta1.SidecarSet, i, n in
 		if err := json.Unmarshal(raw, r); err != nil {
 			t.Fatal(err)
 		}
-		obj, err := in.Transform(r)
+		trimmed, err := cachetransform.TrimRevision(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, err := in.Transform(trimmed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,8 +105,9 @@ func historyFootprint(t *testing.T, fill func(s *appsv1beta1.SidecarSet, i, n in
 // under revision.MaxRecordedSize each) costs every replica's cache, for
 // the two shapes of bulk an author controls: one large value (an env
 // value: the revision keeps its data as raw bytes) and many small
-// annotations (copied onto every revision, as maps). docs/revisions.md
-// quotes the figures. Not parallel: it measures the live heap.
+// annotations (copied onto every revision; the cache keeps only those the
+// operator reads). docs/revisions.md quotes the figures. Not parallel: it
+// measures the live heap.
 func TestHistoryFootprint_AtTheBound(t *testing.T) {
 	shapes := []struct {
 		name string
@@ -130,8 +136,8 @@ func TestHistoryFootprint_AtTheBound(t *testing.T) {
 }
 
 // maxHistoryMiB bounds the live heap one SidecarSet's history at both
-// bounds costs a replica (docs/revisions.md).
-const maxHistoryMiB = 64
+// bounds costs a replica (docs/revisions.md: 12.6 MiB).
+const maxHistoryMiB = 16
 
 // withNamespaceIndex adds the namespace index every informer of the
 // manager's cache has.

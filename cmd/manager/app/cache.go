@@ -54,7 +54,13 @@ func CacheOptions(namespace string, watches *crdwatch.SidecarSetWatches, mutatin
 		},
 		&appsv1.ControllerRevision{}: {
 			Namespaces: map[string]cache.Config{namespace: {}},
-			Transform:  shared,
+			Transform: func(obj any) (any, error) {
+				obj, err := cachetransform.TrimRevision(obj)
+				if err != nil {
+					return nil, err
+				}
+				return shared(obj)
+			},
 		},
 		// The authoring policy and its binding, by name: the webhook
 		// defers to the API server where both exist.
