@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,7 +51,6 @@ func (h *PodInjector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		resp = admission.Errored(http.StatusBadRequest, err)
 	default:
-		ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("webhook", names.PodInjectionPath, "UID", req.UID))
 		resp, result = h.handle(ctx, req)
 	}
 	writePodReview(ctx, w, req, resp)
@@ -76,10 +76,17 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 
 	out := d.Output
 	podKey := types.NamespacedName{Namespace: namespace, Name: podName(pod)}
-	log := ctrl.LoggerFrom(ctx).WithValues("pod", podKey)
+	// The logger with the request's values is made only for a line to
+	// write: most admissions write none.
+	log := func() logr.Logger {
+		return ctrl.LoggerFrom(ctx).WithValues("webhook", names.PodInjectionPath, "UID", req.UID, "pod", podKey)
+	}
+	verbose := ctrl.LoggerFrom(ctx).V(2).Enabled()
 	for _, s := range out.Skipped {
 		metrics.Injections.WithLabelValues(s.SidecarSet, s.Reason).Inc()
-		log.V(2).Info("SidecarSet not injected", "sidecarSet", s.SidecarSet, "reason", s.Reason, "message", s.Message)
+		if verbose {
+			log().V(2).Info("SidecarSet not injected", "sidecarSet", s.SidecarSet, "reason", s.Reason, "message", s.Message)
+		}
 	}
 	for _, f := range out.Failed {
 		metrics.InjectionFailures.WithLabelValues(f.SidecarSet, failurePolicy(f.BestEffort)).Inc()
@@ -91,7 +98,7 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 	}
 	if d.Denied != nil {
 		metrics.Denials.WithLabelValues("InjectionError").Inc()
-		log.Info("Denied pod creation", "error", d.Denied.Error())
+		log().Info("Denied pod creation", "error", d.Denied.Error())
 		return admission.Denied(d.Denied.Error()), "denied"
 	}
 	for _, name := range out.Injected {
@@ -102,7 +109,9 @@ func (h *PodInjector) handle(ctx context.Context, req *podRequest) (admission.Re
 		resp.Warnings = out.Warnings
 		return resp, "unchanged"
 	}
-	log.V(2).Info("Injected sidecars", "sidecarSets", out.Injected)
+	if verbose {
+		log().V(2).Info("Injected sidecars", "sidecarSets", out.Injected)
+	}
 	resp := admission.Patched("", out.Patch...)
 	resp.Warnings = out.Warnings
 	return resp, "injected"

@@ -3,20 +3,26 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"sync"
+	"unsafe"
 
 	jsoniter "github.com/json-iterator/go"
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/serving"
 )
 
@@ -70,12 +76,20 @@ func decodePodReview(r *http.Request) (*podRequest, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		return nil, fmt.Errorf("content type %q: want application/json", ct)
 	}
-	body, err := readBody(r)
+	buf := bodyBuffers.Get().(*[]byte)
+	body, err := readBody(r, *buf)
 	if err != nil {
 		return nil, fmt.Errorf("reading the AdmissionReview: %w", err)
 	}
 	var review podReview
-	if err := reviewJSON.Unmarshal(body, &review); err != nil {
+	err = reviewJSON.Unmarshal(body, &review)
+	// The decoded review holds copies of what it read (strings, raw
+	// objects, byte slices), so the body's buffer serves the next request.
+	if cap(body) <= maxPooledBodyBytes {
+		*buf = body[:0]
+		bodyBuffers.Put(buf)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("decoding the AdmissionReview: %w", err)
 	}
 	if review.APIVersion != admissionv1.SchemeGroupVersion.String() || review.Kind != "AdmissionReview" {
@@ -91,23 +105,34 @@ func decodePodReview(r *http.Request) (*podRequest, error) {
 // decoded.
 var errPodReviewTooLarge = fmt.Errorf("the AdmissionReview is larger than %d bytes", maxPodReviewBytes)
 
+// bodyBuffers are the buffers request bodies are read into, kept between
+// requests up to maxPooledBodyBytes each: a pod's review is 5 to 30 KiB.
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledBodyBytes = 64 << 10
+
 // readBody reads the request's body, at most maxPodReviewBytes, in one
 // buffer when the request says its length (the API server does), without
-// growing it. A longer body is an error.
-func readBody(r *http.Request) ([]byte, error) {
-	body, err := readBodyUpTo(r, maxPodReviewBytes+1)
+// growing it: buf when it is large enough, else a new one. A longer body is
+// an error.
+func readBody(r *http.Request, buf []byte) ([]byte, error) {
+	body, err := readBodyUpTo(r, maxPodReviewBytes+1, buf)
 	if err == nil && len(body) > maxPodReviewBytes {
 		return nil, errPodReviewTooLarge
 	}
 	return body, err
 }
 
-func readBodyUpTo(r *http.Request, maxBytes int64) ([]byte, error) {
+func readBodyUpTo(r *http.Request, maxBytes int64, buf []byte) ([]byte, error) {
 	limited := io.LimitReader(r.Body, maxBytes)
 	if r.ContentLength <= 0 || r.ContentLength > maxBytes {
 		return io.ReadAll(limited)
 	}
-	body := make([]byte, r.ContentLength, r.ContentLength+1)
+	body := buf[:0]
+	if int64(cap(body)) < r.ContentLength+1 {
+		body = make([]byte, 0, r.ContentLength+1)
+	}
+	body = body[:r.ContentLength]
 	if _, err := io.ReadFull(limited, body); err != nil {
 		return nil, err
 	}
@@ -126,41 +151,99 @@ func readBodyUpTo(r *http.Request, maxBytes int64) ([]byte, error) {
 }
 
 // writePodReview answers with the response in an AdmissionReview, the
-// patch encoded by encodePatch.
+// patch encoded by appendPatch. It writes the review as encoding/json
+// would, byte for byte, from two pooled buffers: the patch's JSON, and the
+// review with the patch's base64 appended in place (encoding/json and
+// jsoniter both allocate the base64 text apart, then copy it).
 func writePodReview(ctx context.Context, w http.ResponseWriter, req *podRequest, resp admission.Response) {
 	var uid types.UID
 	if req != nil {
 		uid = req.UID
 	}
+	patchStream := reviewJSON.BorrowStream(nil)
+	defer reviewJSON.ReturnStream(patchStream)
+	var patch []byte
 	if len(resp.Patches) > 0 {
-		patch, err := encodePatch(resp.Patches)
-		if err != nil {
+		if err := appendPatch(patchStream, resp.Patches); err != nil {
 			resp = admission.Errored(http.StatusInternalServerError, err)
 		} else {
-			resp.Patch, resp.Patches = patch, nil
+			patch, resp.Patches = patchStream.Buffer(), nil
 			resp.PatchType = ptr.To(admissionv1.PatchTypeJSONPatch)
 		}
 	}
 	// Sets the UID and the status code; with no Patches left, encodes nothing.
 	if err := resp.Complete(admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UID: uid}}); err != nil {
-		resp = admission.Errored(http.StatusInternalServerError, err)
+		resp, patch = admission.Errored(http.StatusInternalServerError, err), nil
 		resp.UID = uid
 	}
-	review := admissionv1.AdmissionReview{Response: &resp.AdmissionResponse}
-	review.APIVersion, review.Kind = admissionv1.SchemeGroupVersion.String(), "AdmissionReview"
+	r := &resp.AdmissionResponse
+	review := reviewOut{Kind: "AdmissionReview", APIVersion: admissionv1.SchemeGroupVersion.String(), Response: &responseOut{
+		UID: r.UID, Allowed: r.Allowed, Result: r.Result, Patch: base64JSON(patch), PatchType: r.PatchType,
+		AuditAnnotations: r.AuditAnnotations, Warnings: r.Warnings,
+	}}
+	stream := reviewJSON.BorrowStream(nil)
+	defer reviewJSON.ReturnStream(stream)
+	stream.WriteVal(&review)
+	stream.WriteRaw("\n")
 	w.Header().Set("Content-Type", "application/json")
-	if err := reviewJSON.NewEncoder(w).Encode(review); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Writing the admission response")
+	err := stream.Error
+	if err == nil {
+		_, err = w.Write(stream.Buffer())
+	}
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Writing the admission response", "webhook", names.PodInjectionPath, "UID", uid)
 	}
 }
 
-// encodePatch writes a JSON patch as encoding/json writes it through
-// jsonpatch.Operation's MarshalJSON (a value always for add and replace,
-// never a nil one otherwise), in one pass: encoding/json marshals each
-// operation on its own and then scans the result again to compact it.
+// reviewOut is an admission.k8s.io/v1 AdmissionReview with its response,
+// as writePodReview writes it.
+type reviewOut struct {
+	Kind       string       `json:"kind"`
+	APIVersion string       `json:"apiVersion"`
+	Response   *responseOut `json:"response"`
+}
+
+// responseOut is admissionv1.AdmissionResponse, field for field and in its
+// order, its patch written in place (base64JSON).
+type responseOut struct {
+	UID              types.UID              `json:"uid"`
+	Allowed          bool                   `json:"allowed"`
+	Result           *metav1.Status         `json:"status,omitempty"`
+	Patch            base64JSON             `json:"patch,omitempty"`
+	PatchType        *admissionv1.PatchType `json:"patchType,omitempty"`
+	AuditAnnotations map[string]string      `json:"auditAnnotations,omitempty"`
+	Warnings         []string               `json:"warnings,omitempty"`
+}
+
+// base64JSON is raw bytes that the review's encoder writes as a base64
+// JSON string straight into its buffer.
+type base64JSON []byte
+
+func init() {
+	jsoniter.RegisterTypeEncoderFunc(reflect.TypeFor[base64JSON]().String(),
+		func(ptr unsafe.Pointer, stream *jsoniter.Stream) {
+			buf := append(stream.Buffer(), '"')
+			buf = base64.StdEncoding.AppendEncode(buf, *(*base64JSON)(ptr))
+			stream.SetBuffer(append(buf, '"'))
+		},
+		func(ptr unsafe.Pointer) bool { return len(*(*base64JSON)(ptr)) == 0 })
+}
+
+// encodePatch writes a JSON patch as encoding/json writes it (appendPatch).
 func encodePatch(ops []jsonpatch.Operation) ([]byte, error) {
 	stream := reviewJSON.BorrowStream(nil)
 	defer reviewJSON.ReturnStream(stream)
+	if err := appendPatch(stream, ops); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(stream.Buffer()), nil
+}
+
+// appendPatch writes a JSON patch as encoding/json writes it through
+// jsonpatch.Operation's MarshalJSON (a value always for add and replace,
+// never a nil one otherwise), in one pass: encoding/json marshals each
+// operation on its own and then scans the result again to compact it.
+func appendPatch(stream *jsoniter.Stream, ops []jsonpatch.Operation) error {
 	stream.WriteArrayStart()
 	for i := range ops {
 		op := &ops[i]
@@ -182,7 +265,7 @@ func encodePatch(ops []jsonpatch.Operation) ([]byte, error) {
 	}
 	stream.WriteArrayEnd()
 	if stream.Error != nil {
-		return nil, fmt.Errorf("encoding the patch: %w", stream.Error)
+		return fmt.Errorf("encoding the patch: %w", stream.Error)
 	}
-	return bytes.Clone(stream.Buffer()), nil
+	return nil
 }

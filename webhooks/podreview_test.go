@@ -218,14 +218,40 @@ func TestReadBody(t *testing.T) {
 	for name, length := range map[string]int64{"length said": int64(len(body)), "length unknown": -1, "said shorter": 10} {
 		req := httptest.NewRequest(http.MethodPost, names.PodInjectionPath, bytes.NewReader(body))
 		req.ContentLength = length
-		got, err := readBody(req)
+		got, err := readBody(req, nil)
 		if err != nil || !bytes.Equal(got, body) {
 			t.Errorf("%s: read %d bytes, %v: want the %d bytes sent", name, len(got), err, len(body))
 		}
 	}
+	// Into a buffer large enough: the body is read into it, whatever it held.
+	buf := bytes.Repeat([]byte("x"), len(body)+1)
 	req := httptest.NewRequest(http.MethodPost, names.PodInjectionPath, bytes.NewReader(body))
+	if got, err := readBody(req, buf[:3]); err != nil || !bytes.Equal(got, body) || &got[0] != &buf[0] {
+		t.Errorf("into a buffer: read %d bytes, %v: want the %d bytes sent, in the buffer given", len(got), err, len(body))
+	}
+	req = httptest.NewRequest(http.MethodPost, names.PodInjectionPath, bytes.NewReader(body))
 	req.ContentLength = int64(len(body)) + 1
-	if _, err := readBody(req); err == nil {
+	if _, err := readBody(req, nil); err == nil {
 		t.Errorf("a body shorter than its length was read without an error")
+	}
+}
+
+// The decoded review holds nothing of the body it was read from: the
+// body's buffer serves the next request.
+func TestDecodePodReview_KeepsNothingOfTheBody(t *testing.T) {
+	t.Parallel()
+	pod := deploymentPod()
+	pod.Spec.Containers[0].Args = []string{"--mode=\\u00e9t\u00e9"}
+	body := admissionReviewBody(t, pod)
+	var review podReview
+	if err := reviewJSON.Unmarshal(body, &review); err != nil {
+		t.Fatal(err)
+	}
+	want := review.Request.Object.DeepCopy()
+	for i := range body {
+		body[i] = 'x'
+	}
+	if diff := cmp.Diff(want, review.Request.Object); diff != "" {
+		t.Errorf("the pod changed with the body's buffer (-before +after):\n%s", diff)
 	}
 }
