@@ -177,6 +177,9 @@ func writePodReview(ctx context.Context, w http.ResponseWriter, req *podRequest,
 		resp.UID = uid
 	}
 	r := &resp.AdmissionResponse
+	if patch == nil {
+		patch = r.Patch // a response built with its patch already encoded
+	}
 	review := reviewOut{Kind: "AdmissionReview", APIVersion: admissionv1.SchemeGroupVersion.String(), Response: &responseOut{
 		UID: r.UID, Allowed: r.Allowed, Result: r.Result, Patch: base64JSON(patch), PatchType: r.PatchType,
 		AuditAnnotations: r.AuditAnnotations, Warnings: r.Warnings,
