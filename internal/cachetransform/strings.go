@@ -57,7 +57,7 @@ func (t *stringTable) share(s string) string {
 	defer t.mu.Unlock()
 	if held, ok := t.m[h]; ok {
 		if p := held.data.Value(); p != nil {
-			if c := unsafe.String(p, held.n); c == s {
+			if c := unsafe.String(p, held.n); c == s { //nolint:gosec // p is the first byte of a live string of held.n bytes, never written
 				return c
 			}
 			// Another string with the same 64-bit hash holds the entry:
@@ -66,7 +66,7 @@ func (t *stringTable) share(s string) string {
 		}
 	}
 	c := strings.Clone(s)
-	p := unsafe.StringData(c)
+	p := unsafe.StringData(c) //nolint:gosec // only read back through unsafe.String with its length
 	w := weak.Make(p)
 	t.m[h] = heldString{data: w, n: len(c)}
 	runtime.AddCleanup(p, t.forget, entry{hash: h, data: w})
