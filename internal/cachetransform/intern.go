@@ -17,9 +17,9 @@ import (
 // maps (labels, annotations) and raw data (revisions') of equal content.
 // Each object points to one copy instead of its own. Cached objects are
 // read-only, so sharing is safe. Strings are shared through the manager's
-// table of canonical strings (share); the other tables are bounded: past their size they
-// start over (the objects holding their values keep them), so that values
-// no object holds any more cannot pile up.
+// table of canonical strings (share); the other tables are bounded: past
+// their size they start over (the objects holding their values keep them),
+// so that values no object holds any more cannot pile up.
 type Interner struct {
 	mu sync.Mutex
 	// maps are the string maps (labels, annotations, selectors' match
