@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/sidecarset-operator/sidecarset-operator/test/expect"
 )
 
 // TestWaitForFiles: the certificate is ready once both its files are in
@@ -48,13 +50,8 @@ func TestWaitForFiles(t *testing.T) {
 	never := make(chan struct{})
 	go func() { done <- waitForFiles(ctx, t.TempDir(), never) }()
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("waitForFiles after the context ended: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("waitForFiles still waits 5s after its context ended")
+	if err := expect.Returned(t, done, "waitForFiles after its context ended"); err != nil {
+		t.Fatalf("waitForFiles after the context ended: %v", err)
 	}
 	select {
 	case <-never:
@@ -100,12 +97,7 @@ func TestSecretToDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { done <- (&secretToDir{reader: reader, key: key, dir: blocked}).Start(t.Context()) }()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatal("Start returned nil after a failed write")
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Start still runs 5s after a failed write")
+	if err := expect.Returned(t, done, "Start after a failed write"); err == nil {
+		t.Fatal("Start returned nil after a failed write")
 	}
 }

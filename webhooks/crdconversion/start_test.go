@@ -13,6 +13,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/sidecarset-operator/sidecarset-operator/test/expect"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/names"
 )
 
@@ -59,12 +60,7 @@ func TestConversionConfig_Start(t *testing.T) {
 		t.Fatalf("the CRD's conversion is %+v, want the webhook's Service at %s with its CA bundle", got.Spec.Conversion, names.ConversionPath)
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Start: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Start still runs 5s after its context ended")
+	if err := expect.Returned(t, done, "Start after its context ended"); err != nil {
+		t.Fatalf("Start: %v", err)
 	}
 }

@@ -3,12 +3,12 @@ package failureevents
 import (
 	"context"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/test/expect"
 )
 
 // TestReporter_OneEventPerSidecarSet: the failures counted are written as
@@ -26,13 +26,8 @@ func TestReporter_OneEventPerSidecarSet(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Start(ctx) }()
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Start: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Start still runs 5s after its context ended")
+	if err := expect.Returned(t, done, "Start after its context ended"); err != nil {
+		t.Fatalf("Start: %v", err)
 	}
 	var got []string
 	for len(recorder.Events) > 0 {
