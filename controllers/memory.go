@@ -107,11 +107,7 @@ func (m *memories) inFlight(name string) map[types.UID]rollout.InFlight {
 func (m *memories) expect(name string, uid types.UID, e rollout.InFlight) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := m.set(name)
-	if s.inflight == nil {
-		s.inflight = map[types.UID]rollout.InFlight{}
-	}
-	s.inflight[uid] = e
+	put(&m.set(name).inflight, uid, e)
 	m.inflightSet[uid] = name
 }
 
@@ -161,10 +157,7 @@ func (m *memories) evicted(name string, uid types.UID, e rollout.Eviction) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.set(name)
-	if s.evicted == nil {
-		s.evicted = map[types.UID]rollout.Eviction{}
-	}
-	s.evicted[uid] = e
+	put(&s.evicted, uid, e)
 	delete(s.refused, uid)
 }
 
@@ -172,11 +165,16 @@ func (m *memories) evicted(name string, uid types.UID, e rollout.Eviction) {
 func (m *memories) refused(name string, uid types.UID, f rollout.Refusal) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := m.set(name)
-	if s.refused == nil {
-		s.refused = map[types.UID]rollout.Refusal{}
+	put(&m.set(name).refused, uid, f)
+}
+
+// put records a pod's entry in a map of a SidecarSet's record, made on its
+// first entry (a SidecarSet with nothing in flight keeps no map).
+func put[V any](m *map[types.UID]V, uid types.UID, v V) {
+	if *m == nil {
+		*m = map[types.UID]V{}
 	}
-	s.refused[uid] = f
+	(*m)[uid] = v
 }
 
 // evictionsDone forgets the evictions the planner settled, and notes the
