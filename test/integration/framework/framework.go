@@ -10,28 +10,19 @@ import (
 	"path/filepath"
 
 	"github.com/onsi/ginkgo/v2"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/version"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/sidecarset-operator/sidecarset-operator/api/install"
+	"github.com/sidecarset-operator/sidecarset-operator/cmd/manager/app"
 	"github.com/sidecarset-operator/sidecarset-operator/hack/bundle/apiserver"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
 )
 
-// Scheme knows the built-in types and the SidecarSet API.
-var Scheme = runtime.NewScheme()
-
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
-	install.Install(Scheme)
-	utilruntime.Must(apiextensionsv1.AddToScheme(Scheme))
-}
+// Scheme is the manager's (app.NewScheme): the built-in types, the
+// SidecarSet API and CustomResourceDefinitions.
+var Scheme = app.NewScheme()
 
 // Env is a running envtest control plane.
 type Env struct {
