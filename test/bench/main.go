@@ -73,10 +73,12 @@ func run() int {
 	fs.IntVar(&wo.rounds, "rounds", 3, "Rounds per configuration, each against its own floor; the median is reported (webhook, rollout).")
 	counts := fs.String("sidecarsets", "0,1,100,1000", "Numbers of SidecarSets to measure with (webhook).")
 	prof := &profiler{}
-	fs.StringVar(&prof.dir, "profile-dir", "", "If set, write CPU profiles of the API server and the manager taken during each measurement here (webhook; rollout: the second round of the largest size's rollouts).")
+	fs.StringVar(&prof.dir, "profile-dir", "", "If set, write CPU profiles of the API server and the manager here, and print their parts (webhook: of one more creation with 1 SidecarSet after the measured ones; rollout: the second round of the largest size's rollouts).")
 	fs.StringVar(&prof.managerAddr, "manager-pprof", "", "The manager's --pprof-bind-address, to profile it too (with --profile-dir).")
 	fs.IntVar(&prof.seconds, "profile-seconds", 5, "Length of each CPU profile (with --profile-dir).")
-	wo.profile = prof
+	// The webhook bench profiles one creation after the measured ones, not
+	// the measured ones (a profile takes CPU from the measurement).
+	wo.profile = &profiler{}
 	ro := rolloutOptions{profile: prof}
 	fs.IntVar(&ro.writers, "writers", 32, "Parallel pod patches of the floor client; the manager's --pod-writers default (rollout, scale).")
 	fs.IntVar(&ro.compared, "compared-writers", 20, "Parallel pod patches of a second floor client measured beside the first in each round of the image rollouts; 0: none (rollout).")
@@ -123,14 +125,16 @@ func run() int {
 		ro.sizes = append(ro.sizes, n)
 	}
 	ro.rounds = wo.rounds
+	if prof.dir != "" {
+		wo.afterward = prof
+	}
 	so.writers, so.webhook = ro.writers, wo
 	// The scale run profiles the manager at rest, at its start, and
 	// admitting pods in one creation after the measured ones, not during
 	// them.
 	so.pprofAddr, so.profileDir = prof.managerAddr, prof.dir
-	so.webhook.profile = &profiler{}
-	if prof.dir != "" && prof.managerAddr != "" {
-		so.webhook.afterward = prof
+	if prof.managerAddr == "" {
+		so.webhook.afterward = nil
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()

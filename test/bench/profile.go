@@ -102,9 +102,10 @@ func writeProfile(path string, raw []byte, err error) {
 	}
 }
 
-// cpuPart is a part of the manager's work in a CPU profile: the samples
-// with a function whose name starts with prefix on their stack. Parts at a
-// greater depth are within the part above them.
+// cpuPart is a part of a process's work in a CPU profile: the samples
+// with a function whose name starts with prefix on their stack. A part at a
+// greater depth is within the part above it: its samples are those of that
+// part with its own prefix on the stack too.
 type cpuPart struct {
 	label, prefix string
 	depth         int
@@ -125,6 +126,20 @@ var admissionParts = []cpuPart{
 	{"informers: the stores and the pod cache's transform", "k8s.io/client-go/tools/cache.(*Reflector)", 0},
 	{"informers: event handlers", "k8s.io/client-go/tools/cache.(*processorListener)", 0},
 	{"SidecarSet reconciles", module + "controllers.(*SidecarSetReconciler).Reconcile", 0},
+}
+
+// apiserverAdmissionParts are what the API server does for the mutating
+// webhooks while pods are created: what calling the pod webhook adds to a
+// pod's creation.
+var apiserverAdmissionParts = []cpuPart{
+	{"the mutating webhooks, in all", "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating.(*mutatingDispatcher).Dispatch", 0},
+	{"choosing the webhooks to call (rules, selectors, matchConditions)", "k8s.io/apiserver/pkg/admission/plugin/webhook/generic.(*Webhook).ShouldCallHook", 1},
+	{"of which the matchConditions (CEL)", "k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions.(*matcher).Match", 2},
+	{"encoding the AdmissionReview", "k8s.io/client-go/rest.(*Request).Body", 1},
+	{"the call (HTTP, TLS, the answer read)", "k8s.io/client-go/rest.(*Request).Do", 1},
+	{"decoding JSON (the answer, the patched pod)", "k8s.io/apimachinery/pkg/runtime/serializer/json.(*Serializer).Decode", 1},
+	{"decoding and applying the JSON patch", "gopkg.in/evanphx/json-patch", 1},
+	{"reinvocationPolicy IfNeeded (the pod compared after each webhook)", "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating.(*webhookReinvokeContext)", 1},
 }
 
 // rolloutParts are what the manager does during an in-place rollout, as its
@@ -167,16 +182,35 @@ func summarizeProfile(path string, parts []cpuPart) (total time.Duration, times 
 		return 0, nil, fmt.Errorf("%s: not a CPU profile", path)
 	}
 	times = make([]time.Duration, len(parts))
+	parent := parentParts(parts)
+	counted := make([]bool, len(parts))
 	for _, s := range p.Sample {
 		v := time.Duration(s.Value[value])
 		total += v
 		for i, part := range parts {
-			if onStack(s, part.prefix) {
+			counted[i] = (parent[i] < 0 || counted[parent[i]]) && onStack(s, part.prefix)
+			if counted[i] {
 				times[i] += v
 			}
 		}
 	}
 	return total, times, nil
+}
+
+// parentParts returns the index of the part each part is within (the last
+// part before it one level up), -1 for a part at the top.
+func parentParts(parts []cpuPart) []int {
+	parent := make([]int, len(parts))
+	for i, part := range parts {
+		parent[i] = -1
+		for j := i - 1; j >= 0 && part.depth > 0; j-- {
+			if parts[j].depth == part.depth-1 {
+				parent[i] = j
+				break
+			}
+		}
+	}
+	return parent
 }
 
 // onStack reports whether a function whose name starts with prefix is on
@@ -192,7 +226,7 @@ func onStack(s *profile.Sample, prefix string) bool {
 	return false
 }
 
-// printCPUProfile prints what a CPU profile of the manager's work on pods
+// printCPUProfile prints what a CPU profile of a process's work on pods
 // holds: its sampled time per pod, and its parts.
 func printCPUProfile(path string, pods int, parts []cpuPart) {
 	total, times, err := summarizeProfile(path, parts)

@@ -90,6 +90,7 @@ func benchWebhook(ctx context.Context, e *env, o webhookOptions) (bool, error) {
 		return false, err
 	}
 	printAdmission(o, pairings)
+	printAdmissionProfiles(o)
 	last := pairings[len(pairings)-1]
 	rate := medianPairs(last, rateVsFloor)
 	p50 := medianPairs(last, func(r, f creation) float64 { return float64(r.p(50)) / float64(f.p(50)) })
@@ -209,6 +210,21 @@ func printAdmission(o webhookOptions, pairings []pairing) {
 		fmt.Printf(" %s;", roundsByFloor(pr))
 	}
 	fmt.Printf("\nBesides the bench's SidecarSets, the cluster holds the seed example's and the bench's probe SidecarSet; neither selects the measured pods.\n")
+}
+
+// printAdmissionProfiles prints where the API server's and the manager's
+// CPU went in the profiled creation with 1 SidecarSet (--profile-dir).
+func printAdmissionProfiles(o webhookOptions) {
+	if o.afterward == nil || !slices.Contains(o.counts, 1) {
+		return
+	}
+	fmt.Printf("\nThe API server's CPU in one more creation of %d pods with 1 SidecarSet, profiled (%s), and what the mutating webhooks took of it:\n",
+		o.pods, o.afterward.path(afterwardLabel, "apiserver"))
+	printCPUProfile(o.afterward.path(afterwardLabel, "apiserver"), o.pods, apiserverAdmissionParts)
+	if o.afterward.managerAddr != "" {
+		fmt.Printf("The manager's CPU in that creation (%s):\n", o.afterward.path(afterwardLabel, "manager"))
+		printCPUProfile(o.afterward.path(afterwardLabel, "manager"), o.pods, admissionParts)
+	}
 }
 
 // roundsByFloor lists a configuration's rounds in the order they ran, each
