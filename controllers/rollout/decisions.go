@@ -76,8 +76,26 @@ type Decision struct {
 }
 
 // decisions lists the decisions of a round: the ordered pods first, by
-// batch, then the others by namespace and name.
-func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b budget, rolling bool) []Decision {
+// batch, then the others by namespace and name. Unless explain is set, only
+// the blocked pods' decisions and the refused evictions (Pod and Refusal),
+// in the order of all: the batches and the other pods' details are left
+// uncomputed.
+func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b budget, rolling, explain bool) []Decision {
+	if !explain {
+		var out []Decision
+		for _, v := range all {
+			// No batch: a blocked pod's decision does not depend on it.
+			d := Decision{Pod: v.key, Refusal: v.refusal}
+			d.Action, d.Detail = s.decide(v, rolling, 0, false)
+			if d.Action == ActionBlocked || d.Refusal != "" {
+				if d.Action == ActionBlocked {
+					d.Blocker = blocker(v)
+				}
+				out = append(out, d)
+			}
+		}
+		return out
+	}
 	batchOf := map[*podView]int{}
 	if rolling {
 		size := max(1, b.maxUnavailable)
@@ -111,7 +129,7 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 	out := make([]Decision, 0, len(all))
 	for _, v := range all {
 		d := Decision{Pod: v.key, Batch: batchOf[v], Refusal: v.refusal}
-		d.Action, d.Detail = s.decide(v, rolling, d.Batch)
+		d.Action, d.Detail = s.decide(v, rolling, d.Batch, true)
 		if d.Action == ActionBlocked {
 			d.Blocker = blocker(v)
 		}
@@ -148,8 +166,9 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 	return out
 }
 
-// decide says what happens to one pod, and why.
-func (s *setView) decide(v *podView, rolling bool, batch int) (Action, string) {
+// decide says what happens to one pod, and why; without explain, the why
+// only of a blocked pod (the others' details are left empty).
+func (s *setView) decide(v *podView, rolling bool, batch int, explain bool) (Action, string) {
 	switch {
 	case v.err != nil:
 		return ActionBlocked, v.err.Error()
@@ -170,12 +189,16 @@ func (s *setView) decide(v *podView, rolling bool, batch int) (Action, string) {
 	case v.finishing:
 		return ActionInProgress, "finishing an earlier upgrade"
 	}
+	if rolling && !v.refusedUntil.IsZero() {
+		return ActionBlocked, "its PodDisruptionBudget refused the eviction: " + v.refusal
+	}
+	if !explain {
+		return ActionWait, "" // not blocked: what and why left uncomputed
+	}
 	action, detail := s.describeAction(v)
 	switch {
 	case !rolling:
 		return ActionWait, detail + " (the update strategy is paused or NotUpdate)"
-	case !v.refusedUntil.IsZero():
-		return ActionBlocked, "its PodDisruptionBudget refused the eviction: " + v.refusal
 	case !v.scopeUntil.IsZero():
 		return ActionWait, detail + " (until the API server has the pod webhooks' new scope)"
 	case batch == 0:

@@ -357,7 +357,7 @@ var anyKey = podmeta.Whitelist{Snapshot: &policy.Snapshot{}, DefaultsAllowed: tr
 // input builds a planner input at t0, under a whitelist allowing any key.
 func input(tb testing.TB, s *appsv1beta1.SidecarSet, pods ...*corev1.Pod) Input {
 	tb.Helper()
-	return Input{SidecarSet: s, Hashes: hashesOf(tb, s), LatestRevision: s.Name + "-rev", Pods: pods, Now: t0, Whitelist: anyKey}
+	return Input{SidecarSet: s, Hashes: hashesOf(tb, s), LatestRevision: s.Name + "-rev", Pods: pods, Now: t0, Whitelist: anyKey, Explain: true}
 }
 
 func compute(tb testing.TB, in Input) Plan {

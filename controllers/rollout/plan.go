@@ -108,6 +108,10 @@ type Input struct {
 	// SidecarSet out, and ScopeWhy why.
 	ScopeDegraded bool
 	ScopeWhy      string
+	// Explain asks for every pod's decision in Plan.Decisions (kubectl
+	// sidecarset plan); without it only the blocked pods' and the refused
+	// evictions' are there, which is what the controller announces.
+	Explain bool
 }
 
 // InFlight is a pod upgrade the shell issued.
@@ -165,7 +169,10 @@ type Plan struct {
 	// stays, by the replacement to note on it (Eviction.ReplacedBy).
 	EvictionsReplaced map[types.UID]types.UID
 	// Decisions say, per pod, what this round decided and why, in the
-	// rollout's order (decisions.go).
+	// rollout's order (decisions.go). Without Input.Explain, only the
+	// blocked pods' decisions and the pods whose eviction was refused (Pod
+	// and Refusal as explained; Action and Detail only if blocked), in the
+	// order of Input.Pods sorted, then Input.NotInjected sorted.
 	Decisions []Decision
 	// RequeueAfter, when positive, is when to plan again even if no event
 	// comes: the first in-flight entry then expires, a refused eviction
@@ -514,7 +521,7 @@ func (p *planner) conclude() {
 	in, sum, rec := p.in, &p.sum, &p.rec
 	p.plan.Status.RecreatePendingPods = int32(rec.pending)
 	sum.resizePending, sum.pdbRefused = int(p.plan.Status.ResizePendingPods), rec.refused
-	p.plan.Decisions = decisions(p.all, p.ordered, p.upgrading, p.set, sum.budget, p.set.rolling())
+	p.plan.Decisions = decisions(p.all, p.ordered, p.upgrading, p.set, sum.budget, p.set.rolling(), in.Explain)
 	slices.Sort(p.plan.Warnings)
 	p.plan.Warnings = slices.Compact(p.plan.Warnings)
 	p.plan.Settled = len(p.active) == 0 && len(p.plan.Updates) == 0 && len(p.plan.Resets) == 0 && len(p.plan.Resizes) == 0 &&

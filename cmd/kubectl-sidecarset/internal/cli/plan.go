@@ -102,6 +102,7 @@ func runPlan(ctx context.Context, o *options, name, file string, output *output,
 	if err != nil {
 		return err
 	}
+	in.Explain = true
 	plan, err := rollout.Compute(in)
 	if err != nil {
 		return err
