@@ -246,6 +246,7 @@ func BenchmarkPlan_AsTheController(b *testing.B) {
 // benchmarkInput is a rollout of 1 000 pods at 10%, 300 of them updated
 // and 250 upgrading, with a priority and a scatter strategy.
 func benchmarkInput(b *testing.B) Input {
+	b.Helper()
 	v1 := makeSet("s").cold("agent", "agent:1").cold("log", "log:1")
 	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromString("10%"))
 	v2.Spec.UpdateStrategy.PriorityStrategy = &appsv1beta1.UpdatePriorityStrategy{
