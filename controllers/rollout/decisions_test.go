@@ -70,7 +70,7 @@ func TestPlan_DecisionsUnexplained(t *testing.T) {
 		slices.SortFunc(want, byPod)
 		got := slices.SortedFunc(slices.Values(unexplained.Decisions), byPod)
 		if len(want) == 0 {
-			t.Fatalf("%s: the fixture has no blocked pod nor refused eviction", set.obj().Spec.UpdateStrategy.Type)
+			t.Fatalf("paused %v: the fixture has no blocked pod nor refused eviction", set.obj().Spec.UpdateStrategy.Paused)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("paused %v: unexplained decisions (-want +got):\n%s", set.obj().Spec.UpdateStrategy.Paused, diff)
