@@ -85,12 +85,7 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 		var out []Decision
 		for _, v := range all {
 			// No batch: a blocked pod's decision does not depend on it.
-			d := Decision{Pod: v.key, Refusal: v.refusal}
-			d.Action, d.Detail = s.decide(v, rolling, 0, false)
-			if d.Action == ActionBlocked || d.Refusal != "" {
-				if d.Action == ActionBlocked {
-					d.Blocker = blocker(v)
-				}
+			if d := s.decision(v, rolling, 0, false); d.Action == ActionBlocked || d.Refusal != "" {
 				out = append(out, d)
 			}
 		}
@@ -128,12 +123,7 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 	}
 	out := make([]Decision, 0, len(all))
 	for _, v := range all {
-		d := Decision{Pod: v.key, Batch: batchOf[v], Refusal: v.refusal}
-		d.Action, d.Detail = s.decide(v, rolling, d.Batch, true)
-		if d.Action == ActionBlocked {
-			d.Blocker = blocker(v)
-		}
-		out = append(out, d)
+		out = append(out, s.decision(v, rolling, batchOf[v], true))
 	}
 	// The pods of a batch are all ordered pods: their place in the order,
 	// looked up once per pod, not once per comparison.
@@ -164,6 +154,16 @@ func decisions(all, ordered []*podView, chosen map[*podView]bool, s *setView, b 
 		out[i] = sorted[i].Decision
 	}
 	return out
+}
+
+// decision is one pod's decision in a batch (0: none).
+func (s *setView) decision(v *podView, rolling bool, batch int, explain bool) Decision {
+	d := Decision{Pod: v.key, Batch: batch, Refusal: v.refusal}
+	d.Action, d.Detail = s.decide(v, rolling, batch, explain)
+	if d.Action == ActionBlocked {
+		d.Blocker = blocker(v)
+	}
+	return d
 }
 
 // decide says what happens to one pod, and why; without explain, the why
