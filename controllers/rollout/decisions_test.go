@@ -8,8 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-
-	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
 func TestPlan_Decisions(t *testing.T) {
@@ -44,11 +42,7 @@ func TestPlan_Decisions(t *testing.T) {
 // pods' details. The rest of the plan is the same.
 func TestPlan_DecisionsUnexplained(t *testing.T) {
 	t.Parallel()
-	v1 := makeSet("mesh").cold("agent", "agent:1").maxUnavailable(intstr.FromInt32(1))
-	v2 := v1.clone().mode("agent", "b").annotate(appsv1beta1.RecreatePodsAnnotation, "true")
-	deployed := func(name string) *podWrapper {
-		return makePod(name).injected(t, v1.obj()).ownedBy("ReplicaSet", "apps/v1", "rs-1")
-	}
+	v1, v2, deployed := recreateFixture(t)
 	for _, set := range []*setWrapper{v2, v2.clone().paused(), v1.clone().mode("agent", "b")} {
 		in := input(t, set.obj(), pods(deployed("a"), deployed("b"), deployed("c"), makePod("bare").injected(t, v1.obj()))...)
 		in.Revisions = revisionsOf(t, v1.obj())

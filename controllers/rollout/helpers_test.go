@@ -355,6 +355,19 @@ func (p *podWrapper) obj() *corev1.Pod {
 var anyKey = podmeta.Whitelist{Snapshot: &policy.Snapshot{}, DefaultsAllowed: true}
 
 // input builds a planner input at t0, under a whitelist allowing any key.
+// recreateFixture is a SidecarSet (v1), its next version (v2) changing an
+// env, which only a recreation applies and which opts into recreating pods,
+// and pods running v1 that a ReplicaSet owns.
+func recreateFixture(tb testing.TB) (v1, v2 *setWrapper, deployed func(name string) *podWrapper) {
+	tb.Helper()
+	v1 = makeSet("mesh").cold("agent", "agent:1").maxUnavailable(intstr.FromInt32(1))
+	v2 = v1.clone().mode("agent", "b").annotate(appsv1beta1.RecreatePodsAnnotation, "true")
+	deployed = func(name string) *podWrapper {
+		return makePod(name).injected(tb, v1.obj()).ownedBy("ReplicaSet", "apps/v1", "rs-1")
+	}
+	return v1, v2, deployed
+}
+
 func input(tb testing.TB, s *appsv1beta1.SidecarSet, pods ...*corev1.Pod) Input {
 	tb.Helper()
 	return Input{SidecarSet: s, Hashes: hashesOf(tb, s), LatestRevision: s.Name + "-rev", Pods: pods, Now: t0, Whitelist: anyKey, Explain: true}

@@ -59,11 +59,7 @@ func TestRecreatable(t *testing.T) {
 
 func TestPlan_Recreate(t *testing.T) {
 	t.Parallel()
-	v1 := makeSet("mesh").cold("agent", "agent:1").maxUnavailable(intstr.FromInt32(1))
-	v2 := v1.clone().mode("agent", "b").annotate(appsv1beta1.RecreatePodsAnnotation, "true")
-	deployed := func(name string) *podWrapper {
-		return makePod(name).injected(t, v1.obj()).ownedBy("ReplicaSet", "apps/v1", "rs-1")
-	}
+	v1, v2, deployed := recreateFixture(t)
 	recreating := func(tb testing.TB, set *setWrapper, ps ...*podWrapper) Input {
 		tb.Helper()
 		in := input(tb, set.obj(), pods(ps...)...)
