@@ -131,7 +131,8 @@ func run() int {
 	so.writers, so.webhook = ro.writers, wo
 	// The scale run profiles the manager at rest, at its start, and
 	// admitting pods in one creation after the measured ones, not during
-	// them.
+	// them: that creation is profiled only when the manager's is taken
+	// too, which is the one the scale run reads.
 	so.pprofAddr, so.profileDir = prof.managerAddr, prof.dir
 	if prof.managerAddr == "" {
 		so.webhook.afterward = nil
