@@ -63,6 +63,9 @@ type setView struct {
 	// minReady is how long an upgraded sidecar must run ready to count
 	// (appsv1beta1.RolloutGuards).
 	minReady time.Duration
+	// memo keeps what the last plans read of the pods (Input.Memo); nil
+	// when the caller keeps none.
+	memo *Memo
 }
 
 // hotSidecar is a hot-upgrade sidecar and its twins.
@@ -229,50 +232,74 @@ func (v *podView) inRollout(hash string) bool {
 // classify decodes and classifies one pod. active reports whether the shell
 // has an unexpired in-flight entry for it.
 func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *podView {
-	v := &podView{pod: pod, key: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}}
-	v.state, v.err = podstate.Read(pod.Annotations)
+	v, e, ok := s.memo.view(pod)
+	var c classified
+	switch {
+	case ok:
+		c = e.c
+	case e != nil:
+		c = s.read(pod)
+		e.c = c
+	default:
+		c = s.read(pod)
+	}
+	v.pod, v.key = pod, types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	v.state, v.err = c.state, c.err
 	if v.err != nil {
 		return v
 	}
-	v.updated = v.state.Hashes[s.name].Hash == s.hashes.Hash
-	if !v.updated {
-		v.beyondAuthority = s.checkAuthority(pod)
-	}
+	v.updated, v.beyondAuthority, v.selected, v.upgradable = c.updated, c.beyondAuthority, c.selected, c.upgradable
+	v.consistent, v.finishing, v.ready = c.consistent, c.finishing, c.ready
 	v.inFlight = active && !v.updated
 	if v.inFlight {
 		v.inFlightHash = inflight.Hash
 	}
-	if s.selectorErr == nil {
-		v.selected = s.selector.Matches(labels.Set(pod.Labels))
-	}
-	v.upgradable = v.updated || v.state.HashesWithoutImage[s.name].Hash == s.hashes.WithoutImage ||
-		s.upgradableButPullPolicy(v)
 	if !v.updated && !v.upgradable {
 		s.choosePath(v)
 	}
+	if v.updated {
+		v.settledAt = s.settledAt(pod, v.inPlace(s.name))
+	}
+	return v
+}
 
-	state := v.inPlace(s.name)
-	v.consistent = true
+// read is what classify reads of a pod from the pod alone and the
+// SidecarSet's spec (Memo).
+func (s *setView) read(pod *corev1.Pod) classified {
+	var c classified
+	c.state, c.err = podstate.Read(pod.Annotations)
+	if c.err != nil {
+		return c
+	}
+	c.updated = c.state.Hashes[s.name].Hash == s.hashes.Hash
+	if !c.updated {
+		c.beyondAuthority = s.checkAuthority(pod)
+	}
+	if s.selectorErr == nil {
+		c.selected = s.selector.Matches(labels.Set(pod.Labels))
+	}
+	c.upgradable = c.updated || c.state.HashesWithoutImage[s.name].Hash == s.hashes.WithoutImage ||
+		s.upgradableButPullPolicy(pod, c.state)
+
+	state := c.state.InPlace[s.name]
+	c.consistent = true
 	for _, name := range s.names {
 		if containerComplete(pod, name, state) {
 			continue
 		}
-		v.consistent = false
+		c.consistent = false
 		if containerStatusReady(pod, name) {
-			v.finishing = true
+			c.finishing = true
 		}
 	}
-	v.ready = podRunningAndReady(pod)
-	if v.updated {
-		v.settledAt = s.settledAt(pod, state)
-	}
+	c.ready = podRunningAndReady(pod)
 	for _, h := range s.hot {
-		_, idle := s.twins(v, h)
-		if c := specContainer(pod, idle); c != nil && c.Image != h.emptyImage {
-			v.ready = false
+		_, idle := s.twins(c.state, h)
+		if sc := specContainer(pod, idle); sc != nil && sc.Image != h.emptyImage {
+			c.ready = false
 		}
 	}
-	return v
+	return c
 }
 
 // settledAt returns when the sidecars the SidecarSet's last in-place update
@@ -300,8 +327,8 @@ func (s *setView) settledAt(pod *corev1.Pod, state *podstate.InPlaceUpdateState)
 
 // twins returns the working and the idle twin of a hot-upgrade sidecar in a
 // pod, per the working-container annotation (the first twin when unset).
-func (s *setView) twins(v *podView, h hotSidecar) (working, idle string) {
-	if v.state.WorkingHotUpgrade[h.name] == h.twin2 {
+func (s *setView) twins(state podstate.State, h hotSidecar) (working, idle string) {
+	if state.WorkingHotUpgrade[h.name] == h.twin2 {
 		return h.twin2, h.twin1
 	}
 	return h.twin1, h.twin2

@@ -190,7 +190,7 @@ func (s *setView) checkedSidecars(v *podView) []string {
 		names = append(names, c.Name)
 	}
 	for _, h := range s.hot {
-		working, _ := s.twins(v, h)
+		working, _ := s.twins(v.state, h)
 		names = append(names, working)
 	}
 	return names

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -373,13 +375,40 @@ func input(tb testing.TB, s *appsv1beta1.SidecarSet, pods ...*corev1.Pod) Input 
 	return Input{SidecarSet: s, Hashes: hashesOf(tb, s), LatestRevision: s.Name + "-rev", Pods: pods, Now: t0, Whitelist: anyKey, Explain: true}
 }
 
+// compute plans, and checks that a Memo changes nothing (sameWithMemo)
+// unless the input brings its own.
 func compute(tb testing.TB, in Input) Plan {
 	tb.Helper()
 	p, err := Compute(in)
 	if err != nil {
 		tb.Fatalf("Compute: %v", err)
 	}
+	if in.Memo == nil {
+		sameWithMemo(tb, in, p)
+	}
 	return p
+}
+
+// sameWithMemo plans in twice with one Memo, the second time reading every
+// pod from it: both plans must be want, the plan without a memo.
+func sameWithMemo(tb testing.TB, in Input, want Plan) {
+	tb.Helper()
+	in.Memo = &Memo{}
+	rounds := []string{"filling the memo", "from the memo"}
+	plans := make([]Plan, len(rounds))
+	for i, round := range rounds {
+		var err error
+		if plans[i], err = Compute(in); err != nil {
+			tb.Fatalf("Compute %s: %v", round, err)
+		}
+	}
+	// Compared once both are made: a plan must not keep what the next
+	// plan reuses.
+	for i, round := range rounds {
+		if diff := cmp.Diff(want, plans[i]); diff != "" {
+			tb.Fatalf("the plan %s differs from the plan without a memo (-without +with):\n%s", round, diff)
+		}
+	}
 }
 
 // patchedAnnotations returns the annotations the plan's only update sets,

@@ -100,7 +100,7 @@ func (s *setView) chooseTwin(v *podView, h hotSidecar) (chosen, other string, ok
 	case h2 && !h1:
 		return h.twin1, h.twin2, true
 	}
-	working, idle := s.twins(v, h)
+	working, idle := s.twins(v.state, h)
 	return idle, working, true
 }
 
@@ -122,7 +122,7 @@ func (s *setView) buildReset(v *podView, now time.Time) (PodUpdate, bool) {
 	idle := map[string]bool{}
 	var stale []hotSidecar
 	for _, h := range s.hot {
-		_, i := s.twins(v, h)
+		_, i := s.twins(v.state, h)
 		idle[i] = true
 		if c := specContainer(v.pod, i); c != nil && c.Image != h.emptyImage {
 			stale = append(stale, h)
@@ -146,7 +146,7 @@ func (s *setView) buildReset(v *podView, now time.Time) (PodUpdate, bool) {
 	}
 	c := newChange(v)
 	for _, h := range stale {
-		working, i := s.twins(v, h)
+		working, i := s.twins(v.state, h)
 		c.setImage(i, h.emptyImage)
 		c.anns[podstate.VersionKey(i)] = "0"
 		c.anns[podstate.VersionAltKey(working)] = "0"

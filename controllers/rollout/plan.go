@@ -112,6 +112,10 @@ type Input struct {
 	// sidecarset plan); without it only the blocked pods' and the refused
 	// evictions' are there, which is what the controller announces.
 	Explain bool
+	// Memo is what the previous plans of this SidecarSet read of its pods,
+	// which this plan reads again only for the pods that changed, and
+	// updates (Memo). Nil: every pod is read.
+	Memo *Memo
 }
 
 // InFlight is a pod upgrade the shell issued.
@@ -290,6 +294,7 @@ func newPlanner(in Input) *planner {
 	set.whitelist = in.Whitelist
 	set.revisions, set.resizeUnsupported, set.resizeRefused, set.now = in.Revisions, in.ResizeUnsupported, in.ResizeRefused, in.Now
 	set.minReady = in.Guards.MinReady
+	set.memo = in.Memo
 	set.policies = resources.CompileSpec(&in.SidecarSet.Spec)
 	return &planner{in: in, set: set, hash: in.Hashes.Hash, us: &in.SidecarSet.Spec.UpdateStrategy, upgrading: map[*podView]bool{}}
 }
@@ -309,11 +314,15 @@ func (p *planner) classifyPods() {
 	}
 	p.plan.Done, p.plan.Expired, p.active = p.set.settleInFlight(p.in, byUID)
 	p.requeue(nextExpiry(p.in.Now, p.active))
+	if p.set.memo != nil {
+		p.set.memo.begin(p.set.key())
+	}
 	p.views = make([]*podView, len(p.pods))
 	for i, pod := range p.pods {
 		e, ok := p.active[pod.UID]
 		p.views[i] = p.set.classify(pod, e, ok)
 	}
+	p.set.memo.end()
 	p.plan.Status = counts(p.views)
 	p.requeue(nextResizeDeadline(p.views, p.in.Now))
 	for _, v := range p.views {

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
 
@@ -17,14 +18,14 @@ import (
 // hash although only the image changed (OpenKruise's 4.1 #2); the pod keeps
 // its own pull policy, which Kubernetes does not let change in place.
 // OpenKruise pods are compared to their recorded hashes as they are.
-func (s *setView) upgradableButPullPolicy(v *podView) bool {
-	recorded := v.state.HashesWithoutImage[s.name].Hash
+func (s *setView) upgradableButPullPolicy(pod *corev1.Pod, state podstate.State) bool {
+	recorded := state.HashesWithoutImage[s.name].Hash
 	if recorded == "" {
 		return false
 	}
 	policies := map[string]corev1.PullPolicy{}
 	hash, substituted, err := appsv1beta1.WithoutImageHashWithPullPolicies(&s.obj.Spec, func(name string) (corev1.PullPolicy, bool) {
-		c := podContainer(v.pod, s.podName(name))
+		c := podContainer(pod, s.podName(name))
 		if c == nil {
 			return "", false
 		}

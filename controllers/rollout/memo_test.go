@@ -1,0 +1,148 @@
+package rollout
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
+	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
+)
+
+// planBoth plans in with memo and without one; the plans must be equal.
+func planBoth(t *testing.T, step string, in Input, memo *Memo) Plan {
+	t.Helper()
+	want, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Memo = memo
+	got, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("%s: the plan with the memo differs from the plan without (-without +with):\n%s", step, diff)
+	}
+	return got
+}
+
+// bump gives a pod a new resourceVersion, as the API server does at every
+// write.
+func bump(pod *corev1.Pod) *corev1.Pod {
+	out := pod.DeepCopy()
+	rv, _ := strconv.Atoi(out.ResourceVersion)
+	out.ResourceVersion = strconv.Itoa(rv + 1)
+	return out
+}
+
+// One memo kept over a whole rollout, its pods patched, restarted by the
+// kubelet, relabelled, deleted and its spec changed midway, plans each
+// round as a plan without a memo does.
+func TestMemo_FollowsARollout(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1").cold("log", "log:1")
+	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromInt32(4)).updateSelector("track", "stable")
+	v3 := v2.clone().image("log", "log:2")
+	ws := fleet(t, v1.obj(), v1.obj(), 24, 0, 0)
+	for i, w := range ws {
+		w.label("track", []string{"stable", "canary"}[i%4/3])
+	}
+	c := newCluster(pods(ws...))
+	memo := &Memo{}
+	set := v2.obj()
+	for round := range 16 {
+		step := "round " + strconv.Itoa(round)
+		switch round {
+		case 3:
+			// A pod moves out of the update selector, another into it.
+			for _, name := range []string{"pod-1", "pod-3"} {
+				p := bump(c.pods[name])
+				p.Labels["track"] = map[string]string{"pod-1": "canary", "pod-3": "stable"}[name]
+				c.pods[name] = p
+			}
+		case 5:
+			// A pod goes away.
+			delete(c.pods, "pod-6")
+			c.names = slicesDelete(c.names, "pod-6")
+		case 7:
+			// The spec changes midway.
+			set = v3.obj()
+		}
+		plan := planBoth(t, step, input(t, set, c.list()...), memo)
+		c.apply(t, plan)
+		for name, p := range c.pods {
+			if k := kubelet(p); !equalStatus(k, p) {
+				c.pods[name] = bump(k)
+			}
+		}
+		set.Status.Conditions = plan.Status.Conditions
+	}
+	plan := planBoth(t, "the end", input(t, set, c.list()...), memo)
+	if plan.Status.UpdatedPods != plan.Status.MatchedPods-int32(countLabel(c, "track", "canary")) {
+		t.Errorf("after the rollout: %d of %d updated, %d canaries", plan.Status.UpdatedPods, plan.Status.MatchedPods, countLabel(c, "track", "canary"))
+	}
+	if n := len(memo.entries); n != len(c.names) {
+		t.Errorf("the memo keeps %d entries for %d pods", n, len(c.names))
+	}
+}
+
+func slicesDelete(names []string, name string) []string {
+	var out []string
+	for _, n := range names {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func equalStatus(a, b *corev1.Pod) bool { return cmp.Equal(a.Status, b.Status) }
+
+func countLabel(c *cluster, key, value string) int {
+	n := 0
+	for _, p := range c.pods {
+		if p.Labels[key] == value {
+			n++
+		}
+	}
+	return n
+}
+
+// What the memo keeps is read again when the SidecarSet changes in a way
+// its generation may not show (an object without one, an annotation): its
+// update selector, its authority.
+func TestMemo_ReadsAgainWhenTheSetChanges(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromString("100%"))
+	ps := pods(makePod("a").label("track", "stable").injected(t, v1.obj()), makePod("b").label("track", "canary").injected(t, v1.obj()))
+	tests := []struct {
+		name          string
+		before, after *appsv1beta1.SidecarSet
+		want          []string
+	}{
+		{name: "the update selector", before: v2.clone().updateSelector("track", "stable").obj(),
+			after: v2.clone().updateSelector("track", "canary").obj(), want: []string{"b"}},
+		{name: "the authority", before: v2.obj(),
+			after: func() *appsv1beta1.SidecarSet {
+				s := v2.obj()
+				s.Annotations = map[string]string{authority.Annotation: authority.VerbAllNamespaces}
+				return s
+			}(), want: []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			memo := &Memo{}
+			planBoth(t, "before", input(t, tc.before, ps...), memo)
+			plan := planBoth(t, "after", input(t, tc.after, ps...), memo)
+			if diff := cmp.Diff(tc.want, updatedNames(plan.Updates)); diff != "" {
+				t.Errorf("updates after the change (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
