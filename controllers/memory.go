@@ -52,6 +52,12 @@ type setMemory struct {
 	// clock (passed to the next plan).
 	settled  bool
 	progress rollout.ProgressClock
+	// classified is what the last plans read of the SidecarSet's pods,
+	// which the next plan reads again only for the pods that changed, kept
+	// while the rollout moves: a settled plan drops it (a settled
+	// SidecarSet plans seldom, and the memo would only hold memory). One
+	// reconcile of a SidecarSet runs at a time, and only it uses the memo.
+	classified *rollout.Memo
 }
 
 // set returns a SidecarSet's record, created if need be; m.mu is held.
@@ -265,6 +271,9 @@ func (m *memories) storePlan(name string, settled bool, progress rollout.Progres
 	defer m.mu.Unlock()
 	s := m.set(name)
 	s.settled, s.progress = settled, progress
+	if settled {
+		s.classified = nil
+	}
 }
 
 // settled reports whether the SidecarSet's last plan was settled; one not
@@ -285,4 +294,19 @@ func (m *memories) progress(name string) rollout.ProgressClock {
 		return s.progress
 	}
 	return rollout.ProgressClock{}
+}
+
+// classified returns the memo of a SidecarSet's plans (rollout.Memo), nil
+// when its last plan was settled.
+func (m *memories) classified(name string) *rollout.Memo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.set(name)
+	if s.settled {
+		return nil
+	}
+	if s.classified == nil {
+		s.classified = &rollout.Memo{}
+	}
+	return s.classified
 }

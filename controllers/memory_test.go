@@ -89,3 +89,25 @@ func TestMemories_Forget(t *testing.T) {
 		t.Error("a forgotten SidecarSet's plan or notes remain")
 	}
 }
+
+// A SidecarSet's plans share a memo while its rollout moves; a settled plan
+// drops it, and the plans after a settled one have none.
+func TestMemories_ClassifiedWhileTheRolloutMoves(t *testing.T) {
+	t.Parallel()
+	var m memories
+	first := m.classified("mesh")
+	if first == nil || m.classified("mesh") != first {
+		t.Fatal("the plans of a moving rollout do not share one memo")
+	}
+	m.storePlan("mesh", true, rollout.ProgressClock{})
+	if m.sets["mesh"].classified != nil {
+		t.Error("a settled plan keeps the memo")
+	}
+	if m.classified("mesh") != nil {
+		t.Error("a plan after a settled one gets a memo")
+	}
+	m.storePlan("mesh", false, rollout.ProgressClock{})
+	if next := m.classified("mesh"); next == nil || next == first {
+		t.Errorf("the plan after a moving one gets memo %p, want a new one", next)
+	}
+}

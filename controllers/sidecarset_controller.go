@@ -300,6 +300,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		NotInjected: notInjected, NotInjectedFrom: r.scopeSettled(s, now), Evictions: evictions, Refused: refusals,
 		Guards: guards, Progress: r.memories.progress(s.Name),
 		Detected: missing, DetectorSynced: detected, ScopeDegraded: scopeDegraded, ScopeWhy: scopeWhy,
+		Memo: r.memories.classified(s.Name),
 	})
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)
