@@ -117,30 +117,9 @@ func (s *setView) rolling() bool {
 type podView struct {
 	pod   *corev1.Pod
 	key   types.NamespacedName
-	state podstate.State
-	// beyondAuthority is set when what the SidecarSet's sidecars reach in
-	// the pod is not covered by its authority any more (authority.go): the
-	// pod is not upgraded in place, and is reported as blocked.
-	beyondAuthority error
-	// err is set when the pod's SidecarSet annotations cannot be decoded:
-	// the pod is counted as matched and otherwise left alone.
-	err error
-	// updated: the pod records the SidecarSet's current hash.
-	updated bool
-	// selected: updateStrategy.selector selects the pod.
-	selected bool
-	// upgradable: the pod's without-image hash equals the SidecarSet's, so
-	// the difference, if any, is images only.
-	upgradable bool
-	// consistent: every in-place update of the SidecarSet's containers and
-	// native sidecars is complete (consistency.go).
-	consistent bool
-	// finishing: a container that reports ready has not completed its last
-	// in-place update (to an older version): skip the pod this round.
-	finishing bool
-	// ready is the status definition: running, Ready, not terminating, and
-	// every hot-upgrade sidecar's idle twin has the empty image.
-	ready bool
+	// classified is what the plan read of the pod from the pod and the
+	// SidecarSet's spec (Memo).
+	classified
 	// settledAt is when the pod's sidecars upgraded in place will have run
 	// ready for the min-ready time, when that is later than now: until
 	// then the pod takes a share of maxUnavailable (zero otherwise).
@@ -244,12 +223,10 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 		c = s.read(pod)
 	}
 	v.pod, v.key = pod, types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	v.state, v.err = c.state, c.err
+	v.classified = c
 	if v.err != nil {
 		return v
 	}
-	v.updated, v.beyondAuthority, v.selected, v.upgradable = c.updated, c.beyondAuthority, c.selected, c.upgradable
-	v.consistent, v.finishing, v.ready = c.consistent, c.finishing, c.ready
 	v.inFlight = active && !v.updated
 	if v.inFlight {
 		v.inFlightHash = inflight.Hash

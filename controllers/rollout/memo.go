@@ -51,15 +51,32 @@ type memoEntry struct {
 // classified is what classify reads of a pod from the pod alone and the
 // SidecarSet's spec.
 type classified struct {
-	state           podstate.State
-	err             error
+	// state is the pod's SidecarSet annotations, decoded.
+	state podstate.State
+	// beyondAuthority is set when what the SidecarSet's sidecars reach in
+	// the pod is not covered by its authority any more (authority.go): the
+	// pod is not upgraded in place, and is reported as blocked.
 	beyondAuthority error
-	updated         bool
-	selected        bool
-	upgradable      bool
-	consistent      bool
-	finishing       bool
-	ready           bool
+	// err is set when the pod's SidecarSet annotations cannot be decoded:
+	// the pod is counted as matched and otherwise left alone.
+	err error
+	// updated: the pod records the SidecarSet's current hash.
+	updated bool
+	// selected: updateStrategy.selector selects the pod.
+	selected bool
+	// upgradable: the pod's without-image hash equals the SidecarSet's, so
+	// the difference, if any, is images only (in a plan's view, the resize
+	// path sets it too: paths.go).
+	upgradable bool
+	// consistent: every in-place update of the SidecarSet's containers and
+	// native sidecars is complete (consistency.go).
+	consistent bool
+	// finishing: a container that reports ready has not completed its last
+	// in-place update (to an older version): skip the pod this round.
+	finishing bool
+	// ready is the status definition: running, Ready, not terminating, and
+	// every hot-upgrade sidecar's idle twin has the empty image.
+	ready bool
 }
 
 func (s *setView) key() setKey {

@@ -227,7 +227,7 @@ func viewsOf(ws []*podWrapper) []*podView {
 	out := make([]*podView, len(ws))
 	for i, w := range ws {
 		p := w.obj()
-		out[i] = &podView{pod: p, key: keyOf(p), selected: true, upgradable: true, consistent: true}
+		out[i] = &podView{pod: p, key: keyOf(p), classified: classified{selected: true, upgradable: true, consistent: true}}
 	}
 	return out
 }
