@@ -115,8 +115,8 @@ func (s *setView) rolling() bool {
 
 // podView is one matched pod, its annotations decoded once, classified.
 type podView struct {
-	pod   *corev1.Pod
-	key   types.NamespacedName
+	pod *corev1.Pod
+	key types.NamespacedName
 	// classified is what the plan read of the pod from the pod and the
 	// SidecarSet's spec (Memo).
 	classified

@@ -177,8 +177,8 @@ func (s *setView) toRecreate(v *podView, why string) {
 // lacks its sidecars; ok is false, with why, when it cannot be recreated.
 func (s *setView) classifyNotInjected(pod *corev1.Pod) (v *podView, ok bool, why string) {
 	v = &podView{pod: pod, key: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, notInjected: true,
-		classified: classified{consistent: true, ready: podRunningAndReady(pod)},
-		why: "it runs without the SidecarSet's sidecars", kind: kindRecreate}
+		why: "it runs without the SidecarSet's sidecars", kind: kindRecreate,
+		classified: classified{consistent: true, ready: podRunningAndReady(pod)}}
 	if ok, why := recreatable(pod, s.recreateJobs); !ok {
 		return v, false, why
 	}
