@@ -812,11 +812,17 @@ func printScale(o scaleOptions, pairings []pairing, noPods idleFigures, runs []s
 	}
 	growth := heapGrowth(runs[0], largest)
 	extrapolated := runs[0].idle.heap - growth*float64(runs[0].pods)/1000
-	targets = append(targets,
-		target{fmt.Sprintf("live heap per 1000 pods ≤ 4 MiB (its growth from %d to %d pods; the SidecarSets' share is the same at every size): %.2f MiB",
-			runs[0].pods, largest.pods, growth), len(runs) > 1 && growth <= 4, largest.idle.heapProfile},
-		target{fmt.Sprintf("live heap independent of the pods with %d SidecarSets ≤ 35 MiB (measured with no pod; the live heap at %d pods less their growth: %.1f MiB): %.1f MiB",
-			o.sidecarSets, runs[0].pods, extrapolated, noPods.heap), noPods.heap <= 35, noPods.heapProfile},
+	growthTarget := target{fmt.Sprintf("live heap per 1000 pods ≤ 4 MiB (its growth from %d to %d pods; the SidecarSets' share is the same at every size): %.2f MiB",
+		runs[0].pods, largest.pods, growth), growth <= 4, largest.idle.heapProfile}
+	extrapolatedText := fmt.Sprintf("; the live heap at %d pods less their growth: %.1f MiB", runs[0].pods, extrapolated)
+	if len(runs) == 1 {
+		// One size measures no growth (--sizes).
+		growthTarget = target{"live heap per 1000 pods ≤ 4 MiB: not measured (one size; --sizes)", false, ""}
+		extrapolatedText = ""
+	}
+	targets = append(targets, growthTarget,
+		target{fmt.Sprintf("live heap independent of the pods with %d SidecarSets ≤ 35 MiB (measured with no pod%s): %.1f MiB",
+			o.sidecarSets, extrapolatedText, noPods.heap), noPods.heap <= 35, noPods.heapProfile},
 		target{fmt.Sprintf("live heap with %d pods and %d SidecarSets ≤ 80 MiB: %.1f MiB", largest.pods, o.sidecarSets, largest.idle.heap), largest.idle.heap <= 80, largest.idle.heapProfile},
 		target{fmt.Sprintf("manager RSS with %d pods and %d SidecarSets ≤ 200 MiB, with the shipped memory settings (%s): %.0f MiB",
 			largest.pods, o.sidecarSets, o.memorySettings, largest.idle.anon+largest.idle.file), largest.idle.anon+largest.idle.file <= 200, largest.idle.heapProfile},
