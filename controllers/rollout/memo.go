@@ -14,7 +14,7 @@ import (
 // (classified): a rollout plans again each time its pods move, and most of
 // its pods have not changed since the last plan. A pod is read again when
 // its resourceVersion changes, and every pod when the SidecarSet's spec,
-// hashes or authority do. What depends on the time, the shell's records
+// hashes, update selector or authority do (setKey). What depends on the time, the shell's records
 // (in flight, evictions, refusals) or the SidecarSet's revisions is decided
 // in every plan, as is the whole path of a pod that needs more than new
 // images (paths.go).
