@@ -87,9 +87,12 @@ func (s *setView) key() setKey {
 	return k
 }
 
-// begin starts a plan: the entries of another spec are dropped.
-func (m *Memo) begin(k setKey) {
-	if m.set != k {
+// begin starts a plan of s: the entries of another spec are dropped.
+func (m *Memo) begin(s *setView) {
+	if m == nil {
+		return
+	}
+	if k := s.key(); m.set != k {
 		m.set, m.entries = k, nil
 	}
 	if m.entries == nil {

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestMemo_FollowsARollout(t *testing.T) {
 		case 5:
 			// A pod goes away.
 			delete(c.pods, "pod-6")
-			c.names = slicesDelete(c.names, "pod-6")
+			c.names = slices.DeleteFunc(c.names, func(n string) bool { return n == "pod-6" })
 		case 7:
 			// The spec changes midway.
 			set = v3.obj()
@@ -75,7 +76,7 @@ func TestMemo_FollowsARollout(t *testing.T) {
 		plan := planBoth(t, step, input(t, set, c.list()...), memo)
 		c.apply(t, plan)
 		for name, p := range c.pods {
-			if k := kubelet(p); !equalStatus(k, p) {
+			if k := kubelet(p); !cmp.Equal(k.Status, p.Status) {
 				c.pods[name] = bump(k)
 			}
 		}
@@ -89,18 +90,6 @@ func TestMemo_FollowsARollout(t *testing.T) {
 		t.Errorf("the memo keeps %d entries for %d pods", n, len(c.names))
 	}
 }
-
-func slicesDelete(names []string, name string) []string {
-	var out []string
-	for _, n := range names {
-		if n != name {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func equalStatus(a, b *corev1.Pod) bool { return cmp.Equal(a.Status, b.Status) }
 
 func countLabel(c *cluster, key, value string) int {
 	n := 0

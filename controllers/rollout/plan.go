@@ -314,9 +314,7 @@ func (p *planner) classifyPods() {
 	}
 	p.plan.Done, p.plan.Expired, p.active = p.set.settleInFlight(p.in, byUID)
 	p.requeue(nextExpiry(p.in.Now, p.active))
-	if p.set.memo != nil {
-		p.set.memo.begin(p.set.key())
-	}
+	p.set.memo.begin(p.set)
 	p.views = make([]*podView, len(p.pods))
 	for i, pod := range p.pods {
 		e, ok := p.active[pod.UID]
