@@ -49,6 +49,10 @@ type env struct {
 	pidFile string
 	// managerMetrics is the dev manager's metrics address.
 	managerMetrics string
+	// kubeconfig is the dev cluster's kubeconfig file.
+	kubeconfig string
+	// bare is the bare webhook's process, while it runs.
+	bare *bareWebhook
 }
 
 func main() {
@@ -64,12 +68,16 @@ func run() int {
 		return 2
 	}
 	verb := os.Args[1]
+	if verb == bareVerb {
+		return runBareWebhook(os.Args[2:])
+	}
 	fs := flag.NewFlagSet("bench "+verb, flag.ExitOnError)
 	kubeconfig := fs.String("kubeconfig", "bin/dev/kubeconfig", "Kubeconfig of the dev cluster.")
 	pidFile := fs.String("manager-pid-file", "bin/dev/manager.pid", "PID file of the dev cluster's manager.")
 	wo := webhookOptions{}
 	fs.IntVar(&wo.pods, "pods", 500, "Pods created per measurement (webhook).")
 	fs.IntVar(&wo.creators, "creators", 20, "Concurrent pod creators (webhook).")
+	fs.BoolVar(&wo.bare, "bare-webhook", true, "In each round with 1 SidecarSet, also create the pods with a bare webhook in place of the operator's: the same patch for every pod, no decision, the pods watched (webhook, scale).")
 	fs.IntVar(&wo.rounds, "rounds", 3, "Rounds per configuration, each against its own floor; the median is reported (webhook, rollout).")
 	counts := fs.String("sidecarsets", "0,1,100,1000", "Numbers of SidecarSets to measure with (webhook).")
 	prof := &profiler{}
@@ -145,7 +153,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	e.pidFile, e.managerMetrics = *pidFile, *managerMetrics
+	e.pidFile, e.managerMetrics, e.kubeconfig = *pidFile, *managerMetrics, *kubeconfig
 	var ok bool
 	switch verb {
 	case "webhook":

@@ -170,6 +170,8 @@ func (e *env) cpuSnapshot() cpuTimes {
 		switch {
 		case pid == managerPID:
 			name = "manager"
+		case e.bare != nil && pid == e.bare.pid():
+			name = bareComponent
 		case strings.Contains(argv0, "/bin/dev/clusters/"):
 			name = argv0[strings.LastIndex(argv0, "/")+1:]
 		default:

@@ -40,6 +40,9 @@ type webhookOptions struct {
 	// the measured ones (not counted), for a miss of the CPU per pod; the
 	// profile lasts as long as the measured creations took.
 	afterward *profiler
+	// bare measures, in each round with 1 SidecarSet, the creation with the
+	// bare webhook in place of the operator's pod webhooks (barewebhook.go).
+	bare bool
 }
 
 // afterwardLabel names the profiled creation after the measured ones.
@@ -76,6 +79,9 @@ func (c creation) p(q float64) time.Duration { return percentile(sortedCopy(c.la
 type pairing struct {
 	label        string
 	runs, floors []creation
+	// bare are the rounds' creations with the bare webhook, each after the
+	// run of its round (with 1 SidecarSet, when measured).
+	bare []creation
 }
 
 // benchWebhook creates the same pods with 0, 1, 100 and 1000 SidecarSets
@@ -109,6 +115,10 @@ func (e *env) measureAdmission(ctx context.Context, o webhookOptions) ([]pairing
 		return nil, err
 	}
 	defer func() {
+		if e.bare != nil {
+			e.bare.stop()
+			e.bare = nil
+		}
 		cleanup := context.WithoutCancel(ctx)
 		_ = e.deleteBenchSidecarSets(cleanup)
 		_ = e.client.DeleteAllOf(cleanup, &appsv1beta1.SidecarSet{}, client.MatchingLabels{benchLabel: "probe"})
@@ -139,6 +149,13 @@ func (e *env) measureAdmission(ctx context.Context, o webhookOptions) ([]pairing
 				return nil, err
 			}
 			pr.floors, pr.runs = append(pr.floors, floor), append(pr.runs, run)
+			if n == 1 && o.bare {
+				bare, err := e.measureBare(ctx, o, fmt.Sprintf("bare webhook, round %d", round+1))
+				if err != nil {
+					return nil, err
+				}
+				pr.bare = append(pr.bare, bare)
+			}
 		}
 		if n == 1 && o.afterward != nil {
 			profiled := o
@@ -159,7 +176,7 @@ func printAdmission(o webhookOptions, pairings []pairing) {
 	fmt.Printf("\nPod admission: %d pods, %d concurrent creators; with n SidecarSets, exactly one selects the pods (none with 0); median of %d rounds, each against a floor measured just before it (kwok dev cluster, 2 cores)\n\n",
 		o.pods, o.creators, o.rounds)
 	var rows [][]string
-	for _, pr := range pairings {
+	row := func(pr pairing) []string {
 		rate := median(pr.runs, func(c creation) float64 { return c.podsPerSecond() })
 		floorRate := median(pr.floors, func(c creation) float64 { return c.podsPerSecond() })
 		rateRatio := medianPairs(pr, rateVsFloor)
@@ -169,7 +186,7 @@ func printAdmission(o webhookOptions, pairings []pairing) {
 		if calls > 0 {
 			webhook = ms(time.Duration(median(pr.runs, func(c creation) float64 { return float64(c.apiserverMean) })))
 		}
-		rows = append(rows, []string{pr.label,
+		return []string{pr.label,
 			msf(median(pr.runs, func(c creation) float64 { return float64(c.p(50)) })),
 			msf(median(pr.runs, func(c creation) float64 { return float64(c.p(90)) })),
 			msf(median(pr.runs, func(c creation) float64 { return float64(c.p(99)) })),
@@ -177,18 +194,27 @@ func printAdmission(o webhookOptions, pairings []pairing) {
 			fmt.Sprintf("%.2f×", rateRatio), fmt.Sprintf("%.2f×", p50Ratio),
 			fmt.Sprintf("%.0f", calls/float64(o.pods)), webhook,
 			fmt.Sprintf("%d", pr.runs[len(pr.runs)-1].conditionBytes),
-			ms(time.Duration(median(pr.runs, func(c creation) float64 { return float64(c.conditionMean) })))})
+			ms(time.Duration(median(pr.runs, func(c creation) float64 { return float64(c.conditionMean) })))}
+	}
+	for _, pr := range pairings {
+		rows = append(rows, row(pr))
+		if b, ok := pr.bareRounds(); ok {
+			rows = append(rows, row(b))
+		}
 	}
 	table([]string{"", "p50", "p90", "p99", "pods/s", "floor pods/s", "pods/s vs floor", "p50 vs floor", "webhook calls per pod",
 		"API server time in the webhook (mean)", "matchCondition (bytes)", "matchCondition evaluation (mean)"}, rows)
 
 	fmt.Printf("\nCPU time per pod created, by component (median of the rounds; where the cost goes)\n\n")
 	components := []string{"kube-apiserver", "etcd", "manager", "kube-controller-manager", "kube-scheduler", "kwok-controller"}
+	if slices.ContainsFunc(pairings, func(pr pairing) bool { return len(pr.bare) > 0 }) {
+		components = append(components, bareComponent)
+	}
 	rows = nil
 	cpuRow := func(label string, cs []creation) []string {
 		row := []string{label}
 		for _, c := range components {
-			row = append(row, ms(time.Duration(median(cs, func(x creation) float64 { return float64(x.cpu[c]) / float64(len(x.latencies)) }))))
+			row = append(row, ms(pairing{runs: cs}.cpuPerPod(c)))
 		}
 		return row
 	}
@@ -199,6 +225,9 @@ func printAdmission(o webhookOptions, pairings []pairing) {
 	rows = append(rows, cpuRow("floor (no pod webhook)", allFloors))
 	for _, pr := range pairings {
 		rows = append(rows, cpuRow(pr.label, pr.runs))
+		if b, ok := pr.bareRounds(); ok {
+			rows = append(rows, cpuRow(b.label, b.runs))
+		}
 	}
 	table(append([]string{""}, components...), rows)
 	fmt.Printf("\nOf the manager's time, the detection of pods without their sidecars (sidecarset_detector_seconds_total) took, per pod created:")
@@ -208,6 +237,13 @@ func printAdmission(o webhookOptions, pairings []pairing) {
 	fmt.Printf("\nEach round's pods/s against the floor measured just before it (the medians above are of these):")
 	for _, pr := range pairings {
 		fmt.Printf(" %s;", roundsByFloor(pr))
+	}
+	for _, pr := range pairings {
+		if b, ok := pr.bareRounds(); ok {
+			fmt.Printf("\n%s: the bare webhook (test/bench/barewebhook.go) answered every pod with the operator's patch for it, deciding nothing, and watched the pods: %s of CPU per pod in its own process (the operator: %s), %.2f× the floor's pods/s (the operator: %.2f×): the least an injecting, watching operator costs here, and the most a webhook making this patch lets the API server reach.",
+				pr.label, ms(b.cpuPerPod(bareComponent)), ms(pr.cpuPerPod("manager")), medianPairs(b, rateVsFloor), medianPairs(pr, rateVsFloor))
+			fmt.Printf("\nEach round's pods/s against its floor, with the bare webhook: %s", roundsByFloor(b))
+		}
 	}
 	fmt.Printf("\nBesides the bench's SidecarSets, the cluster holds the seed example's and the bench's probe SidecarSet; neither selects the measured pods.\n")
 }
@@ -225,6 +261,20 @@ func printAdmissionProfiles(o webhookOptions) {
 		fmt.Printf("The manager's CPU in that creation (%s):\n", o.afterward.path(afterwardLabel, "manager"))
 		printCPUProfile(o.afterward.path(afterwardLabel, "manager"), o.pods, admissionParts)
 	}
+}
+
+// bareRounds is the pairing of the bare webhook's creations with the
+// rounds' floors, when they were measured.
+func (pr pairing) bareRounds() (pairing, bool) {
+	if len(pr.bare) == 0 {
+		return pairing{}, false
+	}
+	return pairing{label: pr.label + ", bare webhook", runs: pr.bare, floors: pr.floors[:len(pr.bare)]}, true
+}
+
+// cpuPerPod is a component's CPU per pod created, the median of the rounds.
+func (pr pairing) cpuPerPod(component string) time.Duration {
+	return time.Duration(median(pr.runs, func(c creation) float64 { return float64(c.cpu[component]) / float64(len(c.latencies)) }))
 }
 
 // roundsByFloor lists a configuration's rounds in the order they ran, each
@@ -566,11 +616,14 @@ func (e *env) waitWebhookCalled(ctx context.Context, called bool) error {
 }
 
 // podConditionBytes is the length of the required pod webhook's
-// matchCondition (0 when it cannot be read).
+// matchCondition, in the operator's configuration or, while it is measured,
+// the bare webhook's (0 when neither can be read).
 func (e *env) podConditionBytes(ctx context.Context) int {
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := e.client.Get(ctx, client.ObjectKey{Name: podWebhookConfig}, cfg); err != nil {
-		return 0
+		if err := e.client.Get(ctx, client.ObjectKey{Name: bareWebhookConfig}, cfg); err != nil {
+			return 0
+		}
 	}
 	for _, w := range cfg.Webhooks {
 		if w.Name == podWebhookName {
