@@ -140,7 +140,11 @@ func benchScale(ctx context.Context, e *env, o scaleOptions) (bool, error) {
 	}
 
 	if !o.keep {
-		defer e.cleanScale(context.WithoutCancel(ctx), o)
+		defer func() {
+			if err := e.cleanScale(context.WithoutCancel(ctx), o); err != nil {
+				fmt.Fprintln(os.Stderr, "bench: cleaning up:", err)
+			}
+		}()
 	}
 	if err := e.createScaleObjects(ctx, o); err != nil {
 		return false, err
@@ -633,56 +637,67 @@ func benchStart(ctx context.Context, e *env, o scaleOptions) (bool, error) {
 	return start.met(), nil
 }
 
-// cleanScale deletes the scale run's SidecarSets and namespaces.
-func (e *env) cleanScale(ctx context.Context, o scaleOptions) {
-	_ = e.client.DeleteAllOf(ctx, &appsv1beta1.SidecarSet{}, client.MatchingLabels{scaleLabel: "true"})
+// cleanScale deletes the scale run's SidecarSets, until they are gone, and
+// its namespaces.
+func (e *env) cleanScale(ctx context.Context, o scaleOptions) error {
+	err := e.deleteSidecarSetsUntilGone(ctx, client.MatchingLabels{scaleLabel: "true"})
 	for i := range o.namespaces {
 		_ = e.client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf(scaleNamespace, i)}})
 	}
+	return err
 }
 
 // waitBenchSidecarSetsGone deletes the admission's SidecarSets until they
-// are gone. One collection delete does not finish 5 000 of them: the API
-// server asks the validating webhook about each and gives up on the request
-// after a minute, with about 1 800 deleted (2026-11-27), so it is asked
-// again while any is left that is not being deleted.
+// are gone.
 func (e *env) waitBenchSidecarSetsGone(ctx context.Context) error {
 	start := time.Now()
-	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var sets appsv1beta1.SidecarSetList
-		if err := e.client.List(ctx, &sets, client.HasLabels{benchLabel}); err != nil {
-			return false, err
-		}
-		if slices.ContainsFunc(sets.Items, func(s appsv1beta1.SidecarSet) bool { return s.DeletionTimestamp == nil }) {
-			// An error is a request that timed out: the poll asks again.
-			_ = e.client.DeleteAllOf(ctx, &appsv1beta1.SidecarSet{}, client.HasLabels{benchLabel})
-		}
-		return len(sets.Items) == 0, nil
-	})
-	if err != nil {
+	if err := e.deleteSidecarSetsUntilGone(ctx, client.HasLabels{benchLabel}); err != nil {
 		return fmt.Errorf("waiting for the admission's SidecarSets to be deleted: %w", err)
 	}
 	fmt.Printf("bench: the admission's SidecarSets deleted after %.0f s more\n", time.Since(start).Seconds())
 	return nil
 }
 
+// sidecarSetLabels selects SidecarSets both to list and to delete.
+type sidecarSetLabels interface {
+	client.ListOption
+	client.DeleteAllOfOption
+}
+
+// deleteSidecarSetsUntilGone deletes the SidecarSets the labels select
+// until none is left. One collection delete does not finish 5 000 of them:
+// the API server asks the validating webhook about each and gives up on the
+// request after a minute, with about 1 800 deleted (2026-11-27), so it is
+// asked again while any is left that is not being deleted.
+func (e *env) deleteSidecarSetsUntilGone(ctx context.Context, labels sidecarSetLabels) error {
+	return wait.PollUntilContextTimeout(ctx, 2*time.Second, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var sets appsv1beta1.SidecarSetList
+		if err := e.client.List(ctx, &sets, labels); err != nil {
+			return false, err
+		}
+		if slices.ContainsFunc(sets.Items, func(s appsv1beta1.SidecarSet) bool { return s.DeletionTimestamp == nil }) {
+			// An error is a request that timed out: the poll asks again.
+			_ = e.client.DeleteAllOf(ctx, &appsv1beta1.SidecarSet{}, labels)
+		}
+		return len(sets.Items) == 0, nil
+	})
+}
+
 // removeScaleLeftovers deletes what an interrupted run left and waits until
 // it is gone.
 func (e *env) removeScaleLeftovers(ctx context.Context, o scaleOptions) error {
-	e.cleanScale(ctx, o)
+	if err := e.cleanScale(ctx, o); err != nil {
+		return fmt.Errorf("removing an earlier run's SidecarSets: %w", err)
+	}
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var sets appsv1beta1.SidecarSetList
-		if err := e.client.List(ctx, &sets, client.MatchingLabels{scaleLabel: "true"}); err != nil {
-			return false, err
-		}
 		var namespaces corev1.NamespaceList
 		if err := e.client.List(ctx, &namespaces, client.MatchingLabels{scaleLabel: "true"}); err != nil {
 			return false, err
 		}
-		return len(sets.Items) == 0 && len(namespaces.Items) == 0, nil
+		return len(namespaces.Items) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("removing an earlier run's SidecarSets and namespaces: %w", err)
+		return fmt.Errorf("removing an earlier run's namespaces: %w", err)
 	}
 	return nil
 }
