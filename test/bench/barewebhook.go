@@ -361,32 +361,14 @@ func operatorPatch(ctx context.Context, operator *admissionregistrationv1.Mutati
 // operator's pod webhooks, starting it the first time with the operator's
 // answer for a measured pod.
 func (e *env) measureBare(ctx context.Context, o webhookOptions, label string) (creation, error) {
-	operator := &admissionregistrationv1.MutatingWebhookConfiguration{}
-	if err := e.client.Get(ctx, client.ObjectKey{Name: podWebhookConfig}, operator); err != nil {
-		return creation{}, fmt.Errorf("reading %s (run make dev first): %w", podWebhookConfig, err)
-	}
-	saved := operator.DeepCopy()
-	saved.ResourceVersion, saved.UID, saved.CreationTimestamp, saved.ManagedFields = "", "", metav1.Time{}, nil
-	if err := e.client.Delete(ctx, operator); err != nil {
-		return creation{}, err
-	}
-	run, err := e.withBare(ctx, o, label, saved)
-	restore := context.WithoutCancel(ctx)
-	if cerr := e.client.Create(restore, saved); cerr != nil {
-		return run, errors.Join(err, fmt.Errorf("restoring %s: %w", podWebhookConfig, cerr))
-	}
-	if werr := e.waitWebhookCalled(restore, true); werr != nil {
-		return run, errors.Join(err, fmt.Errorf("waiting for the API server to call the restored pod webhook: %w", werr))
-	}
-	return run, err
+	return e.withoutPodWebhooks(ctx, func(operator *admissionregistrationv1.MutatingWebhookConfiguration) (creation, error) {
+		return e.withBare(ctx, o, label, operator)
+	})
 }
 
-// withBare measures the creation with the operator's pod webhooks removed
-// and the bare webhook's configuration in their place.
+// withBare measures the creation with the bare webhook's configuration in
+// place of the operator's, removed.
 func (e *env) withBare(ctx context.Context, o webhookOptions, label string, operator *admissionregistrationv1.MutatingWebhookConfiguration) (creation, error) {
-	if err := e.waitWebhookCalled(ctx, false); err != nil {
-		return creation{}, err
-	}
 	if e.bare == nil {
 		// The pod the API server sends the webhooks: a measured pod as a
 		// dry run creates it with no pod webhook.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -334,6 +335,15 @@ func verdict(ok bool) string {
 
 // measureFloor creates the pods with the pod webhook configuration removed.
 func (e *env) measureFloor(ctx context.Context, o webhookOptions, label string) (creation, error) {
+	return e.withoutPodWebhooks(ctx, func(*admissionregistrationv1.MutatingWebhookConfiguration) (creation, error) {
+		return e.measureCreation(ctx, o, label, false)
+	})
+}
+
+// withoutPodWebhooks removes the operator's mutating webhook configuration,
+// waits until the API server no longer calls its pod webhook, measures, and
+// restores it. measure is given the configuration as it was.
+func (e *env) withoutPodWebhooks(ctx context.Context, measure func(operator *admissionregistrationv1.MutatingWebhookConfiguration) (creation, error)) (creation, error) {
 	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := e.client.Get(ctx, client.ObjectKey{Name: podWebhookConfig}, cfg); err != nil {
 		return creation{}, fmt.Errorf("reading %s (run make dev first): %w", podWebhookConfig, err)
@@ -343,18 +353,19 @@ func (e *env) measureFloor(ctx context.Context, o webhookOptions, label string) 
 	if err := e.client.Delete(ctx, cfg); err != nil {
 		return creation{}, err
 	}
-	if err := e.waitWebhookCalled(ctx, false); err != nil {
-		return creation{}, err
+	err := e.waitWebhookCalled(ctx, false)
+	var run creation
+	if err == nil {
+		run, err = measure(saved.DeepCopy())
 	}
-	floor, err := e.measureCreation(ctx, o, label, false)
 	restore := context.WithoutCancel(ctx)
 	if cerr := e.client.Create(restore, saved); cerr != nil {
-		return floor, fmt.Errorf("restoring %s: %w", podWebhookConfig, cerr)
+		return run, errors.Join(err, fmt.Errorf("restoring %s: %w", podWebhookConfig, cerr))
 	}
 	if werr := e.waitWebhookCalled(restore, true); werr != nil {
-		return floor, fmt.Errorf("waiting for the API server to call the restored pod webhook: %w", werr)
+		return run, errors.Join(err, fmt.Errorf("waiting for the API server to call the restored pod webhook: %w", werr))
 	}
-	return floor, err
+	return run, err
 }
 
 // measureCreation creates the pods, measures each creation, checks the
