@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	jsoniter "github.com/json-iterator/go"
@@ -224,6 +225,8 @@ func (e *env) startBareWebhook(ctx context.Context, dir, kubeconfig string, patc
 		"--cert="+filepath.Join(dir, "tls.crt"), "--key="+filepath.Join(dir, "tls.key"),
 		"--patch="+filepath.Join(dir, "patch.json"), "--patch-path=/"+podWebhookName, "--token-volume="+tokenVolume)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	// It ends with the bench, however the bench ends.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
