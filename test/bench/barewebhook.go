@@ -72,7 +72,7 @@ type bareReview struct {
 }
 
 // runBareWebhook is the bare webhook's process: bench bare-webhook
-// --kubeconfig --addr --cert --key --patch --patch-path.
+// --kubeconfig --addr --cert --key --patch --patch-path --token-volume.
 func runBareWebhook(args []string) int {
 	fs := flag.NewFlagSet("bench "+bareVerb, flag.ExitOnError)
 	kubeconfig := fs.String("kubeconfig", "", "Kubeconfig of the dev cluster.")
