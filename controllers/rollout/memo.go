@@ -14,10 +14,10 @@ import (
 // (classified): a rollout plans again each time its pods move, and most of
 // its pods have not changed since the last plan. A pod is read again when
 // its resourceVersion changes, and every pod when the SidecarSet's spec,
-// hashes, update selector or authority do (setKey). What depends on the time, the shell's records
-// (in flight, evictions, refusals) or the SidecarSet's revisions is decided
-// in every plan, as is the whole path of a pod that needs more than new
-// images (paths.go).
+// hashes, update selector or authority do (setKey). What depends on the
+// time, the shell's records (in flight, evictions, refusals) or the
+// SidecarSet's revisions is decided in every plan, as is the whole path of
+// a pod that needs more than new images (paths.go).
 //
 // A Memo serves one SidecarSet's plans, one plan at a time (Input.Memo);
 // the zero value is ready to use. It holds one entry per pod of the last
