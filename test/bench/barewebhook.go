@@ -29,8 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -101,18 +99,12 @@ func serveBareWebhook(kubeconfig, addr, certFile, keyFile, patchFile, patchPath,
 	if err != nil {
 		return err
 	}
-	cs, err := protobufClientset(cfg)
+	// The pods watched as the floor client watches them (podwatch.go).
+	w, err := (&env{config: cfg}).watchPods(context.Background())
 	if err != nil {
 		return err
 	}
-	stop := make(chan struct{})
-	defer close(stop)
-	factory := informers.NewSharedInformerFactory(cs, 0)
-	pods := factory.Core().V1().Pods().Informer()
-	factory.Start(stop)
-	if !toolscache.WaitForCacheSync(stop, pods.HasSynced) {
-		return errors.New("the pod informer did not sync")
-	}
+	defer w.stop()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

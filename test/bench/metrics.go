@@ -155,6 +155,10 @@ func (e *env) cpuSnapshot() cpuTimes {
 	if data, err := os.ReadFile(e.pidFile); err == nil {
 		managerPID = strings.TrimSpace(string(data))
 	}
+	barePID := "-"
+	if e.bare != nil {
+		barePID = e.bare.pid()
+	}
 	entries, _ := os.ReadDir("/proc")
 	for _, d := range entries {
 		pid := d.Name()
@@ -170,7 +174,7 @@ func (e *env) cpuSnapshot() cpuTimes {
 		switch {
 		case pid == managerPID:
 			name = "manager"
-		case e.bare != nil && pid == e.bare.pid():
+		case pid == barePID:
 			name = bareComponent
 		case strings.Contains(argv0, "/bin/dev/clusters/"):
 			name = argv0[strings.LastIndex(argv0, "/")+1:]
