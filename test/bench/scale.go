@@ -671,11 +671,14 @@ type sidecarSetLabels interface {
 // asked again while any is left that is not being deleted.
 func (e *env) deleteSidecarSetsUntilGone(ctx context.Context, labels sidecarSetLabels) error {
 	return wait.PollUntilContextTimeout(ctx, 2*time.Second, 20*time.Minute, true, func(ctx context.Context) (bool, error) {
-		var sets appsv1beta1.SidecarSetList
-		if err := e.client.List(ctx, &sets, labels); err != nil {
+		// Their metadata only: thousands of specs every two seconds would
+		// load the API server the deletion waits on.
+		sets := &metav1.PartialObjectMetadataList{}
+		sets.SetGroupVersionKind(appsv1beta1.GroupVersion.WithKind("SidecarSetList"))
+		if err := e.client.List(ctx, sets, labels); err != nil {
 			return false, err
 		}
-		if slices.ContainsFunc(sets.Items, func(s appsv1beta1.SidecarSet) bool { return s.DeletionTimestamp == nil }) {
+		if slices.ContainsFunc(sets.Items, func(s metav1.PartialObjectMetadata) bool { return s.DeletionTimestamp == nil }) {
 			// An error is a request that timed out: the poll asks again.
 			_ = e.client.DeleteAllOf(ctx, &appsv1beta1.SidecarSet{}, labels)
 		}
