@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/controllers/rollout"
@@ -50,8 +49,8 @@ func (r *SidecarSetReconciler) applyResizes(ctx context.Context, set string, res
 	workqueue.ParallelizeUntil(ctx, r.PodWriters, len(resizes), func(i int) {
 		rs := resizes[i]
 		pod := &corev1.Pod{}
-		pod.Namespace, pod.Name = rs.Pod.Namespace, rs.Pod.Name
-		err := r.Client.SubResource("resize").Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, rs.Patch))
+		pod.Namespace, pod.Name, pod.UID = rs.Pod.Namespace, rs.Pod.Name, rs.UID
+		err := r.patchPod(ctx, rs.Pod, "resize", rs.Patch)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {

@@ -100,6 +100,9 @@ type SidecarSetReconciler struct {
 	// Evictions is the policy/v1 REST client evictions are posted with
 	// (kubernetes.Interface.PolicyV1().RESTClient()).
 	Evictions rest.Interface
+	// Pods is the core/v1 REST client pods are patched with, their answers
+	// read only when they are errors (PodWritesConfig).
+	Pods rest.Interface
 	// ResizeUnsupported says that the API server does not serve
 	// pods/resize (Kubernetes before 1.33): resources changes are then
 	// reported, or recreated, instead of resized.
@@ -395,8 +398,8 @@ func (r *SidecarSetReconciler) applyUpdates(ctx context.Context, set string, upd
 	workqueue.ParallelizeUntil(ctx, r.PodWriters, len(updates), func(i int) {
 		u := updates[i]
 		pod := &corev1.Pod{}
-		pod.Namespace, pod.Name = u.Pod.Namespace, u.Pod.Name
-		err := r.Client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, u.Patch))
+		pod.Namespace, pod.Name, pod.UID = u.Pod.Namespace, u.Pod.Name, u.UID
+		err := r.patchPod(ctx, u.Pod, "", u.Patch)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -445,13 +448,11 @@ func (r *SidecarSetReconciler) writeConditions(ctx context.Context, conds []roll
 		if uid, ok := upgrading[c.Pod]; ok && !succeeded[uid] {
 			continue
 		}
-		pod := &corev1.Pod{}
-		pod.Namespace, pod.Name = c.Pod.Namespace, c.Pod.Name
 		patch, err := conditionPatch(c.Condition)
 		if err != nil {
 			return err
 		}
-		if err := r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch)); client.IgnoreNotFound(err) != nil {
+		if err := r.patchPod(ctx, c.Pod, "status", patch); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("writing the %s condition of pod %s: %w", appsv1beta1.SidecarSetUpgradableCondition, c.Pod, err))
 		}
 	}

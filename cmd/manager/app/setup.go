@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -140,6 +141,10 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhookserver.Serve
 	if err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
 	}
+	pods, err := rest.RESTClientForConfigAndClient(controllers.PodWritesConfig(mgr.GetConfig()), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("setting up the pod writes' client: %w", err)
+	}
 	resizeSupported, err := lookup.ServesPodResize(clientset.Discovery())
 	if err != nil {
 		return nil, fmt.Errorf("discovering the pods/resize subresource: %w", err)
@@ -156,6 +161,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhookserver.Serve
 		Detector:                     detector,
 		ResizeUnsupported:            !resizeSupported,
 		Evictions:                    clientset.PolicyV1().RESTClient(),
+		Pods:                         pods,
 		Scope:                        scopeState,
 	}).SetupWithManager(mgr)
 	if err != nil {
