@@ -118,8 +118,10 @@ type podView struct {
 	pod *corev1.Pod
 	key types.NamespacedName
 	// classified is what the plan read of the pod from the pod and the
-	// SidecarSet's spec (Memo).
+	// SidecarSet's spec (Memo); entry is the pod's entry in the memo (nil
+	// without one).
 	classified
+	entry *memoEntry
 	// settledAt is when the pod's sidecars upgraded in place will have run
 	// ready for the min-ready time, when that is later than now: until
 	// then the pod takes a share of maxUnavailable (zero otherwise).
@@ -208,10 +210,10 @@ func (v *podView) inRollout(hash string) bool {
 	return v.err == nil && v.selected && (v.done(hash) || v.kind != kindBlocked)
 }
 
-// classify decodes and classifies one pod. active reports whether the shell
-// has an unexpired in-flight entry for it.
-func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *podView {
-	v, e, ok := s.memo.view(pod)
+// classify decodes and classifies one pod, at rank in the plan's order.
+// active reports whether the shell has an unexpired in-flight entry for it.
+func (s *setView) classify(pod *corev1.Pod, rank int, inflight InFlight, active bool) *podView {
+	v, e, ok := s.memo.view(pod, rank)
 	var c classified
 	switch {
 	case ok:
@@ -223,7 +225,7 @@ func (s *setView) classify(pod *corev1.Pod, inflight InFlight, active bool) *pod
 		c = s.read(pod)
 	}
 	v.pod, v.key = pod, types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
-	v.classified = c
+	v.classified, v.entry = c, e
 	if v.err != nil {
 		return v
 	}
@@ -313,7 +315,8 @@ func (s *setView) twins(state podstate.State, h hotSidecar) (working, idle strin
 
 // settleInFlight sorts the shell's in-flight entries: those to forget (the
 // pod is gone, shows the hash it was patched to, or the entry expired), the
-// expired subset, and the still active ones.
+// expired subset, and the still active ones. byUID holds the pods that have
+// an entry.
 func (s *setView) settleInFlight(in Input, byUID map[types.UID]*corev1.Pod) (forget, expired []types.UID, active map[types.UID]InFlight) {
 	active = map[types.UID]InFlight{}
 	for uid, e := range in.InFlight {

@@ -36,7 +36,7 @@ func TestClassify_ConsistencyAndReadiness(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := v2.obj()
-			v := newSetView(s, hashesOf(t, s)).classify(tc.pod.obj(), InFlight{}, false)
+			v := newSetView(s, hashesOf(t, s)).classify(tc.pod.obj(), 0, InFlight{}, false)
 			got := flags{v.updated, v.consistent, v.ready, v.finishing, v.upgradable}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("flags (-want +got):\n%s", diff)

@@ -110,7 +110,7 @@ func (c *cluster) unavailable(tb testing.TB, s *appsv1beta1.SidecarSet) int {
 	set := newSetView(s, hashesOf(tb, s))
 	n := 0
 	for _, p := range c.list() {
-		if set.classify(p, InFlight{}, false).unavailable() {
+		if set.classify(p, 0, InFlight{}, false).unavailable() {
 			n++
 		}
 	}

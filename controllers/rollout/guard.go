@@ -119,7 +119,7 @@ func (s *setView) checkGuards(in Input, views []*podView) guardRound {
 // any other pod.
 func (s *setView) upgradedPod(v *podView, now time.Time, window time.Duration) (UpgradedPod, bool) {
 	state := v.inPlace(s.name)
-	if v.err != nil || !v.updated || state == nil {
+	if v.err != nil || !v.updated || state == nil || v.upgradeSettled {
 		return UpgradedPod{}, false
 	}
 	u := UpgradedPod{Pod: v.key, Since: v.state.Hashes[s.name].UpdateTimestamp.Time}
@@ -158,6 +158,7 @@ func (s *setView) upgradedPod(v *podView, now time.Time, window time.Duration) (
 	}
 	if len(notReady) == 0 {
 		if len(settling) == 0 {
+			v.settleUpgrade()
 			return UpgradedPod{}, false
 		}
 		// Ready, and not yet for the min-ready time: upgrading, never failed.
@@ -185,6 +186,9 @@ func sidecarNoun(names []string) string {
 // upgrade worked: the cold sidecars and, of each hot-upgrade sidecar, the
 // working twin (the idle one runs the empty image).
 func (s *setView) checkedSidecars(v *podView) []string {
+	if len(s.hot) == 0 {
+		return s.names
+	}
 	names := make([]string, 0, len(s.cold)+len(s.hot))
 	for _, c := range s.cold {
 		names = append(names, c.Name)

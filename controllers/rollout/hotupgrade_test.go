@@ -137,7 +137,7 @@ func TestChooseTwin_Rules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			set := newSetView(s, hashesOf(t, s))
-			v := set.classify(tc.pod.obj(), InFlight{}, false)
+			v := set.classify(tc.pod.obj(), 0, InFlight{}, false)
 			chosen, other, ok := set.chooseTwin(v, set.hot[0])
 			if diff := cmp.Diff(tc.wantTwins, []string{chosen, other}); diff != "" || !ok {
 				t.Errorf("chooseTwin ok=%v (-want +got):\n%s", ok, diff)
@@ -183,7 +183,7 @@ func TestBuildReset_Conditions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			set := newSetView(s, hashesOf(t, s))
-			_, got := set.buildReset(set.classify(tc.pod.obj(), InFlight{}, false), t0)
+			_, got := set.buildReset(set.classify(tc.pod.obj(), 0, InFlight{}, false), t0)
 			if got != tc.want {
 				t.Errorf("reset = %v, want %v", got, tc.want)
 			}

@@ -1,6 +1,9 @@
 package rollout
 
 import (
+	"slices"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -28,24 +31,30 @@ type Memo struct {
 	entries map[types.UID]*memoEntry
 	// round counts the plans; an entry not used in the last one is dropped.
 	round uint32
+	// size is the number of pods the last plan ordered (sorted).
+	size int
 }
 
 // setKey is what of the SidecarSet the classification reads: its spec (the
 // generation, and the hashes for an object that has none), its
-// updateStrategy.selector, and the authority its last author recorded.
+// updateStrategy.selector, the authority its last author recorded, and its
+// min-ready time (classified.upgradeSettled).
 type setKey struct {
 	uid        types.UID
 	generation int64
 	hashes     appsv1beta1.Hashes
 	selector   string
 	authority  authority.Verbs
+	minReady   time.Duration
 }
 
 type memoEntry struct {
 	resourceVersion string
 	round           uint32
-	c               classified
-	view            podView
+	// rank is the pod's place in the last plan's order (sorted).
+	rank int
+	c    classified
+	view podView
 }
 
 // classified is what classify reads of a pod from the pod alone and the
@@ -77,10 +86,15 @@ type classified struct {
 	// ready is the status definition: running, Ready, not terminating, and
 	// every hot-upgrade sidecar's idle twin has the empty image.
 	ready bool
+	// upgradeSettled: the pod's upgrade to the current revision is
+	// complete and its sidecars have run ready for the min-ready time. Set
+	// by the guards (upgradedPod) once they find it so, which then stays
+	// true while the pod does not change: time only moves on.
+	upgradeSettled bool
 }
 
 func (s *setView) key() setKey {
-	k := setKey{uid: s.obj.UID, generation: s.obj.Generation, hashes: s.hashes, authority: s.authority}
+	k := setKey{uid: s.obj.UID, generation: s.obj.Generation, hashes: s.hashes, authority: s.authority, minReady: s.minReady}
 	if s.selector != nil {
 		k.selector = s.selector.String()
 	}
@@ -101,11 +115,44 @@ func (m *Memo) begin(s *setView) {
 	m.round++
 }
 
-// view returns the pod's view to fill and its entry, whose classification
-// holds when the pod has not changed since it was recorded (ok). Without a
-// memo, or for a pod without a resourceVersion, the view is new and there
-// is no entry.
-func (m *Memo) view(pod *corev1.Pod) (v *podView, e *memoEntry, ok bool) {
+// sorted returns the pods sorted by namespace and name (sortedPods). When
+// the last plan saw every one of them, their ranks in its order sort them
+// without a comparison: a pod's namespace and name never change, and the
+// pods the last plan saw and this one does not only leave gaps.
+func (m *Memo) sorted(pods []*corev1.Pod) []*corev1.Pod {
+	if m == nil {
+		return sortedPods(pods)
+	}
+	out := m.byRank(pods)
+	if out == nil {
+		out = sortedPods(pods)
+	}
+	m.size = len(out)
+	return out
+}
+
+// byRank places the pods at their ranks of the last plan, nil when one of
+// them has none.
+func (m *Memo) byRank(pods []*corev1.Pod) []*corev1.Pod {
+	if len(m.entries) == 0 {
+		return nil
+	}
+	out := make([]*corev1.Pod, m.size)
+	for _, pod := range pods {
+		e := m.entries[pod.UID]
+		if e == nil || e.round != m.round-1 || e.rank >= len(out) || out[e.rank] != nil {
+			return nil
+		}
+		out[e.rank] = pod
+	}
+	return slices.DeleteFunc(out, func(pod *corev1.Pod) bool { return pod == nil })
+}
+
+// view returns the view to fill of the pod at rank in the plan's order, and
+// its entry, whose classification holds when the pod has not changed since
+// it was recorded (ok). Without a memo, or for a pod without a
+// resourceVersion, the view is new and there is no entry.
+func (m *Memo) view(pod *corev1.Pod, rank int) (v *podView, e *memoEntry, ok bool) {
 	if m == nil || pod.ResourceVersion == "" {
 		return &podView{}, nil, false
 	}
@@ -117,7 +164,7 @@ func (m *Memo) view(pod *corev1.Pod) (v *podView, e *memoEntry, ok bool) {
 	case e.resourceVersion == pod.ResourceVersion:
 		ok = true
 	}
-	e.resourceVersion, e.round = pod.ResourceVersion, m.round
+	e.resourceVersion, e.round, e.rank = pod.ResourceVersion, m.round, rank
 	e.view = podView{}
 	return &e.view, e, ok
 }
@@ -131,5 +178,14 @@ func (m *Memo) end() {
 		if e.round != m.round {
 			delete(m.entries, uid)
 		}
+	}
+}
+
+// settleUpgrade records that the pod's upgrade settled (upgradeSettled),
+// for this plan and, in the memo, for the next ones.
+func (v *podView) settleUpgrade() {
+	v.upgradeSettled = true
+	if v.entry != nil {
+		v.entry.c.upgradeSettled = true
 	}
 }

@@ -4,9 +4,12 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
@@ -133,5 +136,97 @@ func TestMemo_ReadsAgainWhenTheSetChanges(t *testing.T) {
 				t.Errorf("updates after the change (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The memo orders the pods by their ranks in the last plan: the order is
+// the one by namespace and name whatever order the cache lists them in,
+// with pods gone, pods new, and pods in another namespace.
+func TestMemo_Sorted(t *testing.T) {
+	t.Parallel()
+	var all []*corev1.Pod
+	for i := range 12 {
+		p := makePod("pod-" + strconv.Itoa(i)).obj()
+		if i%3 == 0 {
+			p.Namespace = "a-first"
+		}
+		p.UID = types.UID("uid-" + strconv.Itoa(i))
+		all = append(all, p)
+	}
+	memo := &Memo{}
+	set := newSetView(makeSet("s").obj(), appsv1beta1.Hashes{Hash: "h", WithoutImage: "w"})
+	plan := func(step string, listed []*corev1.Pod, wantRanked bool) {
+		t.Helper()
+		memo.begin(set)
+		ranked := memo.byRank(listed) != nil
+		got := memo.sorted(listed)
+		for i, pod := range got {
+			memo.view(pod, i)
+		}
+		memo.end()
+		if want := sortedPods(listed); !slices.Equal(got, want) {
+			t.Errorf("%s: got %v, want %v", step, names(got), names(want))
+		}
+		if ranked != wantRanked {
+			t.Errorf("%s: ordered by the last plan's ranks: %v, want %v", step, ranked, wantRanked)
+		}
+	}
+	reversed := slices.Clone(all)
+	slices.Reverse(reversed)
+	plan("the first plan", all, false)
+	plan("the same pods listed in another order", reversed, true)
+	plan("pods gone", slices.Concat(reversed[:3], reversed[6:]), true)
+	plan("a pod back", reversed, false)
+	changed := slices.Clone(all)
+	changed[4] = bump(changed[4])
+	plan("a pod changed", changed, true)
+	plan("every pod gone", nil, true)
+	plan("pods again", all[5:], false)
+}
+
+func names(pods []*corev1.Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Namespace + "/" + p.Name
+	}
+	return out
+}
+
+// The memo remembers that a pod's upgrade settled (its sidecars ran ready
+// for the min-ready time): later plans, later in time, do not look at it
+// again; a longer min-ready reads it again, and finds it settling.
+func TestMemo_RemembersASettledUpgrade(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2").maxUnavailable(intstr.FromInt32(1))
+	ps := fleet(t, v1.obj(), v2.obj(), 2, 0, 0)
+	started := t0.Add(-3 * time.Second)
+	ps[0].upgradedTo(t, v2.obj()).upgradedAt("s", started).completed()
+	ps[0].status("agent").State.Running.StartedAt = metav1.NewTime(started)
+	in := input(t, v2.obj(), pods(ps...)...)
+	in.Explain = false
+	in.Guards = appsv1beta1.RolloutGuards{MinReady: 10 * time.Second}
+	memo := &Memo{}
+	settled := func() bool {
+		e := memo.entries[ps[0].UID]
+		return e != nil && e.c.upgradeSettled
+	}
+	for _, step := range []struct {
+		name     string
+		now      time.Time
+		minReady time.Duration
+		upgraded int
+		settled  bool
+	}{
+		{"ready for 3s of 10s", t0, 10 * time.Second, 1, false},
+		{"ready for 10s", t0.Add(7 * time.Second), 10 * time.Second, 0, true},
+		{"later", t0.Add(time.Minute), 10 * time.Second, 0, true},
+		{"min-ready raised to 2m", t0.Add(time.Minute), 2 * time.Minute, 1, false},
+	} {
+		in.Now, in.Guards.MinReady = step.now, step.minReady
+		plan := planBoth(t, step.name, in, memo)
+		if len(plan.Upgraded) != step.upgraded || settled() != step.settled {
+			t.Errorf("%s: %d pods upgrading, settled in the memo %v; want %d, %v", step.name, len(plan.Upgraded), settled(), step.upgraded, step.settled)
+		}
 	}
 }

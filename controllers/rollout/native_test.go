@@ -219,7 +219,7 @@ func TestPlan_NativeSidecarCompletion(t *testing.T) {
 			t.Parallel()
 			set := v2.obj()
 			pod := tc.pod.obj()
-			v := newSetView(set, hashesOf(t, set)).classify(pod, InFlight{}, false)
+			v := newSetView(set, hashesOf(t, set)).classify(pod, 0, InFlight{}, false)
 			got := outcome{Consistent: v.consistent, Finishing: v.finishing, Unavailable: v.unavailable()}
 			got.Status = podCounts(compute(t, input(t, set, pod)).Status)
 			if diff := cmp.Diff(tc.want, got); diff != "" {

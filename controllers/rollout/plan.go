@@ -307,18 +307,23 @@ func (p *planner) requeue(d time.Duration) {
 // classifyPods settles the in-flight entries and classifies every matched
 // pod (classify.go), and counts them (status.go).
 func (p *planner) classifyPods() {
-	p.pods = sortedPods(p.in.Pods)
-	byUID := make(map[types.UID]*corev1.Pod, len(p.pods))
-	for _, pod := range p.pods {
-		byUID[pod.UID] = pod
-	}
-	p.plan.Done, p.plan.Expired, p.active = p.set.settleInFlight(p.in, byUID)
-	p.requeue(nextExpiry(p.in.Now, p.active))
 	p.set.memo.begin(p.set)
+	p.pods = p.set.memo.sorted(p.in.Pods)
+	var inFlight map[types.UID]*corev1.Pod
+	if len(p.in.InFlight) > 0 {
+		inFlight = make(map[types.UID]*corev1.Pod, len(p.in.InFlight))
+		for _, pod := range p.pods {
+			if _, ok := p.in.InFlight[pod.UID]; ok {
+				inFlight[pod.UID] = pod
+			}
+		}
+	}
+	p.plan.Done, p.plan.Expired, p.active = p.set.settleInFlight(p.in, inFlight)
+	p.requeue(nextExpiry(p.in.Now, p.active))
 	p.views = make([]*podView, len(p.pods))
 	for i, pod := range p.pods {
 		e, ok := p.active[pod.UID]
-		p.views[i] = p.set.classify(pod, e, ok)
+		p.views[i] = p.set.classify(pod, i, e, ok)
 	}
 	p.set.memo.end()
 	p.plan.Status = counts(p.views)

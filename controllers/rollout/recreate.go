@@ -219,6 +219,10 @@ func applyRefusals(views []*podView, refused map[types.UID]Refusal, now time.Tim
 // eviction, oldest first.
 func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now time.Time) (
 	forget, expired []types.UID, replaced map[types.UID]types.UID, unreplaced int) {
+	replaced = map[types.UID]types.UID{}
+	if len(evictions) == 0 {
+		return nil, nil, replaced, 0
+	}
 	byUID := make(map[types.UID]*podView, len(views))
 	for _, v := range views {
 		byUID[v.pod.UID] = v
@@ -246,7 +250,6 @@ func settleEvictions(evictions map[types.UID]Eviction, views []*podView, now tim
 			byOwner[e.Owner] = append(byOwner[e.Owner], record{uid, e})
 		}
 	}
-	replaced = map[types.UID]types.UID{}
 	for owner, records := range byOwner {
 		slices.SortFunc(records, func(a, b record) int { return cmp.Or(a.e.Since.Compare(b.e.Since), cmp.Compare(a.uid, b.uid)) })
 		var candidates []*podView
