@@ -161,7 +161,7 @@ func main() {
 	// gunzipped here: CPU on both sides (5% of the manager's while pods are
 	// created, in a profile) for a connection inside the cluster.
 	restConfig.DisableCompression = true
-	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+	mgr, err := ctrl.NewManager(app.ClientConfig(restConfig), ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsOpts,
 		WebhookServer: webhook.NewServer(webhook.Options{

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -21,6 +22,16 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authoring"
 	"github.com/sidecarset-operator/sidecarset-operator/webhooks/crdwatch"
 )
+
+// ClientConfig is the REST configuration of the manager's clients: a copy
+// of cfg whose pod watches bring the pods filtered on the wire to what the
+// pod cache keeps (cachetransform.FilterPodWatches), so that the fields it
+// drops are never decoded.
+func ClientConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(cachetransform.FilterPodWatches)
+	return cfg
+}
 
 // CacheOptions shape the manager's cache to what the operator reads: managed
 // fields are dropped everywhere; ControllerRevisions are cached from the

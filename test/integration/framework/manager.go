@@ -82,7 +82,7 @@ func (e *Env) StartManager(ctx context.Context, o ManagerOptions) error {
 	if o.Mutate != nil {
 		o.Mutate(&opts)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(app.ClientConfig(cfg), ctrl.Options{
 		Scheme:  Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		WebhookServer: webhook.NewServer(webhook.Options{

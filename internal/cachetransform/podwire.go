@@ -1,0 +1,276 @@
+package cachetransform
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The pod watch's protobuf stream carries whole pods, and decoding them is
+// most of what a pod event costs the manager: its managedFields, volumes,
+// environment, probes and tolerations, none of which Trim keeps. The
+// filter below drops, from each pod of the stream, the fields Trim does not
+// read, before client-go decodes it: the cache then holds the same pods,
+// decoded from a fraction of the bytes.
+//
+// wireFilter is one protobuf message's fields to keep, by number; a kept
+// field with a filter of its own is a message filtered in turn, one
+// without (nil) is kept whole. The filters name exactly what Trim reads
+// (TestFilterPod_TrimSeesTheSamePod holds them to it).
+type wireFilter map[protowire.Number]wireFilter
+
+var (
+	// podWire is a core/v1 Pod: metadata 1, spec 2, status 3.
+	podWire = wireFilter{1: objectMetaWire, 2: podSpecWire, 3: podStatusWire}
+	// objectMetaWire keeps all of ObjectMeta but selfLink (4) and
+	// managedFields (17).
+	objectMetaWire = wireFilter{1: nil, 2: nil, 3: nil, 5: nil, 6: nil, 7: nil, 8: nil, 9: nil, 10: nil, 11: nil, 12: nil, 13: nil, 14: nil}
+	// podSpecWire: containers 2, restartPolicy 3, nodeName 10,
+	// initContainers 20, os 36, resources 40.
+	podSpecWire = wireFilter{2: containerWire, 3: nil, 10: nil, 20: containerWire, 36: nil, 40: nil}
+	// containerWire: name 1, image 2, resources 8, imagePullPolicy 14,
+	// restartPolicy 24.
+	containerWire = wireFilter{1: nil, 2: nil, 8: nil, 14: nil, 24: nil}
+	// podStatusWire: phase 1, conditions 2, containerStatuses 8, qosClass
+	// 9, initContainerStatuses 10, observedGeneration 17.
+	podStatusWire = wireFilter{1: nil, 2: nil, 8: containerStatusWire, 9: nil, 10: containerStatusWire, 17: nil}
+	// containerStatusWire: name 1, state 2, lastState 3, ready 4,
+	// restartCount 5, image 6, imageID 7, started 9, resources 11.
+	containerStatusWire = wireFilter{1: nil, 2: nil, 3: nil, 4: nil, 5: nil, 6: nil, 7: nil, 9: nil, 11: nil}
+)
+
+// appendFiltered appends the fields of the message src that f keeps to dst;
+// ok is false when src is not a well-formed message.
+func (f wireFilter) appendFiltered(dst, src []byte) (_ []byte, ok bool) {
+	for len(src) > 0 {
+		num, typ, n := protowire.ConsumeTag(src)
+		if n < 0 {
+			return dst, false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, src[n:])
+		if m < 0 {
+			return dst, false
+		}
+		whole := src[:n+m]
+		src = src[n+m:]
+		sub, kept := f[num]
+		switch {
+		case !kept:
+		case sub == nil || typ != protowire.BytesType:
+			dst = append(dst, whole...)
+		default:
+			value, _ := protowire.ConsumeBytes(whole[n:])
+			if dst, ok = sub.appendMessage(dst, num, value); !ok {
+				return dst, false
+			}
+		}
+	}
+	return dst, true
+}
+
+// appendMessage appends the message value, filtered by f, as field num.
+// The filtered message goes after room for the longest varint its length
+// can take, and moves back once its length is known.
+func (f wireFilter) appendMessage(dst []byte, num protowire.Number, value []byte) (_ []byte, ok bool) {
+	dst = protowire.AppendTag(dst, num, protowire.BytesType)
+	at := len(dst)
+	dst = append(dst, make([]byte, binary.MaxVarintLen32)...)
+	if dst, ok = f.appendFiltered(dst, value); !ok {
+		return dst, false
+	}
+	size := len(dst) - at - binary.MaxVarintLen32
+	if uint64(size) > math.MaxUint32 {
+		return dst, false
+	}
+	n := len(protowire.AppendVarint(dst[at:at], uint64(size)))
+	copy(dst[at+n:], dst[at+binary.MaxVarintLen32:])
+	return dst[:at+n+size], true
+}
+
+// protobufMagic starts every object the API server encodes in protobuf,
+// before its runtime.Unknown envelope.
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// filterWatchEvent returns a frame of a protobuf watch stream (a
+// metav1.WatchEvent: type 1, object 2, a runtime.RawExtension whose raw 1
+// is the object with its magic and runtime.Unknown envelope: typeMeta 1,
+// raw 2) with its v1 Pod filtered (podWire). Any other frame, and one it
+// cannot read, comes back as it is.
+func filterWatchEvent(frame []byte) []byte {
+	var object []byte
+	event := make([]byte, 0, len(frame))
+	for rest := frame; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		if n < 0 {
+			return frame
+		}
+		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+		if m < 0 {
+			return frame
+		}
+		if num == 2 && typ == protowire.BytesType {
+			ext, _ := protowire.ConsumeBytes(rest[n:])
+			raw, ok := field(ext, 1)
+			if !ok || object != nil {
+				return frame
+			}
+			if object, ok = filterPodObject(raw); !ok {
+				return frame
+			}
+			event = protowire.AppendTag(event, 2, protowire.BytesType)
+			event = protowire.AppendVarint(event, uint64(protowire.SizeTag(1)+protowire.SizeBytes(len(object))))
+			event = protowire.AppendTag(event, 1, protowire.BytesType)
+			event = protowire.AppendBytes(event, object)
+		} else {
+			event = append(event, rest[:n+m]...)
+		}
+		rest = rest[n+m:]
+	}
+	if object == nil {
+		return frame
+	}
+	return event
+}
+
+// unknownWire is the runtime.Unknown envelope of a Pod: typeMeta 1, raw
+// 2 (the Pod), contentEncoding 3, contentType 4.
+var unknownWire = wireFilter{1: nil, 2: podWire, 3: nil, 4: nil}
+
+// filterPodObject filters an encoded object (magic, runtime.Unknown) that
+// is a v1 Pod; ok is false for any other object.
+func filterPodObject(obj []byte) (_ []byte, ok bool) {
+	unknown, found := bytes.CutPrefix(obj, protobufMagic)
+	if !found {
+		return nil, false
+	}
+	typeMeta, ok := field(unknown, 1)
+	if !ok {
+		return nil, false
+	}
+	apiVersion, _ := field(typeMeta, 1)
+	kind, _ := field(typeMeta, 2)
+	if string(apiVersion) != "v1" || string(kind) != "Pod" {
+		return nil, false
+	}
+	return unknownWire.appendFiltered(append(make([]byte, 0, len(obj)), protobufMagic...), unknown)
+}
+
+// field returns the value of the last length-delimited field num of a
+// message; ok is false when there is none or the message is malformed.
+func field(msg []byte, num protowire.Number) (value []byte, ok bool) {
+	for len(msg) > 0 {
+		n, typ, tagLen := protowire.ConsumeTag(msg)
+		if tagLen < 0 {
+			return nil, false
+		}
+		m := protowire.ConsumeFieldValue(n, typ, msg[tagLen:])
+		if m < 0 {
+			return nil, false
+		}
+		if n == num && typ == protowire.BytesType {
+			value, _ = protowire.ConsumeBytes(msg[tagLen:])
+			ok = true
+		}
+		msg = msg[tagLen+m:]
+	}
+	return value, ok
+}
+
+// FilterPodWatches wraps a client's transport (rest.Config.Wrap): the
+// protobuf watch streams of core/v1 pods it receives have their pods
+// filtered as Trim would trim them (filterWatchEvent). Only the manager's
+// cache watches pods, and it keeps them trimmed.
+func FilterPodWatches(rt http.RoundTripper) http.RoundTripper {
+	return podWatchFilter{next: rt}
+}
+
+type podWatchFilter struct {
+	next http.RoundTripper
+}
+
+// RoundTrip filters the body of a pod watch's protobuf stream.
+func (f podWatchFilter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := f.next.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || !isPodWatch(req) || resp.StatusCode != http.StatusOK ||
+		!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/vnd.kubernetes.protobuf;stream=watch") {
+		return resp, err
+	}
+	resp.Body = &watchBody{in: resp.Body}
+	return resp, nil
+}
+
+// isPodWatch reports whether a request watches core/v1 pods, of a
+// namespace or of all.
+func isPodWatch(req *http.Request) bool {
+	if w := req.URL.Query().Get("watch"); w != "true" && w != "1" {
+		return false
+	}
+	_, path, ok := strings.Cut(req.URL.Path, "/api/v1/")
+	if !ok {
+		return false
+	}
+	parts := strings.Split(path, "/")
+	return path == "pods" || (len(parts) == 3 && parts[0] == "namespaces" && parts[2] == "pods")
+}
+
+// watchBody reads a protobuf watch stream (frames of a 4-byte big-endian
+// length and a watch event) and returns it with each event filtered.
+type watchBody struct {
+	in    io.ReadCloser
+	frame []byte
+	out   []byte
+	// pending is what of out is not read yet.
+	pending []byte
+	err     error
+}
+
+// maxFrame is the largest frame read, client-go's own limit for one
+// object of a stream.
+const maxFrame = 16 << 20
+
+func (b *watchBody) Read(p []byte) (int, error) {
+	for len(b.pending) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		b.err = b.next()
+	}
+	n := copy(p, b.pending)
+	b.pending = b.pending[n:]
+	return n, nil
+}
+
+// next reads one frame and makes it pending, filtered.
+func (b *watchBody) next() error {
+	var header [4]byte
+	if _, err := io.ReadFull(b.in, header[:]); err != nil {
+		return err
+	}
+	size := binary.BigEndian.Uint32(header[:])
+	if size > maxFrame {
+		return fmt.Errorf("a frame of the pod watch holds %d bytes, more than %d", size, maxFrame)
+	}
+	if cap(b.frame) < int(size) {
+		b.frame = make([]byte, size)
+	}
+	b.frame = b.frame[:size]
+	if _, err := io.ReadFull(b.in, b.frame); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	event := filterWatchEvent(b.frame)
+	b.out = binary.BigEndian.AppendUint32(b.out[:0], uint32(len(event)))
+	b.out = append(b.out, event...)
+	b.pending = b.out
+	return nil
+}
+
+func (b *watchBody) Close() error { return b.in.Close() }
