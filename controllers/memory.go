@@ -58,6 +58,9 @@ type setMemory struct {
 	// SidecarSet plans seldom, and the memo would only hold memory). One
 	// reconcile of a SidecarSet runs at a time, and only it uses the memo.
 	classified *rollout.Memo
+	// statusAt is when the controller last wrote the status
+	// (statusRefreshIn).
+	statusAt time.Time
 }
 
 // set returns a SidecarSet's record, created if need be; m.mu is held.
@@ -294,6 +297,26 @@ func (m *memories) progress(name string) rollout.ProgressClock {
 		return s.progress
 	}
 	return rollout.ProgressClock{}
+}
+
+// statusWritten records that the SidecarSet's status was written at now.
+func (m *memories) statusWritten(name string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.set(name).statusAt = now
+}
+
+// statusRefreshIn is how long a status that changed only its progress
+// waits before it is written (statusRefreshInterval after the last write;
+// 0: now).
+func (m *memories) statusRefreshIn(name string, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.sets[name]
+	if s == nil || s.statusAt.IsZero() {
+		return 0
+	}
+	return max(s.statusAt.Add(statusRefreshInterval).Sub(now), 0)
 }
 
 // classified returns the memo of a SidecarSet's plans (rollout.Memo), nil

@@ -275,7 +275,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		// collision), written before the retry.
 		st := *obj.Status.DeepCopy()
 		st.CollisionCount = &collisions
-		if r.patchStatus(ctx, obj, st) != nil {
+		if _, err := r.patchStatus(ctx, obj, st); err != nil {
 			log.V(2).Info("Could not record the collision count")
 		}
 		return reconcile.Result{}, historyErr
@@ -319,8 +319,19 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	}
 
 	status := plan.Status
-	if err := r.patchStatus(ctx, obj, status); err != nil {
-		return reconcile.Result{}, err
+	// While the rollout moves, its progress alone (counts, and the
+	// conditions' messages that tell them) is written at most every
+	// statusRefreshInterval; the reconciles in between only plan.
+	refreshIn := r.memories.statusRefreshIn(s.Name, now)
+	if plan.Settled || refreshIn <= 0 || !progressOnly(&obj.Status, &status) {
+		wrote, err := r.patchStatus(ctx, obj, status)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if wrote {
+			r.memories.statusWritten(s.Name, now)
+		}
+		refreshIn = 0
 	}
 	recordStatusMetrics(s.Name, &status, len(plan.NotUpgradable), len(plan.Restricted))
 	recordGuardMetrics(s.Name, guards, &plan, &status)
@@ -346,7 +357,35 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		// from the fresher cache (not an error: nothing went wrong).
 		return reconcile.Result{RequeueAfter: staleRetry}, nil
 	}
+	if refreshIn > 0 && (plan.RequeueAfter <= 0 || refreshIn < plan.RequeueAfter) {
+		// The progress not written yet is written then at the latest.
+		return reconcile.Result{RequeueAfter: refreshIn}, nil
+	}
 	return reconcile.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// statusRefreshInterval is how often, at most, a rollout in progress has
+// its status written when only its progress moved (progressOnly): each
+// reconcile of a rollout (ten a second while pods complete) would
+// otherwise write it, and each write costs the API server and the manager
+// a conversion and a watch event. A settled plan's status, and a change
+// of anything else (a condition's status or reason, the generation
+// observed, the revision), is written at once.
+const statusRefreshInterval = time.Second
+
+// progressOnly reports whether next differs from stored only in the pod
+// counts and the conditions' messages.
+func progressOnly(stored, next *appsv1beta1.SidecarSetStatus) bool {
+	withoutProgress := func(st *appsv1beta1.SidecarSetStatus) *appsv1beta1.SidecarSetStatus {
+		st = st.DeepCopy()
+		st.MatchedPods, st.UpdatedPods, st.ReadyPods, st.UpdatedReadyPods = 0, 0, 0, 0
+		st.NotInjectedPods, st.ResizePendingPods, st.RecreatePendingPods = 0, 0, 0
+		for i := range st.Conditions {
+			st.Conditions[i].Message = ""
+		}
+		return st
+	}
+	return equality.Semantic.DeepEqual(withoutProgress(stored), withoutProgress(next))
 }
 
 // staleRetry is how soon a reconcile whose write met a newer version than
@@ -355,17 +394,17 @@ const staleRetry = 200 * time.Millisecond
 
 // patchStatus is a reconcile's one write of the SidecarSet's status: the
 // status, if it changed, with a JSON merge patch of the difference
-// (statusPatch).
-func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1beta1.SidecarSet, status appsv1beta1.SidecarSetStatus) error {
+// (statusPatch). wrote says whether it wrote.
+func (r *SidecarSetReconciler) patchStatus(ctx context.Context, obj *appsv1beta1.SidecarSet, status appsv1beta1.SidecarSetStatus) (wrote bool, err error) {
 	updated := obj.DeepCopy()
 	updated.Status = status
 	if equality.Semantic.DeepEqual(obj.Status, updated.Status) {
-		return nil
+		return false, nil
 	}
 	if err := r.Client.Status().Patch(ctx, updated, statusPatch(obj)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("writing the status: %w", err)
+		return false, fmt.Errorf("writing the status: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 // statusPatch is a merge patch from the stored SidecarSet obj: a field that
