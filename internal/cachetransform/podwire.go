@@ -49,16 +49,12 @@ var (
 // ok is false when src is not a well-formed message.
 func (f wireFilter) appendFiltered(dst, src []byte) (_ []byte, ok bool) {
 	for len(src) > 0 {
-		num, typ, n := protowire.ConsumeTag(src)
-		if n < 0 {
+		num, typ, n, size, ok := nextField(src)
+		if !ok {
 			return dst, false
 		}
-		m := protowire.ConsumeFieldValue(num, typ, src[n:])
-		if m < 0 {
-			return dst, false
-		}
-		whole := src[:n+m]
-		src = src[n+m:]
+		whole := src[:size]
+		src = src[size:]
 		sub, kept := f[num]
 		switch {
 		case !kept:
@@ -106,12 +102,8 @@ func filterWatchEvent(frame []byte) []byte {
 	var object []byte
 	event := make([]byte, 0, len(frame))
 	for rest := frame; len(rest) > 0; {
-		num, typ, n := protowire.ConsumeTag(rest)
-		if n < 0 {
-			return frame
-		}
-		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
-		if m < 0 {
+		num, typ, n, size, ok := nextField(rest)
+		if !ok {
 			return frame
 		}
 		if num == 2 && typ == protowire.BytesType {
@@ -128,9 +120,9 @@ func filterWatchEvent(frame []byte) []byte {
 			event = protowire.AppendTag(event, 1, protowire.BytesType)
 			event = protowire.AppendBytes(event, object)
 		} else {
-			event = append(event, rest[:n+m]...)
+			event = append(event, rest[:size]...)
 		}
-		rest = rest[n+m:]
+		rest = rest[size:]
 	}
 	if object == nil {
 		return frame
@@ -161,23 +153,34 @@ func filterPodObject(obj []byte) (_ []byte, ok bool) {
 	return unknownWire.appendFiltered(append(make([]byte, 0, len(obj)), protobufMagic...), unknown)
 }
 
+// nextField reads the first field of a message: its number, its wire
+// type, the length of its tag and of the whole field; ok is false when it
+// is malformed.
+func nextField(msg []byte) (num protowire.Number, typ protowire.Type, tagLen, size int, ok bool) {
+	num, typ, tagLen = protowire.ConsumeTag(msg)
+	if tagLen < 0 {
+		return 0, 0, 0, 0, false
+	}
+	m := protowire.ConsumeFieldValue(num, typ, msg[tagLen:])
+	if m < 0 {
+		return 0, 0, 0, 0, false
+	}
+	return num, typ, tagLen, tagLen + m, true
+}
+
 // field returns the value of the last length-delimited field num of a
 // message; ok is false when there is none or the message is malformed.
 func field(msg []byte, num protowire.Number) (value []byte, ok bool) {
 	for len(msg) > 0 {
-		n, typ, tagLen := protowire.ConsumeTag(msg)
-		if tagLen < 0 {
-			return nil, false
-		}
-		m := protowire.ConsumeFieldValue(n, typ, msg[tagLen:])
-		if m < 0 {
+		n, typ, tagLen, size, wellFormed := nextField(msg)
+		if !wellFormed {
 			return nil, false
 		}
 		if n == num && typ == protowire.BytesType {
-			value, _ = protowire.ConsumeBytes(msg[tagLen:])
+			value, _ = protowire.ConsumeBytes(msg[tagLen:size])
 			ok = true
 		}
-		msg = msg[tagLen+m:]
+		msg = msg[size:]
 	}
 	return value, ok
 }
