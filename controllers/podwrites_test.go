@@ -31,7 +31,7 @@ func TestPatchPod_ReadsOnlyErrors(t *testing.T) {
 		_, _ = io.WriteString(w, "not a pod")
 	}))
 	defer srv.Close()
-	pods, err := rest.RESTClientFor(PodWritesConfig(&rest.Config{Host: srv.URL}))
+	pods, err := PodWrites(&rest.Config{Host: srv.URL}, srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ type SidecarSetReconciler struct {
 	// (kubernetes.Interface.PolicyV1().RESTClient()).
 	Evictions rest.Interface
 	// Pods is the core/v1 REST client pods are patched with, their answers
-	// read only when they are errors (PodWritesConfig).
+	// read only when they are errors (PodWrites).
 	Pods rest.Interface
 	// ResizeUnsupported says that the API server does not serve
 	// pods/resize (Kubernetes before 1.33): resources changes are then

@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -141,7 +140,7 @@ func All(ctx context.Context, mgr ctrl.Manager, o Options) (*webhookserver.Serve
 	if err != nil {
 		return nil, fmt.Errorf("setting up the webhooks: %w", err)
 	}
-	pods, err := rest.RESTClientForConfigAndClient(controllers.PodWritesConfig(mgr.GetConfig()), mgr.GetHTTPClient())
+	pods, err := controllers.PodWrites(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("setting up the pod writes' client: %w", err)
 	}
