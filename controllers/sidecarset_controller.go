@@ -323,7 +323,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	// conditions' messages that tell them) is written at most every
 	// statusRefreshInterval; the reconciles in between only plan.
 	refreshIn := r.memories.statusRefreshIn(s.Name, now)
-	if plan.Settled || refreshIn <= 0 || !progressOnly(&obj.Status, &status) {
+	if plan.Settled || refreshIn <= 0 || !rollout.ProgressOnly(&obj.Status, &status) {
 		wrote, err := r.patchStatus(ctx, obj, status)
 		if err != nil {
 			return reconcile.Result{}, err
@@ -365,28 +365,13 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 }
 
 // statusRefreshInterval is how often, at most, a rollout in progress has
-// its status written when only its progress moved (progressOnly): each
+// its status written when only its progress moved (rollout.ProgressOnly): each
 // reconcile of a rollout (ten a second while pods complete) would
 // otherwise write it, and each write costs the API server and the manager
 // a conversion and a watch event. A settled plan's status, and a change
 // of anything else (a condition's status or reason, the generation
 // observed, the revision), is written at once.
 const statusRefreshInterval = time.Second
-
-// progressOnly reports whether next differs from stored only in the pod
-// counts and the conditions' messages.
-func progressOnly(stored, next *appsv1beta1.SidecarSetStatus) bool {
-	withoutProgress := func(st *appsv1beta1.SidecarSetStatus) *appsv1beta1.SidecarSetStatus {
-		st = st.DeepCopy()
-		st.MatchedPods, st.UpdatedPods, st.ReadyPods, st.UpdatedReadyPods = 0, 0, 0, 0
-		st.NotInjectedPods, st.ResizePendingPods, st.RecreatePendingPods = 0, 0, 0
-		for i := range st.Conditions {
-			st.Conditions[i].Message = ""
-		}
-		return st
-	}
-	return equality.Semantic.DeepEqual(withoutProgress(stored), withoutProgress(next))
-}
 
 // staleRetry is how soon a reconcile whose write met a newer version than
 // the cache held (a conflict) plans again, from the fresher cache.

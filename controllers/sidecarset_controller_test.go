@@ -151,49 +151,6 @@ func statusJSON(t *testing.T, st appsv1beta1.SidecarSetStatus) map[string]any {
 	return m
 }
 
-// A rollout's progress (its counts, and the conditions' messages that tell
-// them) may wait for the next refresh; anything else the status says may
-// not.
-func TestProgressOnly(t *testing.T) {
-	t.Parallel()
-	stored := appsv1beta1.SidecarSetStatus{
-		ObservedGeneration: 2, MatchedPods: 10, UpdatedPods: 3, ReadyPods: 9, UpdatedReadyPods: 2, LatestRevision: "web-2",
-		Conditions: []metav1.Condition{{Type: "Updated", Status: metav1.ConditionFalse, Reason: "RolloutInProgress",
-			Message: "2 of 10 matched pods run the latest sidecars", LastTransitionTime: metav1.Unix(100, 0), ObservedGeneration: 2}},
-	}
-	tests := []struct {
-		name   string
-		change func(*appsv1beta1.SidecarSetStatus)
-		want   bool
-	}{
-		{"nothing", func(*appsv1beta1.SidecarSetStatus) {}, true},
-		{"the counts and a condition's message", func(st *appsv1beta1.SidecarSetStatus) {
-			st.UpdatedPods, st.ReadyPods, st.UpdatedReadyPods, st.ResizePendingPods = 5, 8, 4, 1
-			st.Conditions[0].Message = "4 of 10 matched pods run the latest sidecars"
-		}, true},
-		{"a condition's status", func(st *appsv1beta1.SidecarSetStatus) {
-			st.Conditions[0].Status, st.Conditions[0].LastTransitionTime = metav1.ConditionTrue, metav1.Unix(200, 0)
-		}, false},
-		{"a condition's reason", func(st *appsv1beta1.SidecarSetStatus) { st.Conditions[0].Reason = "RolloutPaused" }, false},
-		{"a new condition", func(st *appsv1beta1.SidecarSetStatus) {
-			st.Conditions = append(st.Conditions, metav1.Condition{Type: "Paused", Status: metav1.ConditionTrue, Reason: "FailureBudgetExceeded"})
-		}, false},
-		{"the generation observed", func(st *appsv1beta1.SidecarSetStatus) { st.ObservedGeneration = 3 }, false},
-		{"the latest revision", func(st *appsv1beta1.SidecarSetStatus) { st.LatestRevision = "web-3" }, false},
-		{"the collision count", func(st *appsv1beta1.SidecarSetStatus) { st.CollisionCount = new(int32(1)) }, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			next := *stored.DeepCopy()
-			tc.change(&next)
-			if got := progressOnly(&stored, &next); got != tc.want {
-				t.Errorf("progressOnly: %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 // The status of a SidecarSet waits at most statusRefreshInterval after its
 // last write, and nothing before its first.
 func TestMemories_StatusRefreshIn(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +17,23 @@ import (
 	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 )
+
+// ProgressOnly reports whether next differs from stored only in what a
+// rollout's progress moves: the pod counts (counts) and the conditions'
+// messages that tell them. The shell may write such a status later than a
+// change of anything else.
+func ProgressOnly(stored, next *appsv1beta1.SidecarSetStatus) bool {
+	withoutProgress := func(st *appsv1beta1.SidecarSetStatus) *appsv1beta1.SidecarSetStatus {
+		st = st.DeepCopy()
+		st.MatchedPods, st.UpdatedPods, st.ReadyPods, st.UpdatedReadyPods = 0, 0, 0, 0
+		st.NotInjectedPods, st.ResizePendingPods, st.RecreatePendingPods = 0, 0, 0
+		for i := range st.Conditions {
+			st.Conditions[i].Message = ""
+		}
+		return st
+	}
+	return equality.Semantic.DeepEqual(withoutProgress(stored), withoutProgress(next))
+}
 
 // counts computes the status counts from the pods as observed (before this
 // round's patches):
