@@ -93,64 +93,69 @@ func (f wireFilter) appendMessage(dst []byte, num protowire.Number, value []byte
 // before its runtime.Unknown envelope.
 var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
 
-// filterWatchEvent returns a frame of a protobuf watch stream (a
+// filterWatchEvent appends to dst a frame of a protobuf watch stream (a
 // metav1.WatchEvent: type 1, object 2, a runtime.RawExtension whose raw 1
 // is the object with its magic and runtime.Unknown envelope: typeMeta 1,
-// raw 2) with its v1 Pod filtered (podWire). Any other frame, and one it
-// cannot read, comes back as it is.
-func filterWatchEvent(frame []byte) []byte {
+// raw 2) with its v1 Pod filtered (podWire), the pod filtered into
+// scratch on the way. Any other frame, and one it cannot read, is appended
+// as it is. It returns dst and scratch, for the caller to reuse: a stream's
+// events then cost no allocation once its buffers have grown.
+func filterWatchEvent(dst, scratch, frame []byte) (_, _ []byte) {
+	start := len(dst)
+	asItIs := func() ([]byte, []byte) { return append(dst[:start], frame...), scratch }
 	var object []byte
-	event := make([]byte, 0, len(frame))
 	for rest := frame; len(rest) > 0; {
 		num, typ, n, size, ok := nextField(rest)
 		if !ok {
-			return frame
+			return asItIs()
 		}
 		if num == 2 && typ == protowire.BytesType {
 			ext, _ := protowire.ConsumeBytes(rest[n:])
 			raw, ok := field(ext, 1)
 			if !ok || object != nil {
-				return frame
+				return asItIs()
 			}
-			if object, ok = filterPodObject(raw); !ok {
-				return frame
+			if scratch, ok = filterPodObject(scratch[:0], raw); !ok {
+				return asItIs()
 			}
-			event = protowire.AppendTag(event, 2, protowire.BytesType)
-			event = protowire.AppendVarint(event, uint64(protowire.SizeTag(1)+protowire.SizeBytes(len(object))))
-			event = protowire.AppendTag(event, 1, protowire.BytesType)
-			event = protowire.AppendBytes(event, object)
+			object = scratch
+			dst = protowire.AppendTag(dst, 2, protowire.BytesType)
+			dst = protowire.AppendVarint(dst, uint64(protowire.SizeTag(1)+protowire.SizeBytes(len(object))))
+			dst = protowire.AppendTag(dst, 1, protowire.BytesType)
+			dst = protowire.AppendBytes(dst, object)
 		} else {
-			event = append(event, rest[:size]...)
+			dst = append(dst, rest[:size]...)
 		}
 		rest = rest[size:]
 	}
 	if object == nil {
-		return frame
+		return asItIs()
 	}
-	return event
+	return dst, scratch
 }
 
 // unknownWire is the runtime.Unknown envelope of a Pod: typeMeta 1, raw
 // 2 (the Pod), contentEncoding 3, contentType 4.
 var unknownWire = wireFilter{1: nil, 2: podWire, 3: nil, 4: nil}
 
-// filterPodObject filters an encoded object (magic, runtime.Unknown) that
-// is a v1 Pod; ok is false for any other object.
-func filterPodObject(obj []byte) (_ []byte, ok bool) {
+// filterPodObject appends to dst an encoded object (magic,
+// runtime.Unknown) that is a v1 Pod, filtered; ok is false for any other
+// object.
+func filterPodObject(dst, obj []byte) (_ []byte, ok bool) {
 	unknown, found := bytes.CutPrefix(obj, protobufMagic)
 	if !found {
-		return nil, false
+		return dst, false
 	}
 	typeMeta, ok := field(unknown, 1)
 	if !ok {
-		return nil, false
+		return dst, false
 	}
 	apiVersion, _ := field(typeMeta, 1)
 	kind, _ := field(typeMeta, 2)
 	if string(apiVersion) != "v1" || string(kind) != "Pod" {
-		return nil, false
+		return dst, false
 	}
-	return unknownWire.appendFiltered(append(make([]byte, 0, len(obj)), protobufMagic...), unknown)
+	return unknownWire.appendFiltered(append(dst, protobufMagic...), unknown)
 }
 
 // nextField reads the first field of a message: its number, its wire
@@ -228,6 +233,8 @@ type watchBody struct {
 	in    io.ReadCloser
 	frame []byte
 	out   []byte
+	// pod is the filtered pod of the last frame (filterWatchEvent).
+	pod []byte
 	// pending is what of out is not read yet.
 	pending []byte
 	err     error
@@ -269,9 +276,8 @@ func (b *watchBody) next() error {
 		}
 		return err
 	}
-	event := filterWatchEvent(b.frame)
-	b.out = binary.BigEndian.AppendUint32(b.out[:0], uint32(len(event)))
-	b.out = append(b.out, event...)
+	b.out, b.pod = filterWatchEvent(append(b.out[:0], 0, 0, 0, 0), b.pod, b.frame)
+	binary.BigEndian.PutUint32(b.out, uint32(len(b.out)-4))
 	b.pending = b.out
 	return nil
 }
