@@ -112,8 +112,8 @@ func customVersionToLabel(s *appsv1beta1.SidecarSet, rev *appsv1.ControllerRevis
 // pods record, the pinned revisionName, and the revision the pinned
 // customVersion resolves to, exactly as the pod webhook resolves it
 // (revision.NewestWithCustomVersion: the newest one this SidecarSet owns).
-func activeRevisions(s *appsv1beta1.SidecarSet, podRevisions []string, existing []appsv1.ControllerRevision) sets.Set[string] {
-	active := sets.New(podRevisions...)
+func activeRevisions(s *appsv1beta1.SidecarSet, podRevisions sets.Set[string], existing []appsv1.ControllerRevision) sets.Set[string] {
+	active := podRevisions.Clone()
 	pin := s.Spec.InjectionStrategy.Revision
 	if pin == nil {
 		return active
@@ -140,7 +140,7 @@ func (r *SidecarSetReconciler) listRevisions(ctx context.Context, s *appsv1beta1
 // updated in place), and returns its name and the collision count to
 // persist. A name collision with a different revision bumps the count and
 // asks for a retry.
-func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1beta1.SidecarSet, existing []appsv1.ControllerRevision, podRevisions []string) (string, int32, error) {
+func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1beta1.SidecarSet, existing []appsv1.ControllerRevision, podRevisions sets.Set[string]) (string, int32, error) {
 	var collisions int32
 	if s.Status.CollisionCount != nil {
 		collisions = *s.Status.CollisionCount

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -269,7 +270,8 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	latest, collisions, historyErr := r.syncHistory(ctx, s, existing, recordedRevisions(s.Name, pods))
+	memo := r.memories.classified(s.Name)
+	latest, collisions, historyErr := r.syncHistory(ctx, s, existing, recordedRevisions(s.Name, pods, memo))
 	if historyErr != nil && latest == "" {
 		// The round's status is the collision count (bumped on a name
 		// collision), written before the retry.
@@ -303,7 +305,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		NotInjected: notInjected, NotInjectedFrom: r.scopeSettled(s, now), Evictions: evictions, Refused: refusals,
 		Guards: guards, Progress: r.memories.progress(s.Name),
 		Detected: missing, DetectorSynced: detected, ScopeDegraded: scopeDegraded, ScopeWhy: scopeWhy,
-		Memo: r.memories.classified(s.Name),
+		Memo: memo,
 	})
 	if err != nil {
 		return reconcile.Result{}, reconcile.TerminalError(err)
@@ -483,17 +485,22 @@ func (r *SidecarSetReconciler) writeConditions(ctx context.Context, conds []roll
 	return errors.Join(errs...)
 }
 
-// recordedRevisions lists the ControllerRevisions the pods record for the
-// SidecarSet: they must survive history truncation.
-func recordedRevisions(set string, pods []*corev1.Pod) []string {
-	var names []string
+// recordedRevisions are the ControllerRevisions the pods record for the
+// SidecarSet: they must survive history truncation. A pod unchanged since
+// the last plan has its annotations read from the plans' memo (nil: none),
+// not decoded again.
+func recordedRevisions(set string, pods []*corev1.Pod, memo *rollout.Memo) sets.Set[string] {
+	names := sets.New[string]()
 	for _, p := range pods {
-		state, err := podstate.Read(p.Annotations)
-		if err != nil {
-			continue
+		state, ok := memo.State(p)
+		if !ok {
+			var err error
+			if state, err = podstate.Read(p.Annotations); err != nil {
+				continue
+			}
 		}
 		if e, ok := state.Hashes[set]; ok && e.ControllerRevision != "" {
-			names = append(names, e.ControllerRevision)
+			names.Insert(e.ControllerRevision)
 		}
 	}
 	return names

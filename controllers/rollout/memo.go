@@ -169,6 +169,22 @@ func (m *Memo) view(pod *corev1.Pod, rank int) (v *podView, e *memoEntry, ok boo
 	return &e.view, e, ok
 }
 
+// State returns the pod's SidecarSet annotations as the last plan decoded
+// them (podstate.Read), when the pod has not changed since and they could
+// be decoded; ok is false otherwise, and on a nil memo. What the
+// annotations hold does not depend on the SidecarSet's spec: an entry of
+// an older spec serves too.
+func (m *Memo) State(pod *corev1.Pod) (_ podstate.State, ok bool) {
+	if m == nil || pod.ResourceVersion == "" {
+		return podstate.State{}, false
+	}
+	e := m.entries[pod.UID]
+	if e == nil || e.resourceVersion != pod.ResourceVersion || e.c.err != nil {
+		return podstate.State{}, false
+	}
+	return e.c.state, true
+}
+
 // end drops the entries of the pods the plan did not look at.
 func (m *Memo) end() {
 	if m == nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/policy/authority"
 )
@@ -228,5 +229,47 @@ func TestMemo_RemembersASettledUpgrade(t *testing.T) {
 		if len(plan.Upgraded) != step.upgraded || settled() != step.settled {
 			t.Errorf("%s: %d pods upgrading, settled in the memo %v; want %d, %v", step.name, len(plan.Upgraded), settled(), step.upgraded, step.settled)
 		}
+	}
+}
+
+// The memo serves the annotations it decoded of a pod that has not changed
+// since, and nothing for a changed pod, a pod it never saw, or without a
+// memo.
+func TestMemo_State(t *testing.T) {
+	t.Parallel()
+	v1 := makeSet("s").cold("agent", "agent:1")
+	v2 := v1.clone().image("agent", "agent:2")
+	c := newCluster(pods(fleet(t, v1.obj(), v1.obj(), 3, 0, 0)...))
+	memo := &Memo{}
+	planBoth(t, "plan", input(t, v2.obj(), c.list()...), memo)
+	pod := c.pods["pod-0"]
+	want, err := podstate.Read(pod.Annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := memo.State(pod)
+	if !ok {
+		t.Fatal("an unchanged pod: no state")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("state (-decoded +memo):\n%s", diff)
+	}
+	// Served from the memo, not decoded again: what an unchanged pod's
+	// annotations hold cannot differ from what was decoded.
+	same := pod.DeepCopy()
+	same.Annotations = nil
+	if _, ok := memo.State(same); !ok {
+		t.Error("an unchanged pod was not served from the memo")
+	}
+	if _, ok := memo.State(bump(pod)); ok {
+		t.Error("a changed pod was served from the memo")
+	}
+	other := pod.DeepCopy()
+	other.UID = "never-seen"
+	if _, ok := memo.State(other); ok {
+		t.Error("a pod the memo never saw was served")
+	}
+	if _, ok := (*Memo)(nil).State(pod); ok {
+		t.Error("a nil memo served a state")
 	}
 }
