@@ -41,8 +41,10 @@ type historyPlan struct {
 // new one is created; the history is cut to revisionHistoryLimit (at least
 // 1 and, unlike OpenKruise, at most revision.MaxHistoryLimit), oldest
 // first, never deleting the latest revision or an active one (a revision a
-// pod records, or the pinned one).
-func planHistory(s *appsv1beta1.SidecarSet, namespace string, existing []appsv1.ControllerRevision, active sets.Set[string], collisionCount int32) (historyPlan, error) {
+// pod records, or the pinned one). The active revisions (active, which
+// reads every pod) are asked for only when the history is cut, at most
+// once: a history within its limit leaves the pods unread.
+func planHistory(s *appsv1beta1.SidecarSet, namespace string, existing []appsv1.ControllerRevision, active func() sets.Set[string], collisionCount int32) (historyPlan, error) {
 	revs := make([]*appsv1.ControllerRevision, 0, len(existing))
 	for i := range existing {
 		r := &existing[i]
@@ -86,11 +88,15 @@ func planHistory(s *appsv1beta1.SidecarSet, namespace string, existing []appsv1.
 	if plan.Create {
 		count++
 	}
+	var keep sets.Set[string]
 	for _, r := range revs {
 		if count <= limit {
 			break
 		}
-		if r == plan.Latest || active.Has(r.Name) {
+		if keep == nil {
+			keep = active()
+		}
+		if r == plan.Latest || keep.Has(r.Name) {
 			continue
 		}
 		plan.Delete = append(plan.Delete, r.Name)
@@ -139,13 +145,21 @@ func (r *SidecarSetReconciler) listRevisions(ctx context.Context, s *appsv1beta1
 // existing revisions (listRevisions; those it renumbers or relabels are
 // updated in place), and returns its name and the collision count to
 // persist. A name collision with a different revision bumps the count and
-// asks for a retry.
-func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1beta1.SidecarSet, existing []appsv1.ControllerRevision, podRevisions sets.Set[string]) (string, int32, error) {
+// asks for a retry. podRevisions returns the revisions the pods record
+// (nil: none), asked for only when the history is cut.
+func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1beta1.SidecarSet, existing []appsv1.ControllerRevision, podRevisions func() sets.Set[string]) (string, int32, error) {
 	var collisions int32
 	if s.Status.CollisionCount != nil {
 		collisions = *s.Status.CollisionCount
 	}
-	plan, err := planHistory(s, r.Namespace, existing, activeRevisions(s, podRevisions, existing), collisions)
+	active := func() sets.Set[string] {
+		var recorded sets.Set[string]
+		if podRevisions != nil {
+			recorded = podRevisions()
+		}
+		return activeRevisions(s, recorded, existing)
+	}
+	plan, err := planHistory(s, r.Namespace, existing, active, collisions)
 	if err != nil {
 		return "", collisions, err
 	}

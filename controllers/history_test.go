@@ -144,7 +144,7 @@ func TestPlanHistory_KeepsTheOwnedRevisionOfThePinnedCustomVersion(t *testing.T)
 
 	s := spec("envoy:v2")
 	s.Spec.InjectionStrategy.Revision = &appsv1beta1.SidecarSetInjectRevision{CustomVersion: new("v1")}
-	plan, err := planHistory(s, ns, existing, activeRevisions(s, nil, existing), 0)
+	plan, err := planHistory(s, ns, existing, func() sets.Set[string] { return activeRevisions(s, nil, existing) }, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,9 +221,15 @@ func TestPlanHistory(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			plan, err := planHistory(tc.set, ns, tc.existing, sets.New(tc.active...), 0)
+			reads := 0
+			plan, err := planHistory(tc.set, ns, tc.existing, func() sets.Set[string] { reads++; return sets.New(tc.active...) }, 0)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The pods are read once when the history is cut, never when
+			// it is within its limit.
+			if wantReads := min(1, len(tc.want.delete)); reads != wantReads {
+				t.Errorf("the active revisions were asked for %d times, want %d", reads, wantReads)
 			}
 			got := want{latest: plan.Latest.Name, create: plan.Create, renumber: plan.Renumber, delete: plan.Delete}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
@@ -264,7 +270,7 @@ func TestPlanHistory_ClampsTheLimitToTheMaximum(t *testing.T) {
 		existing = append(existing, *r)
 	}
 	for _, limit := range []int32{101, 500, math.MaxInt32} {
-		plan, err := planHistory(set("envoy:new", limit), ns, existing, sets.New[string](), 0)
+		plan, err := planHistory(set("envoy:new", limit), ns, existing, func() sets.Set[string] { return nil }, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -271,7 +271,7 @@ func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		return reconcile.Result{}, err
 	}
 	memo := r.memories.classified(s.Name)
-	latest, collisions, historyErr := r.syncHistory(ctx, s, existing, recordedRevisions(s.Name, pods, memo))
+	latest, collisions, historyErr := r.syncHistory(ctx, s, existing, func() sets.Set[string] { return recordedRevisions(s.Name, pods, memo) })
 	if historyErr != nil && latest == "" {
 		// The round's status is the collision count (bumped on a name
 		// collision), written before the retry.
