@@ -66,12 +66,31 @@ func missing(pod *corev1.Pod, ns match.PodNamespace, entries []*candidate.Entry)
 }
 
 // podMatters reports whether a pod update can change what it misses: its
-// labels, its SidecarSet annotations, its containers, its end.
+// labels, the injection its SidecarSet annotations record, its containers,
+// its end.
 func podMatters(old, pod *corev1.Pod) bool {
 	return !maps.Equal(old.Labels, pod.Labels) ||
-		!podstate.SameHashes(old.Annotations, pod.Annotations) ||
+		!sameInjection(old.Annotations, pod.Annotations) ||
 		match.PodActive(old) != match.PodActive(pod) ||
 		len(old.Spec.Containers) != len(pod.Spec.Containers) || len(old.Spec.InitContainers) != len(pod.Spec.InitContainers)
+}
+
+// sameInjection reports whether two versions of a pod's SidecarSet
+// annotations record the same injection, all that missing reads of them:
+// the same SidecarSets, each with the same sidecars, both readable. An
+// in-place upgrade rewrites the hashes, their timestamps and revisions and
+// the in-place state of every pod it reaches, and none of that can change
+// what the pod misses.
+func sameInjection(old, current map[string]string) bool {
+	if podstate.SameHashes(old, current) {
+		return true
+	}
+	o, errOld := podstate.ReadInjection(old)
+	c, errCurrent := podstate.ReadInjection(current)
+	if errOld != nil || errCurrent != nil {
+		return false
+	}
+	return maps.EqualFunc(o.Hashes, c.Hashes, func(a, b podstate.HashEntry) bool { return slices.Equal(a.SidecarList, b.SidecarList) })
 }
 
 // rescanNeeded reports whether a change of the registry can change which

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sidecarset-operator/sidecarset-operator/api/match"
+	"github.com/sidecarset-operator/sidecarset-operator/api/podstate"
 	appsv1beta1 "github.com/sidecarset-operator/sidecarset-operator/api/v1beta1"
 	"github.com/sidecarset-operator/sidecarset-operator/internal/candidate"
 )
@@ -234,19 +235,39 @@ func TestMissing(t *testing.T) {
 
 func TestPodMatters(t *testing.T) {
 	t.Parallel()
+	injected := func(hashes podstate.Hashes) string { return hashes.Encode() }
+	entry := func(hash, revision string, at int64, sidecars ...string) podstate.HashEntry {
+		return podstate.HashEntry{UpdateTimestamp: metav1.Unix(at, 0), Hash: hash, SidecarSetName: "proxy", SidecarList: sidecars, ControllerRevision: revision}
+	}
 	base := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"note": "a"}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},
-		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"note": "a",
+			appsv1beta1.SidecarSetHashAnnotation: injected(podstate.Hashes{"proxy": entry("h1", "proxy-1", 100, "envoy")})}},
+		Spec:   corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}, {Name: "envoy"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
 	}
 	for name, tc := range map[string]struct {
 		change func(*corev1.Pod)
 		want   bool
 	}{
-		"a status write":         {func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.1" }, false},
-		"another annotation":     {func(p *corev1.Pod) { p.Annotations["note"] = "b" }, false},
-		"a label":                {func(p *corev1.Pod) { p.Labels["tier"] = "front" }, true},
-		"the SidecarSet hashes":  {func(p *corev1.Pod) { p.Annotations[appsv1beta1.SidecarSetHashAnnotation] = "{}" }, true},
+		"a status write":     {func(p *corev1.Pod) { p.Status.PodIP = "10.0.0.1" }, false},
+		"another annotation": {func(p *corev1.Pod) { p.Annotations["note"] = "b" }, false},
+		"a label":            {func(p *corev1.Pod) { p.Labels["tier"] = "front" }, true},
+		// An in-place upgrade: new hash, timestamp and revision, and an
+		// in-place state; the same SidecarSet with the same sidecars.
+		"an in-place upgrade's annotations": {func(p *corev1.Pod) {
+			p.Annotations[appsv1beta1.SidecarSetHashAnnotation] = injected(podstate.Hashes{"proxy": entry("h2", "proxy-2", 200, "envoy")})
+			p.Annotations[appsv1beta1.InPlaceUpdateStateAnnotation] = podstate.EncodeInPlaceState(map[string]*podstate.InPlaceUpdateState{
+				"proxy": {Revision: "h2", UpdateTimestamp: metav1.Unix(200, 0)}})
+		}, false},
+		"a SidecarSet more": {func(p *corev1.Pod) {
+			p.Annotations[appsv1beta1.SidecarSetHashAnnotation] = injected(podstate.Hashes{"proxy": entry("h1", "proxy-1", 100, "envoy"),
+				"log": {Hash: "l1", SidecarSetName: "log", SidecarList: []string{"fluent"}}})
+		}, true},
+		"a SidecarSet less": {func(p *corev1.Pod) { p.Annotations[appsv1beta1.SidecarSetHashAnnotation] = "{}" }, true},
+		"another sidecar list": {func(p *corev1.Pod) {
+			p.Annotations[appsv1beta1.SidecarSetHashAnnotation] = injected(podstate.Hashes{"proxy": entry("h1", "proxy-1", 100, "envoy", "init")})
+		}, true},
+		"unreadable hashes":      {func(p *corev1.Pod) { p.Annotations[appsv1beta1.SidecarSetHashAnnotation] = "{not json" }, true},
 		"the end of the pod":     {func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }, true},
 		"a container more":       {func(p *corev1.Pod) { p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "x"}) }, true},
 		"an init container more": {func(p *corev1.Pod) { p.Spec.InitContainers = []corev1.Container{{Name: "x"}} }, true},
@@ -255,6 +276,16 @@ func TestPodMatters(t *testing.T) {
 		tc.change(p)
 		if got := podMatters(base, p); got != tc.want {
 			t.Errorf("%s: podMatters %v, want %v", name, got, tc.want)
+		}
+		// As the pod cache holds them: the SidecarSet annotations
+		// compacted.
+		compacted := func(pod *corev1.Pod) *corev1.Pod {
+			out := pod.DeepCopy()
+			out.Annotations, _ = podstate.Compact(pod.Annotations)
+			return out
+		}
+		if got := podMatters(compacted(base), compacted(p)); got != tc.want {
+			t.Errorf("%s, cached: podMatters %v, want %v", name, got, tc.want)
 		}
 	}
 }
