@@ -145,20 +145,14 @@ func (r *SidecarSetReconciler) listRevisions(ctx context.Context, s *appsv1beta1
 // existing revisions (listRevisions; those it renumbers or relabels are
 // updated in place), and returns its name and the collision count to
 // persist. A name collision with a different revision bumps the count and
-// asks for a retry. podRevisions returns the revisions the pods record
-// (nil: none), asked for only when the history is cut.
+// asks for a retry. podRevisions returns the revisions the pods record,
+// asked for only when the history is cut.
 func (r *SidecarSetReconciler) syncHistory(ctx context.Context, s *appsv1beta1.SidecarSet, existing []appsv1.ControllerRevision, podRevisions func() sets.Set[string]) (string, int32, error) {
 	var collisions int32
 	if s.Status.CollisionCount != nil {
 		collisions = *s.Status.CollisionCount
 	}
-	active := func() sets.Set[string] {
-		var recorded sets.Set[string]
-		if podRevisions != nil {
-			recorded = podRevisions()
-		}
-		return activeRevisions(s, recorded, existing)
-	}
+	active := func() sets.Set[string] { return activeRevisions(s, podRevisions(), existing) }
 	plan, err := planHistory(s, r.Namespace, existing, active, collisions)
 	if err != nil {
 		return "", collisions, err

@@ -93,7 +93,7 @@ func TestSyncHistory_LabelsTheLatestRevisionWithTheCustomVersion(t *testing.T) {
 			if err != nil {
 				t.Fatalf("listRevisions: %v", err)
 			}
-			name, _, err := r.syncHistory(t.Context(), s, existing, nil)
+			name, _, err := r.syncHistory(t.Context(), s, existing, func() sets.Set[string] { return nil })
 			if err != nil {
 				t.Fatalf("syncHistory: %v", err)
 			}
