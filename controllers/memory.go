@@ -24,6 +24,9 @@ type memories struct {
 	// inflightSet is the SidecarSet of each pod in flight, by pod UID: a
 	// deleted pod's entry goes at once.
 	inflightSet map[types.UID]string
+	// due is when the reconcile the pod handler last queued for each
+	// SidecarSet is due, until that reconcile starts (reconcileDue).
+	due map[string]time.Time
 }
 
 // setMemory is what the reconciler remembers of one SidecarSet.
@@ -86,6 +89,34 @@ func (m *memories) forget(name string) {
 		}
 	}
 	delete(m.sets, name)
+}
+
+// reconcileDue reports whether a pod event must queue a reconcile of the
+// SidecarSet name after delay, and if so remembers when it is due. It
+// need not when a reconcile the pod handler queued has not started yet and
+// is due by then: that reconcile reads every pod of the SidecarSet from the
+// cache, which holds the event's pod before the handler sees the event. A
+// queued reconcile past its due time is asked for again, whatever kept it.
+func (m *memories) reconcileDue(name string, now time.Time, delay time.Duration) bool {
+	at := now.Add(delay)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if due, ok := m.due[name]; ok && !now.After(due) && !due.After(at) {
+		return false
+	}
+	if m.due == nil {
+		m.due = map[string]time.Time{}
+	}
+	m.due[name] = at
+	return true
+}
+
+// reconcileStarted is called as a reconcile of the SidecarSet name starts,
+// before it reads the pods: the pod events from then on queue the next one.
+func (m *memories) reconcileStarted(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.due, name)
 }
 
 // forgetPod drops a deleted pod's entries: in flight, and refused.

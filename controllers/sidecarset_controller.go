@@ -207,12 +207,20 @@ const rolloutBatchDelay = 100 * time.Millisecond
 // podHandler enqueues the SidecarSets a pod lists: after statusBatchDelay
 // for creations and deletions, and for updates of the pods of a SidecarSet
 // whose last plan was settled (then they can only move the counts); after
-// rolloutBatchDelay for the updates a rollout waits on. A deleted pod's
-// in-flight entry is forgotten at once.
+// rolloutBatchDelay for the updates a rollout waits on. An event that a
+// queued reconcile already covers queues nothing (reconcileDue): a rollout
+// brings two pod events or more per pod, which would each cost the queue
+// an insertion and a wake-up. A deleted pod's in-flight entry is forgotten
+// at once.
 func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
+	enqueue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], req reconcile.Request, delay time.Duration) {
+		if r.memories.reconcileDue(req.Name, time.Now(), delay) {
+			q.AddAfter(req, delay)
+		}
+	}
 	later := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 		for _, req := range podToSidecarSets(ctx, o) {
-			q.AddAfter(req, statusBatchDelay)
+			enqueue(q, req, statusBatchDelay)
 		}
 	}
 	return handler.Funcs{
@@ -223,9 +231,9 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 			reqs := append(podToSidecarSets(ctx, e.ObjectOld), podToSidecarSets(ctx, e.ObjectNew)...)
 			for _, req := range reqs {
 				if r.memories.settled(req.Name) {
-					q.AddAfter(req, statusBatchDelay)
+					enqueue(q, req, statusBatchDelay)
 				} else {
-					q.AddAfter(req, rolloutBatchDelay)
+					enqueue(q, req, rolloutBatchDelay)
 				}
 			}
 		},
@@ -240,6 +248,7 @@ func (r *SidecarSetReconciler) podHandler() handler.EventHandler {
 // Reconcile records the revision, refreshes the status and issues this
 // round's in-place upgrades.
 func (r *SidecarSetReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	r.memories.reconcileStarted(req.Name)
 	log := ctrl.LoggerFrom(ctx)
 	obj := &appsv1beta1.SidecarSet{}
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
